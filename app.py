@@ -1,0 +1,22 @@
+"""Streamlit entry point and router: ``streamlit run app.py``.
+
+The frame sets up shared session state (settings survive page switches), shows the settings
+summary in the sidebar, and routes to the pages in ``pages/``. Pages are thin: they call the
+engine and draw what it returns.
+"""
+
+import streamlit as st
+
+from ui.state import init_state, settings_summary
+
+st.set_page_config(page_title="Privacy-utility explorer", page_icon=":material/shield_lock:", layout="wide")
+init_state()
+
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/data.py", title="Data", icon=":material/table:"),
+]
+
+page = st.navigation(PAGES)
+settings_summary()
+page.run()

@@ -1,0 +1,1 @@
+"""Streamlit-side helpers shared by the pages (session state, sidebar). The engine never imports this."""
