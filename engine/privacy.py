@@ -424,7 +424,11 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     eps = validate_epsilon(epsilon)
     dlt = validate_delta(delta)
     s = _validate_sensitivity(sensitivity)
-    return math.nextafter(s / gdp_mu(eps, dlt), math.inf)
+    sigma = s / gdp_mu(eps, dlt)
+    # the mechanism's mu is s / sigma: make sure float rounding of that ratio cannot overspend
+    while gdp_delta(eps, s / sigma) > dlt:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
 
 
 def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
