@@ -963,10 +963,12 @@ def public_private_split(X, y, *, n_pub: int, random_state) -> Split:
     X : array-like of shape (n, d) (or (n,), e.g. sentences)
     y : array-like of shape (n,)
     n_pub : int
-        Public rows, ``1 <= n_pub <= n - 1``. When ``n_pub <= d`` (and X is 2-D) the public
-        second moment ``X_pub^T X_pub`` is singular (rank <= n_pub < d + 1 after centring); this is
-        allowed, because PMT.md 2.1 regularises the public moment for m < d, but a
-        :class:`UserWarning` says so.
+        Public rows, ``1 <= n_pub <= n - 1`` (``n_pub < 1`` or ``n_pub >= n`` raise). When
+        ``n_pub <= d`` (and X is 2-D) a :class:`UserWarning` says that the public second moment
+        will be singular: ``(1/m) X_pub^T X_pub`` has rank <= m, so it is singular for m < d, and
+        for m <= d once PMT appends the intercept column (d + 1 columns) or the features are
+        centred with public statistics. Such splits are allowed because PMT.md section 2 step 1
+        regularises a singular public moment (``tau * I``); ``n_pub >= d + 1`` avoids that.
     random_state : None, int or numpy.random.Generator
         Source of the permutation; the same int gives the same split.
 
@@ -1055,8 +1057,8 @@ def standardize_with_public(split: Split) -> Split:
 
     Examples
     --------
-    >>> X = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 9.0], [6.0, 5.0]])
-    >>> s = public_private_split(X, np.zeros(4), n_pub=2, random_state=0)
+    >>> X = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 9.0], [6.0, 5.0], [1.0, 7.0], [3.0, 2.0]])
+    >>> s = public_private_split(X, np.zeros(6), n_pub=3, random_state=0)
     >>> z = standardize_with_public(s)
     >>> np.allclose(z.X_pub.mean(axis=0), 0.0), np.allclose(z.X_pub.std(axis=0), 1.0)
     (True, True)
