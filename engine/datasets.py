@@ -56,6 +56,7 @@ __all__ = [
     "make_synthetic_logistic",
     "make_synthetic_regression",
     "public_private_split",
+    "read_csv_columns",
     "read_csv_upload",
     "standardize_with_public",
 ]
@@ -729,6 +730,61 @@ def _binary_labels(series: pd.Series, col: str) -> np.ndarray:
     return values.astype(np.int64)
 
 
+def _parse_header(text: str, sep: str | None) -> tuple[str, list[str]]:
+    """Find the header line, choose the delimiter, and validate the column names."""
+    header = next((ln.rstrip("\r\n") for ln in io.StringIO(text) if ln.strip()), None)
+    if header is None:
+        raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows")
+    delim = sep if sep is not None else _sniff_delimiter(header)
+    names = [h.strip() for h in _header_fields(header, delim)]
+    if len(names) < 2:
+        seen = [_DELIM_NAMES[c] for c in _DELIMITERS if c != delim and c in header]
+        hint = (
+            f"; the header contains {seen[0]}, so the file looks {seen[0].split()[0]}-separated: choose that delimiter"
+            if seen
+            else "; other delimiters such as '|' or spaces are not accepted: re-save the file as CSV"
+        )
+        raise ValueError(
+            f"the file parsed into a single column ({names[0][:60]!r}) with delimiter {_DELIM_NAMES[delim]}: "
+            f"need at least 2 columns (features and a target) separated by ',', ';' or tab{hint}"
+        )
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise ValueError(f"column name {dupes[0]!r} appears more than once in the header; column names must be unique")
+    if any(c == "" for c in names):
+        raise ValueError(f"column {names.index('') + 1} has an empty name in the header; every column needs a name")
+    return delim, names
+
+
+def read_csv_columns(source, *, max_bytes: int = MAX_UPLOAD_BYTES, sep: str | None = None) -> list[str]:
+    """The column names of a CSV upload (header only), e.g. to offer target/feature pickers.
+
+    Applies the same size cap, encoding, delimiter sniffing and header checks as
+    :func:`read_csv_upload` (and raises the same :class:`ValueError` messages for them); the data
+    rows are not validated.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes, or file-like
+    max_bytes : int, default 50 MiB
+    sep : {",", ";", "\\t"}, optional
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> read_csv_columns(b"x;y;label\\n1;2;0\\n")
+    ['x', 'y', 'label']
+    """
+    max_bytes = _check_int(max_bytes, "max_bytes", 1)
+    if sep is not None and sep not in _DELIMITERS:
+        raise ValueError(f"sep must be one of ',', ';', '\\t' (or None to sniff), got {sep!r}")
+    raw, _ = _read_source(source, max_bytes)
+    return _parse_header(_decode(raw), sep)[1]
+
+
 def read_csv_upload(
     source,
     *,
@@ -798,28 +854,7 @@ def read_csv_upload(
 
     raw, filename = _read_source(source, max_bytes)
     text = _decode(raw)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows")
-    header = lines[0]
-    delim = sep if sep is not None else _sniff_delimiter(header)
-    names = [h.strip() for h in _header_fields(header, delim)]
-    if len(names) < 2:
-        seen = [_DELIM_NAMES[c] for c in _DELIMITERS if c != delim and c in header]
-        hint = (
-            f"; the header contains {seen[0]}, so the file looks {seen[0].split()[0]}-separated: choose that delimiter"
-            if seen
-            else "; other delimiters such as '|' or spaces are not accepted: re-save the file as CSV"
-        )
-        raise ValueError(
-            f"the file parsed into a single column ({names[0][:60]!r}) with delimiter {_DELIM_NAMES[delim]}: "
-            f"need at least 2 columns (features and a target) separated by ',', ';' or tab{hint}"
-        )
-    dupes = sorted({c for c in names if names.count(c) > 1})
-    if dupes:
-        raise ValueError(f"column name {dupes[0]!r} appears more than once in the header; column names must be unique")
-    if any(c == "" for c in names):
-        raise ValueError(f"column {names.index('') + 1} has an empty name in the header; every column needs a name")
+    delim, names = _parse_header(text, sep)
 
     try:
         with warnings.catch_warnings():
@@ -830,8 +865,10 @@ def read_csv_upload(
     except pd.errors.EmptyDataError as exc:
         raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows") from exc
     except (pd.errors.ParserError, pd.errors.ParserWarning, csv.Error) as exc:
-        long_rows = [i for i, row in enumerate(csv.reader(lines[1:], delimiter=delim), start=1) if len(row) > len(names)]
-        where = f" (data row {long_rows[0]} has {len(next(csv.reader([lines[long_rows[0]]], delimiter=delim)))})" if long_rows else ""
+        data_lines = [ln for ln in io.StringIO(text) if ln.strip()][1:]
+        lengths = [len(row) for row in csv.reader(data_lines, delimiter=delim)]
+        long_rows = [i for i, k in enumerate(lengths, start=1) if k > len(names)]
+        where = f" (data row {long_rows[0]} has {lengths[long_rows[0] - 1]})" if long_rows else ""
         raise ValueError(
             f"the file could not be parsed as {_DELIM_NAMES[delim]}-separated CSV: a row has more fields than the "
             f"header's {len(names)} columns{where}; every row must have one field per column"
