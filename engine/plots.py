@@ -485,3 +485,78 @@ def headline_table(frame: pd.DataFrame, *, metric: str, epsilon: float) -> pd.Da
         rows.append({"method": method, "epsilon": near, "median": float(v.median()), "q25": float(v.quantile(0.25)),
                      "q75": float(v.quantile(0.75)), "n_seeds": int(v.size)})
     return pd.DataFrame(rows, columns=["method", "epsilon", "median", "q25", "q75", "n_seeds"])
+
+
+# --------------------------------------------------------------------------------------------------
+# Data page (appended by the datasets engineer)
+# --------------------------------------------------------------------------------------------------
+def feature_scale_figure(df: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Horizontal bar chart of each numeric feature's standard deviation, on a log axis.
+
+    Shows at a glance how differently scaled the features are (which drives the condition number
+    that PMT is designed to tame). Bars are sorted from the largest to the smallest scale; the
+    hover text gives the mean, minimum and maximum as well. Columns with zero spread cannot be
+    drawn on a log axis and are listed in a note instead. Non-numeric columns are ignored.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame of shape (n_samples, n_columns)
+        Features (booleans count as 0/1).
+    title : str, optional
+        Default: "Feature scales: standard deviation per feature (log axis)" plus the
+        largest/smallest ratio.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``go.Bar`` trace (orientation "h"), x axis of type "log".
+
+    Raises
+    ------
+    ValueError
+        If ``df`` has no numeric column or no rows.
+
+    Examples
+    --------
+    >>> fig = feature_scale_figure(pd.DataFrame({"a": [0.0, 2.0], "b": [0.0, 200.0]}))
+    >>> list(fig.data[0].y), [round(v, 6) for v in fig.data[0].x], fig.layout.xaxis.type
+    (['b', 'a'], [100.0, 1.0], 'log')
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    num = df.select_dtypes(include=["number", "bool"]).astype(float)
+    if num.shape[1] == 0 or num.shape[0] == 0:
+        raise ValueError(f"df needs at least one numeric column and one row, got shape {df.shape} "
+                         f"with {num.shape[1]} numeric columns")
+    std = num.std(axis=0, ddof=0)
+    order = std.sort_values(ascending=False).index
+    positive = [c for c in order if std[c] > 0 and np.isfinite(std[c])]
+    flat = [str(c) for c in order if not (std[c] > 0)]
+    names = [str(c) for c in positive]
+    stats = np.column_stack([num[positive].mean().to_numpy(), num[positive].min().to_numpy(),
+                             num[positive].max().to_numpy()]) if positive else np.zeros((0, 3))
+    fig = go.Figure(
+        go.Bar(
+            x=std[positive].to_numpy(),
+            y=names,
+            orientation="h",
+            marker_color="#0072B2",
+            customdata=stats,
+            hovertemplate="<b>%{y}</b><br>standard deviation %{x:.4g}<br>mean %{customdata[0]:.4g}"
+            "<br>min %{customdata[1]:.4g}, max %{customdata[2]:.4g}<extra></extra>",
+            name="standard deviation",
+        )
+    )
+    if title is None:
+        title = "Feature scales: standard deviation per feature (log axis)"
+        if len(positive) >= 2:
+            title += f"; largest / smallest = {std[positive].max() / std[positive].min():.3g}"
+    _layout(fig, title=title, height=max(300, 120 + 22 * len(names)))
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=60))
+    fig.update_xaxes(type="log", title_text="standard deviation (units of each feature, log scale)")
+    fig.update_yaxes(autorange="reversed", automargin=True, title_text=None)
+    if flat:
+        fig.add_annotation(text=f"zero spread, not drawn: {', '.join(flat[:8])}{' ...' if len(flat) > 8 else ''}",
+                           xref="paper", yref="paper", x=0, y=-0.12, showarrow=False, xanchor="left",
+                           font=dict(size=12, color="#555555"))
+    return fig
