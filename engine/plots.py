@@ -519,7 +519,7 @@ def feature_scale_figure(df: pd.DataFrame, *, title: str | None = None) -> go.Fi
     Examples
     --------
     >>> fig = feature_scale_figure(pd.DataFrame({"a": [0.0, 2.0], "b": [0.0, 200.0]}))
-    >>> list(fig.data[0].y), [round(v, 6) for v in fig.data[0].x], fig.layout.xaxis.type
+    >>> list(fig.data[0].y), [round(float(v), 6) for v in fig.data[0].x], fig.layout.xaxis.type
     (['b', 'a'], [100.0, 1.0], 'log')
     """
     if not isinstance(df, pd.DataFrame):
