@@ -1,0 +1,983 @@
+"""Toy computations and their figures for the dashboard's Learn page (five short lessons).
+
+Each lesson is one idea, computed with the engine's real code where it exists and drawn as one
+small Plotly figure. Everything here is pure (no Streamlit), seeded and fast (well under 0.2 s per
+figure), so the page can recompute on every slider move.
+
+1. **epsilon and delta** -- :func:`gdp_tradeoff`, :func:`dp_tradeoff`, :func:`privacy_profile`,
+   :func:`figure_epsilon_delta`. A mu-GDP mechanism (Dong, Roth & Su 2022) as a hypothesis test: the
+   attacker's smallest miss rate at each false-alarm rate, and the delta it implies at each epsilon.
+2. **mu-GDP composition** -- :func:`composition_table`, :func:`noise_for_total`,
+   :func:`figure_composition` (Dong, Roth & Su 2022, Corollary 3.3).
+3. **The truncation dilemma** -- :func:`clipped_mean_moments`, :func:`truncation_tradeoff`,
+   :func:`simulate_clipped_mean`, :func:`figure_truncation`: a clipped, noised mean of heavy-tailed
+   whitened data; bias falls and noise rises as the clipping radius C grows; the PMT radius
+   R = sqrt(d (1 + ln(2n/eta))) (PMT.md section 2) is marked.
+4. **Why conditioning matters** -- :func:`elongated_cloud`, :func:`whitening_demo`,
+   :func:`noisy_inverse_demo`, :func:`figure_whitening`, :func:`figure_noisy_inverse`
+   (engine.pmt's transform; PMT.md sections 2-3).
+5. **What a Renyi-divergence bound says** -- :func:`clip_gaussian`, :func:`renyi_clipping_curve`,
+   :func:`figure_renyi` (NVDP.md sections 3-4; the closed form is
+   :func:`engine.nvdp.divergence.renyi_gaussian`).
+
+Examples
+--------
+>>> round(float(gdp_tradeoff(0.05, 1.0)), 4)
+0.7405
+>>> composition_table(0.5, [1, 4], delta=1e-5)["mu_total"].tolist()
+[0.5, 1.0]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from scipy import stats
+from scipy.special import gammaln, ndtr, ndtri
+
+from engine.plots import METHOD_COLORS
+from engine.pmt import pmt_radius, pmt_transform, public_moment
+from engine.privacy import (
+    check_random_state,
+    compose_gdp,
+    gaussian_sigma,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu,
+    split_mu,
+    symmetric_gaussian_noise,
+    validate_delta,
+    validate_epsilon,
+    validate_mu,
+)
+
+__all__ = [
+    "COLORS",
+    "gdp_tradeoff",
+    "dp_tradeoff",
+    "privacy_profile",
+    "figure_epsilon_delta",
+    "composition_table",
+    "noise_for_total",
+    "figure_composition",
+    "clipped_mean_moments",
+    "truncation_tradeoff",
+    "simulate_clipped_mean",
+    "figure_truncation",
+    "elongated_cloud",
+    "WhiteningDemo",
+    "whitening_demo",
+    "NoisyInverseDemo",
+    "noisy_inverse_demo",
+    "figure_whitening",
+    "figure_noisy_inverse",
+    "clip_gaussian",
+    "renyi_clipping_curve",
+    "figure_renyi",
+]
+
+#: Okabe-Ito colours of the lessons (colour-blind safe); "whitened"/"clipped" share the PMT blue
+#: and "raw"/"unclipped" the NVDP-unclipped vermillion of :data:`engine.plots.METHOD_COLORS`.
+COLORS: dict[str, str] = {
+    "main": METHOD_COLORS["PMT"],
+    "whitened": METHOD_COLORS["PMT"],
+    "clipped": METHOD_COLORS["clipped"],
+    "raw": METHOD_COLORS["unclipped"],
+    "unclipped": METHOD_COLORS["unclipped"],
+    "second": "#E69F00",
+    "third": "#009E73",
+    "reference": "#000000",
+    "muted": "#999999",
+}
+
+
+def _layout(fig: go.Figure, *, title: str, height: int = 400) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
+        template="plotly_white",
+        height=height,
+        margin=dict(l=60, r=20, t=70, b=100),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0, font=dict(size=12)),
+        hoverlabel=dict(namelength=-1),
+        font=dict(size=13),
+    )
+    return fig
+
+
+def _int_at_least(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}")
+    return int(value)
+
+
+def _positive(value, name: str) -> float:
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+# ============================================================================================
+# Lesson 1: epsilon and delta
+# ============================================================================================
+def gdp_tradeoff(alpha, mu: float) -> np.ndarray:
+    """The mu-GDP trade-off curve ``beta = Phi(Phi^{-1}(1 - alpha) - mu)``.
+
+    An attacker tests "your row is in" against "it is not" from the mechanism's output. For a
+    mu-GDP mechanism, any test with false-alarm rate (type I error) ``alpha`` misses (type II
+    error) at least ``beta``. ``mu = 0`` is perfect privacy (``beta = 1 - alpha``).
+
+    Parameters
+    ----------
+    alpha : array_like
+        Type I error rates in [0, 1].
+    mu : float
+        GDP parameter, ``0 <= mu < inf``.
+
+    Returns
+    -------
+    ndarray, shape of ``alpha``
+        Smallest achievable type II error.
+
+    Source: Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 84(1), 2022, Definition 2.5.
+
+    Examples
+    --------
+    >>> gdp_tradeoff([0.0, 0.5, 1.0], 0.0).tolist()
+    [1.0, 0.5, 0.0]
+    """
+    a = np.asarray(alpha, dtype=float)
+    if np.any((a < 0) | (a > 1)) or np.any(np.isnan(a)):
+        raise ValueError("alpha (type I error) must lie in [0, 1]")
+    m = float(mu)
+    if not (math.isfinite(m) and m >= 0):
+        raise ValueError(f"mu must be finite and >= 0 (accepted range: 0 <= mu < inf), got {mu!r}")
+    return ndtr(ndtri(1.0 - a) - m)
+
+
+def dp_tradeoff(alpha, epsilon: float, delta: float) -> np.ndarray:
+    """The (epsilon, delta)-DP trade-off curve.
+
+    ``f(alpha) = max(0, 1 - delta - e^epsilon alpha, e^-epsilon (1 - delta - alpha))``: an
+    (epsilon, delta)-DP mechanism guarantees at least this type II error at type I error alpha.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Type I error rates in [0, 1].
+    epsilon : float
+        ``0 < epsilon < inf``.
+    delta : float
+        ``0 < delta < 1``.
+
+    Returns
+    -------
+    ndarray
+
+    Source: Dong, Roth & Su (2022), Proposition 2.5 (after Wasserman & Zhou 2010; Kairouz, Oh &
+    Viswanath 2015).
+
+    Examples
+    --------
+    >>> dp_tradeoff([0.0, 1.0], 1.0, 0.01).round(3).tolist()
+    [0.99, 0.0]
+    """
+    eps = validate_epsilon(epsilon)
+    dlt = validate_delta(delta)
+    a = np.asarray(alpha, dtype=float)
+    if np.any((a < 0) | (a > 1)) or np.any(np.isnan(a)):
+        raise ValueError("alpha (type I error) must lie in [0, 1]")
+    return np.maximum.reduce([np.zeros_like(a), 1 - dlt - math.exp(eps) * a, math.exp(-eps) * (1 - dlt - a)])
+
+
+def privacy_profile(mu: float, epsilons) -> np.ndarray:
+    """delta(epsilon) of a mu-GDP mechanism at each epsilon (:func:`engine.privacy.gdp_delta`).
+
+    Examples
+    --------
+    >>> privacy_profile(1.0, [4.3772]).round(7).tolist()
+    [1e-05]
+    """
+    m = validate_mu(mu)
+    return np.array([gdp_delta(float(e), m) for e in np.asarray(epsilons, dtype=float).ravel()])
+
+
+def figure_epsilon_delta(epsilon: float, delta: float, *, n_points: int = 201) -> go.Figure:
+    """Lesson 1 figure: the attacker's trade-off curve and the privacy profile, for (epsilon, delta).
+
+    Left: type II vs type I error of the best test against the Gaussian mechanism calibrated to
+    (epsilon, delta) (mu = :func:`engine.privacy.gdp_mu`), the (epsilon, delta) lines it touches,
+    and the "no privacy" and "perfect privacy" extremes. Right: delta(epsilon) of that mechanism on
+    a log axis with the chosen point marked.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``0 < epsilon < inf``.
+    delta : float
+        ``0 < delta < 1``.
+    n_points : int, default 201
+        Grid size of each curve.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    eps = validate_epsilon(epsilon)
+    dlt = validate_delta(delta)
+    mu = gdp_mu(eps, dlt)
+    alpha = np.linspace(0.0, 1.0, n_points)
+    fig = make_subplots(
+        rows=1, cols=2, horizontal_spacing=0.12,
+        subplot_titles=("What an attacker can do", "The price list: delta at each epsilon"),
+    )
+    fig.add_trace(go.Scatter(x=alpha, y=1 - alpha, name="perfect privacy (output ignores you)",
+                             line=dict(color=COLORS["muted"], dash="dot"), hoverinfo="skip"), 1, 1)
+    fig.add_trace(go.Scatter(x=alpha, y=dp_tradeoff(alpha, eps, dlt), name=f"(epsilon={eps:g}, delta={dlt:g}) guarantee",
+                             line=dict(color=COLORS["second"], dash="dash"),
+                             hovertemplate="false alarms %{x:.3f}<br>misses at least %{y:.3f}<extra></extra>"), 1, 1)
+    fig.add_trace(go.Scatter(x=alpha, y=gdp_tradeoff(alpha, mu), name=f"Gaussian mechanism, mu = {mu:.3f}",
+                             line=dict(color=COLORS["main"], width=3),
+                             hovertemplate="false alarms %{x:.3f}<br>misses at least %{y:.3f}<extra></extra>"), 1, 1)
+    eps_grid = np.linspace(0.0, max(3.0 * eps, 2.0), n_points)
+    prof = privacy_profile(mu, eps_grid)
+    fig.add_trace(go.Scatter(x=eps_grid, y=np.maximum(prof, 1e-300), name="delta(epsilon) of this mechanism",
+                             line=dict(color=COLORS["main"], width=3), showlegend=False,
+                             hovertemplate="epsilon %{x:.2f}<br>delta %{y:.2e}<extra></extra>"), 1, 2)
+    fig.add_trace(go.Scatter(x=[eps], y=[dlt], mode="markers", name="your (epsilon, delta)",
+                             marker=dict(color=COLORS["second"], size=12, symbol="diamond"),
+                             hovertemplate="epsilon %{x:.2f}<br>delta %{y:.2e}<extra></extra>"), 1, 2)
+    fig.update_xaxes(title_text="false-alarm rate (type I error)", range=[0, 1], row=1, col=1)
+    fig.update_yaxes(title_text="miss rate (type II error)", range=[0, 1], row=1, col=1)
+    fig.update_xaxes(title_text="epsilon (nats)", row=1, col=2)
+    fig.update_yaxes(title_text="delta (log scale)", type="log", range=[math.log10(max(dlt, 1e-12)) - 4, 0], row=1, col=2)
+    return _layout(fig, title=f"epsilon = {eps:g}, delta = {dlt:g}  =  a Gaussian mechanism with mu = {mu:.3f}",
+                   height=430)
+
+
+# ============================================================================================
+# Lesson 2: mu-GDP composition
+# ============================================================================================
+def composition_table(mu_per_release: float, ks, *, delta: float = 1e-5) -> pd.DataFrame:
+    """Total privacy of k releases, each mu-GDP, as k grows.
+
+    Parameters
+    ----------
+    mu_per_release : float
+        mu of each release, ``> 0``.
+    ks : iterable of int
+        Numbers of releases, each ``>= 1``.
+    delta : float, default 1e-5
+        The delta at which totals are reported as epsilon.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k``, ``mu_total`` (= sqrt(k) mu, :func:`engine.privacy.compose_gdp`),
+        ``epsilon_gdp`` (that total at ``delta``, :func:`engine.privacy.gdp_epsilon`) and
+        ``epsilon_basic``: the "add up the epsilons" rule (basic composition, Dwork & Roth 2014,
+        Theorem 3.16) with each release reported at delta/k so the totals share ``delta``, i.e.
+        ``k * gdp_epsilon(mu, delta / k)``.
+
+    Examples
+    --------
+    >>> t = composition_table(1.0, [1, 4], delta=1e-5)
+    >>> t["mu_total"].tolist(), round(float(t["epsilon_gdp"].iloc[0]), 4)
+    ([1.0, 2.0], 4.3772)
+    """
+    mu = validate_mu(mu_per_release)
+    dlt = validate_delta(delta)
+    rows = []
+    for k in ks:
+        k = _int_at_least(k, "k (number of releases)", 1)
+        total = compose_gdp([mu] * k)
+        rows.append({"k": k, "mu_total": total, "epsilon_gdp": gdp_epsilon(total, dlt),
+                     "epsilon_basic": k * gdp_epsilon(mu, dlt / k)})
+    return pd.DataFrame(rows, columns=["k", "mu_total", "epsilon_gdp", "epsilon_basic"])
+
+
+def noise_for_total(epsilon: float, delta: float, ks, *, sensitivity: float = 1.0) -> pd.DataFrame:
+    """Per-release noise needed so that k releases together are (epsilon, delta)-DP.
+
+    The total budget becomes ``mu = gdp_mu(epsilon, delta)``, split evenly as ``mu / sqrt(k)``
+    (:func:`engine.privacy.split_mu`); each release then needs
+    ``sigma = sensitivity * sqrt(k) / mu`` (:func:`engine.privacy.gaussian_sigma`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k``, ``mu_per_release``, ``sigma_per_release`` (units of the statistic).
+
+    Examples
+    --------
+    >>> t = noise_for_total(1.0, 1e-5, [1, 4])
+    >>> round(float(t.sigma_per_release.iloc[1] / t.sigma_per_release.iloc[0]), 6)
+    2.0
+    """
+    mu = gdp_mu(validate_epsilon(epsilon), validate_delta(delta))
+    rows = []
+    for k in ks:
+        k = _int_at_least(k, "k (number of releases)", 1)
+        m = split_mu(mu, k)
+        rows.append({"k": k, "mu_per_release": m, "sigma_per_release": gaussian_sigma(sensitivity, m)})
+    return pd.DataFrame(rows, columns=["k", "mu_per_release", "sigma_per_release"])
+
+
+def figure_composition(mu_per_release: float, k: int, *, epsilon_total: float = 1.0, delta: float = 1e-5,
+                       k_max: int = 40) -> go.Figure:
+    """Lesson 2 figure: total epsilon vs number of releases, and the noise each release needs.
+
+    Left: total epsilon of 1..k_max releases at ``mu_per_release`` (GDP composition vs adding up
+    epsilons), the chosen k marked. Right: noise scale per release (sensitivity 1) needed for a fixed
+    total (``epsilon_total``, ``delta``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    k = _int_at_least(k, "k (number of releases)", 1)
+    k_max = max(_int_at_least(k_max, "k_max", 1), k)
+    ks = list(range(1, k_max + 1))
+    comp = composition_table(mu_per_release, ks, delta=delta)
+    noise = noise_for_total(epsilon_total, delta, ks)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=(f"Spending: each release mu = {float(mu_per_release):g}",
+                                        f"Budgeting: noise per release for a total epsilon = {float(epsilon_total):g}"))
+    fig.add_trace(go.Scatter(x=comp.k, y=comp.epsilon_basic, name="adding up each release's epsilon (basic rule)",
+                             line=dict(color=COLORS["second"], dash="dash"),
+                             hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra>basic rule</extra>"), 1, 1)
+    fig.add_trace(go.Scatter(x=comp.k, y=comp.epsilon_gdp, name="mu-GDP composition: mu_total = sqrt(k) mu",
+                             line=dict(color=COLORS["main"], width=3),
+                             hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra>mu-GDP</extra>"), 1, 1)
+    row = comp[comp.k == k].iloc[0]
+    fig.add_trace(go.Scatter(x=[k], y=[row.epsilon_gdp], mode="markers", name=f"k = {k} releases",
+                             marker=dict(color=COLORS["main"], size=12, symbol="diamond"),
+                             hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra></extra>"), 1, 1)
+    fig.add_trace(go.Scatter(x=noise.k, y=noise.sigma_per_release, name="noise std per release (sensitivity 1)",
+                             line=dict(color=COLORS["third"], width=3),
+                             hovertemplate="%{x} releases<br>sigma %{y:.2f} per release<extra></extra>"), 1, 2)
+    nrow = noise[noise.k == k].iloc[0]
+    fig.add_trace(go.Scatter(x=[k], y=[nrow.sigma_per_release], mode="markers", showlegend=False,
+                             marker=dict(color=COLORS["third"], size=12, symbol="diamond"),
+                             hovertemplate="%{x} releases<br>sigma %{y:.2f}<extra></extra>"), 1, 2)
+    fig.update_xaxes(title_text="number of releases k", row=1, col=1)
+    fig.update_xaxes(title_text="number of releases k", row=1, col=2)
+    fig.update_yaxes(title_text=f"total epsilon (at delta = {float(delta):g})", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="noise std sigma per release", rangemode="tozero", row=1, col=2)
+    return _layout(fig, title=f"{k} releases: total mu = {row.mu_total:.3f}, total epsilon = {row.epsilon_gdp:.2f}",
+                   height=430)
+
+
+# ============================================================================================
+# Lesson 3: the truncation dilemma
+# ============================================================================================
+def _toy_scale(mean: float, df: float) -> float:
+    """Scale s of X = mean + s T (T ~ Student t, df) that makes E[X^2] = 1 (whitened data)."""
+    if not (0 <= mean < 1):
+        raise ValueError(f"mean must satisfy 0 <= mean < 1 so that E[X^2] = 1 is possible, got {mean!r}")
+    if not df > 2:
+        raise ValueError(f"df (tail heaviness) must be > 2 so the variance is finite, got {df!r}")
+    return math.sqrt((1.0 - mean**2) * (df - 2.0) / df)
+
+
+def clipped_mean_moments(radius: float, *, mean: float = 0.5, df: float = 3.0) -> tuple[float, float]:
+    """First two moments of ``clip(X, -radius, radius)`` for the lesson's toy data.
+
+    The toy data are ``X = mean + s T`` with ``T`` Student-t with ``df`` degrees of freedom and
+    ``s`` chosen so that ``E[X^2] = 1``: one whitened feature (PMT divides by the public second
+    moment), heavy-tailed and off-centre so that clipping is biased.
+
+    Parameters
+    ----------
+    radius : float
+        Clipping radius C > 0.
+    mean : float, default 0.5
+        ``0 <= mean < 1``.
+    df : float, default 3.0
+        Degrees of freedom, ``> 2`` (smaller = heavier tails).
+
+    Returns
+    -------
+    (m1, m2) : tuple of float
+        ``E[clip(X)]`` and ``E[clip(X)^2]``.
+
+    Notes
+    -----
+    Closed forms (T standard Student t, density f, nu = df): over the window [a, b],
+    ``int t f = [(nu + a^2) f(a) - (nu + b^2) f(b)] / (nu - 1)`` and, with ``k = sqrt((nu-2)/nu)``,
+    ``int t^2 f = nu (c_nu / c_{nu-2}) [F_{nu-2}(k b) - F_{nu-2}(k a)] / k - nu [F_nu(b) - F_nu(a)]``,
+    ``c_nu`` the normalising constant of f (from ``t^2 = nu (1 + t^2/nu) - nu``). The tests check
+    them against numerical integration and simulation.
+
+    Examples
+    --------
+    >>> m1, m2 = clipped_mean_moments(1e6, mean=0.5, df=5.0)
+    >>> round(m1, 4), round(m2, 3)
+    (0.5, 1.0)
+    """
+    C = _positive(radius, "radius")
+    s = _toy_scale(mean, df)
+    nu = float(df)
+    a, b = (-C - mean) / s, (C - mean) / s  # the clip window in standard t units
+    t = stats.t(nu)
+    p_lo, p_hi = float(t.cdf(a)), float(t.sf(b))
+    p_in = 1.0 - p_lo - p_hi
+    # partial moments of T over [a, b] (closed forms, see Notes)
+    e1 = ((nu + a * a) * t.pdf(a) - (nu + b * b) * t.pdf(b)) / (nu - 1.0)
+    k = math.sqrt((nu - 2.0) / nu)
+    log_ratio = (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * math.log(nu)) - (
+        gammaln((nu - 1) / 2) - gammaln((nu - 2) / 2) - 0.5 * math.log(nu - 2))
+    t2 = stats.t(nu - 2.0)
+    e2 = nu * math.exp(log_ratio) * float(t2.cdf(b * k) - t2.cdf(a * k)) / k - nu * p_in
+    in1 = mean * p_in + s * e1
+    in2 = mean * mean * p_in + 2.0 * mean * s * e1 + s * s * e2
+    return float(in1 + C * (p_hi - p_lo)), float(in2 + C * C * (p_hi + p_lo))
+
+
+def truncation_tradeoff(radii, *, n: int, epsilon: float, delta: float, mean: float = 0.5, df: float = 3.0,
+                        eta: float = 0.05) -> pd.DataFrame:
+    """Bias, variance and mean squared error of the private clipped mean, as the radius C moves.
+
+    The estimator: ``mean(clip(x_i, -C, C)) + N(0, sigma^2)`` with ``sigma = (2C/n) / mu``, the
+    Gaussian mechanism for the replace-one sensitivity ``2C/n`` (:func:`engine.privacy.gaussian_sigma`)
+    at ``mu = gdp_mu(epsilon, delta)``.
+
+    Parameters
+    ----------
+    radii : array_like of float
+        Clipping radii C > 0.
+    n : int
+        Private sample size, ``>= 2``.
+    epsilon, delta : float
+        Privacy target.
+    mean, df : float
+        Toy data (see :func:`clipped_mean_moments`).
+    eta : float, default 0.05
+        Only for the ``pmt_radius`` column: ``R = sqrt(1 + ln(2n/eta))`` (d = 1,
+        :func:`engine.pmt.pmt_radius`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``radius``, ``bias`` (E[estimate] - true mean), ``bias2``, ``sampling_var``
+        (Var(clip(X))/n), ``noise_var`` (sigma^2), ``variance`` (their sum), ``mse``
+        (bias2 + variance), and the constant ``pmt_radius``.
+
+    Notes
+    -----
+    As documented and tested: ``bias2`` is non-increasing in C (for mean >= 0 and symmetric T,
+    ``dE[clip X]/dC = P(X > C) - P(X < -C) >= 0`` and ``E[clip X] <= mean``), ``noise_var`` grows as
+    C^2, so the MSE has an interior minimum.
+
+    Examples
+    --------
+    >>> t = truncation_tradeoff([0.5, 2.0, 8.0], n=1000, epsilon=1.0, delta=1e-5)
+    >>> bool(t.bias2.is_monotonic_decreasing and t.noise_var.is_monotonic_increasing)
+    True
+    """
+    n = _int_at_least(n, "n", 2)
+    mu = gdp_mu(validate_epsilon(epsilon), validate_delta(delta))
+    R = pmt_radius(1, n, eta)
+    rows = []
+    for C in np.asarray(radii, dtype=float).ravel():
+        m1, m2 = clipped_mean_moments(C, mean=mean, df=df)
+        bias = m1 - mean
+        samp = max(m2 - m1 * m1, 0.0) / n
+        noise = gaussian_sigma(2.0 * C / n, mu) ** 2
+        rows.append({"radius": float(C), "bias": bias, "bias2": bias * bias, "sampling_var": samp,
+                     "noise_var": noise, "variance": samp + noise, "mse": bias * bias + samp + noise,
+                     "pmt_radius": R})
+    return pd.DataFrame(rows)
+
+
+def simulate_clipped_mean(radius: float, *, n: int, epsilon: float, delta: float, reps: int = 200,
+                          mean: float = 0.5, df: float = 3.0, random_state=0) -> np.ndarray:
+    """Run the private clipped mean of :func:`truncation_tradeoff` ``reps`` times on fresh toy data.
+
+    Used to check the exact curves by simulation (and for anyone who wants to see real runs).
+
+    Returns
+    -------
+    ndarray of shape (reps,)
+        The private estimates.
+    """
+    C = _positive(radius, "radius")
+    n = _int_at_least(n, "n", 2)
+    reps = _int_at_least(reps, "reps", 1)
+    mu = gdp_mu(validate_epsilon(epsilon), validate_delta(delta))
+    rng = check_random_state(random_state)
+    s = _toy_scale(mean, df)
+    X = mean + s * rng.standard_t(df, size=(reps, n))
+    est = np.clip(X, -C, C).mean(axis=1)
+    return est + rng.normal(0.0, gaussian_sigma(2.0 * C / n, mu), size=reps)
+
+
+def figure_truncation(frame: pd.DataFrame, *, radius: float | None = None) -> go.Figure:
+    """Lesson 3 figure: bias^2, variance (sampling + privacy noise) and MSE vs the clipping radius C.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Output of :func:`truncation_tradeoff`.
+    radius : float, optional
+        A radius to mark (the user's choice).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    f = frame.sort_values("radius")
+    fig = go.Figure()
+    hov = "C = %{x:.2f}<br>%{y:.2e}<extra>%{fullData.name}</extra>"
+    fig.add_trace(go.Scatter(x=f.radius, y=f.bias2, name="bias² (clipping pulls the mean in)",
+                             line=dict(color=COLORS["second"], width=2), hovertemplate=hov))
+    fig.add_trace(go.Scatter(x=f.radius, y=f.noise_var, name="privacy-noise variance (grows like C²)",
+                             line=dict(color=COLORS["third"], width=2), hovertemplate=hov))
+    fig.add_trace(go.Scatter(x=f.radius, y=f.sampling_var, name="sampling variance",
+                             line=dict(color=COLORS["muted"], width=1.5, dash="dot"), hovertemplate=hov))
+    fig.add_trace(go.Scatter(x=f.radius, y=f.mse, name="mean squared error = bias² + variances",
+                             line=dict(color=COLORS["reference"], width=3), hovertemplate=hov))
+    best = f.loc[f.mse.idxmin()]
+    ymin = float(np.nanmin(f[["bias2", "noise_var", "sampling_var", "mse"]].to_numpy()[f[["bias2", "noise_var", "sampling_var", "mse"]].to_numpy() > 0]))
+    ymax = float(f.mse.max())
+    R = float(f.pmt_radius.iloc[0])
+    fig.add_vline(x=R, line=dict(color=COLORS["main"], width=2, dash="dash"))
+    fig.add_annotation(x=math.log10(R), y=1.0, yref="paper", text=f"PMT radius R = {R:.2f}", showarrow=False,
+                       xanchor="left", yanchor="bottom", font=dict(color=COLORS["main"]), xshift=4)
+    fig.add_trace(go.Scatter(x=[best.radius], y=[best.mse], mode="markers", name=f"best C = {best.radius:.2f} (needs the answer: not private)",
+                             marker=dict(color=COLORS["reference"], size=10, symbol="star"), hovertemplate=hov))
+    if radius is not None:
+        fig.add_vline(x=float(radius), line=dict(color=COLORS["raw"], width=2))
+        fig.add_annotation(x=math.log10(float(radius)), y=0.0, yref="paper", text=f"your C = {float(radius):.2f}",
+                           showarrow=False, xanchor="left", yanchor="bottom", font=dict(color=COLORS["raw"]), xshift=4)
+    fig.update_xaxes(title_text="clipping radius C (in standard units of the whitened feature; log scale)", type="log")
+    fig.update_yaxes(title_text="squared error (log scale)", type="log",
+                     range=[math.log10(max(ymin, ymax * 1e-8)) - 0.2, math.log10(ymax) + 0.3])
+    return _layout(fig, title="Clip too hard: biased. Clip too loosely: noisy.", height=440)
+
+
+# ============================================================================================
+# Lesson 4: why conditioning matters
+# ============================================================================================
+def _rotation(angle_deg: float) -> np.ndarray:
+    t = math.radians(float(angle_deg))
+    return np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+
+
+def elongated_cloud(n: int, *, kappa: float, angle_deg: float = 30.0, df: float | None = None,
+                    random_state=0) -> np.ndarray:
+    """2-D points with second moment ``Sigma = Q diag(1, 1/kappa) Q^T`` (Q a rotation).
+
+    Gaussian ``N(0, Sigma)`` by default; with ``df`` the coordinates along the axes are Student t
+    with ``df`` degrees of freedom scaled to unit variance (heavy tails, same second moment).
+
+    Parameters
+    ----------
+    n : int
+        Number of points, ``>= 1``.
+    kappa : float
+        Condition number of Sigma, ``>= 1``.
+    angle_deg : float, default 30
+        Direction of the long axis, degrees.
+    df : float, optional
+        Degrees of freedom (> 2) for heavy-tailed points; None = Gaussian.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n, 2)
+
+    Examples
+    --------
+    >>> X = elongated_cloud(20000, kappa=100.0, angle_deg=0.0, random_state=1)
+    >>> M = X.T @ X / len(X)
+    >>> bool(abs(M[0, 0] - 1) < 0.05 and abs(M[1, 1] - 0.01) < 0.001 and abs(M[0, 1]) < 0.01)
+    True
+    """
+    n = _int_at_least(n, "n", 1)
+    if not (float(kappa) >= 1 and math.isfinite(float(kappa))):
+        raise ValueError(f"kappa must be a finite number >= 1, got {kappa!r}")
+    rng = check_random_state(random_state)
+    Q = _rotation(angle_deg)
+    if df is None:
+        Z = rng.standard_normal((n, 2))
+    else:
+        if not float(df) > 2:
+            raise ValueError(f"df must be > 2 (finite variance) or None, got {df!r}")
+        Z = rng.standard_t(float(df), size=(n, 2)) * math.sqrt((float(df) - 2.0) / float(df))
+    return Z * np.array([1.0, 1.0 / math.sqrt(float(kappa))]) @ Q.T
+
+
+@dataclass(frozen=True)
+class WhiteningDemo:
+    """Result of :func:`whitening_demo`.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, 2)
+        Raw private points.
+    X_pub : ndarray of shape (n_pub, 2)
+        Public points.
+    X_white : ndarray of shape (n, 2)
+        ``Sigma_pub^{-1/2} x_i`` before truncation.
+    X_tilde : ndarray of shape (n, 2)
+        After truncation at ``radius``.
+    radius : float
+        PMT radius R = sqrt(2 (1 + ln(2n/eta))).
+    truncated : ndarray of bool, shape (n,)
+    Sigma_pub : ndarray of shape (2, 2)
+    kappa_raw, kappa_white : float
+        Condition numbers of ``X^T X / n`` and ``X_white^T X_white / n``.
+    """
+
+    X: np.ndarray
+    X_pub: np.ndarray
+    X_white: np.ndarray
+    X_tilde: np.ndarray
+    radius: float
+    truncated: np.ndarray
+    Sigma_pub: np.ndarray
+    kappa_raw: float
+    kappa_white: float
+
+
+def whitening_demo(*, n: int = 2000, n_pub: int = 200, kappa: float = 100.0, angle_deg: float = 30.0,
+                   df: float | None = None, eta: float = 0.05, random_state=0) -> WhiteningDemo:
+    """Whiten an elongated 2-D cloud with a public sample's second moment (engine.pmt's transform).
+
+    Public and private points come from the same :func:`elongated_cloud` (``df`` for heavy
+    tails); the transform is
+    :func:`engine.pmt.pmt_transform` with ``fit_intercept=False`` (d = 2).
+
+    Examples
+    --------
+    >>> w = whitening_demo(n=500, n_pub=100, kappa=50.0)
+    >>> w.kappa_raw > 20, w.kappa_white < 2, round(w.radius, 3)
+    (True, True, 4.67)
+    """
+    n_pub = _int_at_least(n_pub, "n_pub", 2)
+    rng = check_random_state(random_state)
+    X_pub = elongated_cloud(n_pub, kappa=kappa, angle_deg=angle_deg, df=df, random_state=rng)
+    X = elongated_cloud(n, kappa=kappa, angle_deg=angle_deg, df=df, random_state=rng)
+    t = pmt_transform(X, X_pub, eta=eta, fit_intercept=False)
+    white = X @ t.Sigma_pub_inv_sqrt
+    ev_white = np.linalg.eigvalsh(white.T @ white / white.shape[0])
+    return WhiteningDemo(X, X_pub, white, t.X_tilde, float(t.radius), t.truncated, t.Sigma_pub,
+                         float(t.kappa_raw), float(ev_white[-1] / ev_white[0]))
+
+
+@dataclass(frozen=True)
+class NoisyInverseDemo:
+    """Result of :func:`noisy_inverse_demo` (solutions of noisy linear systems, many draws).
+
+    Attributes
+    ----------
+    theta_star : ndarray of shape (2,)
+        The true coefficients.
+    theta_raw : ndarray of shape (draws, 2)
+        ``(A + W) theta = b`` solved in raw coordinates, W noise for the raw radius.
+    theta_pmt : ndarray of shape (draws, 2)
+        Solved in whitened coordinates and mapped back with ``Sigma_pub^{-1/2}``.
+    radius_raw, radius : float
+        Row-norm bounds behind the noise: ``sqrt(trace(Sigma_pub) (1 + ln(2n/eta)))`` for raw rows,
+        ``R = sqrt(d (1 + ln(2n/eta)))`` for whitened rows.
+    sigma_raw, sigma_pmt : float
+        Noise std of each free entry of W.
+    kappa_raw, kappa_pmt : float
+        Condition numbers of the two noise-free matrices.
+    not_pd_raw, not_pd_pmt : float
+        Fraction of draws whose noisy matrix is not positive definite.
+    """
+
+    theta_star: np.ndarray
+    theta_raw: np.ndarray
+    theta_pmt: np.ndarray
+    radius_raw: float
+    radius: float
+    sigma_raw: float
+    sigma_pmt: float
+    kappa_raw: float
+    kappa_pmt: float
+    not_pd_raw: float
+    not_pd_pmt: float
+
+    def median_error(self, which: str) -> float:
+        """Median ``||theta - theta_star||_2`` over draws for ``which`` in {"raw", "pmt"}."""
+        th = {"raw": self.theta_raw, "pmt": self.theta_pmt}[which]
+        return float(np.median(np.linalg.norm(th - self.theta_star, axis=1)))
+
+
+def noisy_inverse_demo(*, n: int = 10_000, n_pub: int = 200, kappa: float = 100.0, epsilon: float = 1.0,
+                       delta: float = 1e-5, draws: int = 400, angle_deg: float = 30.0, eta: float = 0.05,
+                       random_state=0) -> NoisyInverseDemo:
+    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (PMT.md section 3, steps 2-4).
+
+    Toy set-up (our choice, to isolate the effect of conditioning): the population matrix
+    ``A = n Sigma`` and ``b = A theta*`` of the :func:`elongated_cloud` distribution
+    (``||theta*|| = 1``, along the diagonal between the two axes); only A is noised. W is symmetric
+    Gaussian (:func:`engine.privacy.symmetric_gaussian_noise`) with std ``sqrt(2) r^2 / mu_A``, the
+    replace-one sensitivity of ``X^T X`` for rows of norm <= r, at ``mu_A = mu / sqrt(2)`` (the
+    half of the budget PMT gives to A).
+
+    - raw: ``r = sqrt(trace(Sigma_pub) (1 + ln(2n/eta)))``, the PMT radius rule applied to raw rows
+      (so it covers the long axis); solve ``(n Sigma + W) theta = b``.
+    - whitened (PMT): ``r = R = sqrt(2 (1 + ln(2n/eta)))``; solve
+      ``(n S Sigma S + W) theta~ = S b`` with ``S = Sigma_pub^{-1/2}``, then ``theta = S theta~``.
+
+    Returns
+    -------
+    NoisyInverseDemo
+
+    Examples
+    --------
+    >>> r = noisy_inverse_demo(kappa=100.0, draws=200)
+    >>> r.median_error("pmt") < r.median_error("raw")
+    True
+    """
+    n = _int_at_least(n, "n", 2)
+    draws = _int_at_least(draws, "draws", 1)
+    mu = gdp_mu(validate_epsilon(epsilon), validate_delta(delta))
+    mu_A = split_mu(mu, 2)
+    rng = check_random_state(random_state)
+    Q = _rotation(angle_deg)
+    Sigma = Q @ np.diag([1.0, 1.0 / float(kappa)]) @ Q.T
+    theta_star = Q @ np.array([1.0, 1.0]) / math.sqrt(2.0)
+    pm = public_moment(elongated_cloud(n_pub, kappa=kappa, angle_deg=angle_deg, random_state=rng), fit_intercept=False)
+    S = pm.Sigma_pub_inv_sqrt
+    log_term = 1.0 + math.log(2.0 * n / eta)
+    r_raw = math.sqrt(float(np.trace(pm.Sigma_pub)) * log_term)
+    R = pmt_radius(2, n, eta)
+    A_raw = n * Sigma
+    b_raw = A_raw @ theta_star
+    A_pmt = S @ A_raw @ S
+    b_pmt = S @ b_raw
+    s_raw = gaussian_sigma(math.sqrt(2.0) * r_raw**2, mu_A)
+    s_pmt = gaussian_sigma(math.sqrt(2.0) * R**2, mu_A)
+    M_raw = A_raw + symmetric_gaussian_noise(2, s_raw, rng, size=draws)
+    M_pmt = A_pmt + symmetric_gaussian_noise(2, s_pmt, rng, size=draws)
+    th_raw = np.linalg.solve(M_raw, np.broadcast_to(b_raw, (draws, 2))[..., None])[..., 0]
+    th_pmt = np.linalg.solve(M_pmt, np.broadcast_to(b_pmt, (draws, 2))[..., None])[..., 0] @ S.T
+    not_pd = lambda M: float(np.mean(np.linalg.eigvalsh(M)[:, 0] <= 0))  # noqa: E731
+    ev_raw, ev_pmt = np.linalg.eigvalsh(A_raw), np.linalg.eigvalsh(A_pmt)
+    return NoisyInverseDemo(theta_star, th_raw, th_pmt, r_raw, R, s_raw, s_pmt, float(ev_raw[-1] / ev_raw[0]),
+                            float(ev_pmt[-1] / ev_pmt[0]), not_pd(M_raw), not_pd(M_pmt))
+
+
+def _circle(radius: float, k: int = 181):
+    t = np.linspace(0, 2 * math.pi, k)
+    return radius * np.cos(t), radius * np.sin(t)
+
+
+def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figure:
+    """Lesson 4 figure (a): the raw cloud and its whitened version with the truncation circle.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    k = min(max_points, demo.X.shape[0])
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=(f"Raw private rows (condition number {demo.kappa_raw:.0f})",
+                                        f"Whitened with the public moment ({demo.kappa_white:.2f})"))
+    fig.add_trace(go.Scattergl(x=demo.X[:k, 0], y=demo.X[:k, 1], mode="markers", name="private rows",
+                               marker=dict(color=COLORS["raw"], size=4, opacity=0.5), hoverinfo="skip"), 1, 1)
+    fig.add_trace(go.Scattergl(x=demo.X_pub[:, 0], y=demo.X_pub[:, 1], mode="markers", name="public rows",
+                               marker=dict(color=COLORS["reference"], size=5, symbol="x"), hoverinfo="skip"), 1, 1)
+    keep = ~demo.truncated[:k]
+    fig.add_trace(go.Scattergl(x=demo.X_white[:k][keep, 0], y=demo.X_white[:k][keep, 1], mode="markers",
+                               name="whitened rows", marker=dict(color=COLORS["whitened"], size=4, opacity=0.5),
+                               hoverinfo="skip"), 1, 2)
+    cut = demo.truncated[:k]
+    fig.add_trace(go.Scattergl(x=demo.X_white[:k][cut, 0], y=demo.X_white[:k][cut, 1], mode="markers",
+                               name=f"rows outside R, scaled onto the circle ({int(demo.truncated.sum())})",
+                               marker=dict(color=COLORS["second"], size=8, symbol="diamond"), hoverinfo="skip"), 1, 2)
+    cx, cy = _circle(demo.radius)
+    fig.add_trace(go.Scatter(x=cx, y=cy, mode="lines", name=f"truncation circle R = {demo.radius:.2f}",
+                             line=dict(color=COLORS["reference"], dash="dash"), hoverinfo="skip"), 1, 2)
+    lim_raw = float(np.quantile(np.abs(demo.X), 0.999)) * 1.1
+    lim_w = max(demo.radius, float(np.abs(demo.X_white).max())) * 1.05
+    fig.update_xaxes(range=[-lim_raw, lim_raw], title_text="feature 1", row=1, col=1)
+    fig.update_yaxes(range=[-lim_raw, lim_raw], scaleanchor="x", scaleratio=1, title_text="feature 2", row=1, col=1)
+    fig.update_xaxes(range=[-lim_w, lim_w], title_text="whitened feature 1", row=1, col=2)
+    fig.update_yaxes(range=[-lim_w, lim_w], scaleanchor="x2", scaleratio=1, title_text="whitened feature 2", row=1, col=2)
+    return _layout(fig, title="Whitening makes the cloud round, so one circle fits every direction", height=470)
+
+
+def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float = 4.0) -> go.Figure:
+    """Lesson 4 figure (b): where the noisy solutions land, raw vs whitened, around theta*.
+
+    Parameters
+    ----------
+    demo : NoisyInverseDemo
+    zoom : float, default 4
+        Half-width of the view, in units of ``||theta*|| = 1``; draws outside are counted in the legend.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    ts = demo.theta_star
+    fig = go.Figure()
+    for key, th, name in (("raw", demo.theta_raw, "noise added to raw X^T X"),
+                          ("whitened", demo.theta_pmt, "noise added after whitening (PMT)")):
+        out = int(np.sum(np.any(np.abs(th - ts) > zoom, axis=1)))
+        label = f"{name}: median error {np.median(np.linalg.norm(th - ts, axis=1)):.2f}"
+        if out:
+            label += f", {out} draws off the chart"
+        fig.add_trace(go.Scattergl(x=th[:, 0], y=th[:, 1], mode="markers", name=label,
+                                   marker=dict(color=COLORS[key], size=5, opacity=0.55),
+                                   hovertemplate="theta = (%{x:.2f}, %{y:.2f})<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[ts[0]], y=[ts[1]], mode="markers", name="true theta",
+                             marker=dict(color=COLORS["reference"], size=14, symbol="star"),
+                             hovertemplate="true theta = (%{x:.2f}, %{y:.2f})<extra></extra>"))
+    fig.update_xaxes(range=[ts[0] - zoom, ts[0] + zoom], title_text="theta 1")
+    fig.update_yaxes(range=[ts[1] - zoom, ts[1] + zoom], scaleanchor="x", scaleratio=1, title_text="theta 2")
+    return _layout(fig, title=f"{demo.theta_raw.shape[0]} noisy solves of (A + W) theta = b", height=520)
+
+
+# ============================================================================================
+# Lesson 5: Renyi divergence and clipping
+# ============================================================================================
+def _renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order):
+    from engine.nvdp.divergence import renyi_gaussian  # torch-backed package: imported on first use
+
+    return renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order=renyi_order)
+
+
+def clip_gaussian(mean, std, *, C_mu: float, renyi_order: float, sigma_ref: float = 1.0):
+    """The NVDP clipping rules for one 1-D Gaussian posterior: project the mean, floor the std.
+
+    ``mean <- clip(mean, -C_mu, C_mu)`` (the L2-ball projection in one dimension) and
+    ``std <- max(std, sqrt((lambda - 1)/lambda) sigma_ref)`` (NVDP.md section 3; El Zein, Kumar &
+    Henderson 2026).
+
+    Parameters
+    ----------
+    mean, std : array_like
+    C_mu : float
+        Mean radius, ``> 0``.
+    renyi_order : float
+        lambda > 1.
+    sigma_ref : float, default 1.0
+        The prior's std.
+
+    Returns
+    -------
+    (mean, std) : tuple of ndarray
+
+    Examples
+    --------
+    >>> m, s = clip_gaussian(3.0, 0.1, C_mu=1.0, renyi_order=1.1)
+    >>> float(m), round(float(s), 5)
+    (1.0, 0.30151)
+    """
+    C = _positive(C_mu, "C_mu")
+    lam = float(renyi_order)
+    if not (lam > 1 and math.isfinite(lam)):
+        raise ValueError(f"renyi_order must be a finite number > 1 (accepted range: 1 < renyi_order < inf), got {renyi_order!r}")
+    floor = math.sqrt((lam - 1.0) / lam) * _positive(sigma_ref, "sigma_ref")
+    return np.clip(np.asarray(mean, dtype=float), -C, C), np.maximum(np.asarray(std, dtype=float), floor)
+
+
+def renyi_clipping_curve(means_a, *, std_a: float, mean_b: float, std_b: float, C_mu: float,
+                         renyi_order: float) -> pd.DataFrame:
+    """D_lambda(A || B) between two 1-D Gaussian posteriors as A's mean moves, before and after clipping.
+
+    Parameters
+    ----------
+    means_a : array_like
+        Means of sentence A's posterior.
+    std_a : float
+        Std of A (> 0).
+    mean_b, std_b : float
+        Sentence B's posterior.
+    C_mu, renyi_order : float
+        Clipping settings (see :func:`clip_gaussian`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``mean_a``, ``before``, ``after`` (nats; ``inf`` where
+        ``lambda s_B^2 - (lambda - 1) s_A^2 <= 0``).
+
+    Notes
+    -----
+    Clipping bounds the *worst case*: after it every mean lies in [-C_mu, C_mu] and every std above
+    the floor, so for ``s_A < sigma_ref`` the divergence is finite and bounded. It does not lower
+    every pair: raising a small std of A to the floor shrinks ``s^2 = lambda s_B^2 - (lambda - 1) s_A^2``
+    and can raise D slightly when both means are inside the ball.
+
+    Examples
+    --------
+    >>> t = renyi_clipping_curve([-4.0, 4.0], std_a=0.5, mean_b=-0.5, std_b=0.2, C_mu=1.0, renyi_order=1.1)
+    >>> bool((t.after <= t.before).all())
+    True
+    """
+    m = np.asarray(means_a, dtype=float)
+    before = _renyi_gaussian(m, std_a, mean_b, std_b, renyi_order)
+    ma, sa = clip_gaussian(m, std_a, C_mu=C_mu, renyi_order=renyi_order)
+    mb, sb = clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=renyi_order)
+    after = _renyi_gaussian(ma, sa, mb, sb, renyi_order)
+    return pd.DataFrame({"mean_a": m, "before": np.broadcast_to(before, m.shape),
+                         "after": np.broadcast_to(after, m.shape)})
+
+
+def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_mu: float, renyi_order: float,
+                 span: float = 6.0) -> go.Figure:
+    """Lesson 5 figure: the two posteriors before/after clipping, and D_lambda(A || B) vs A's mean.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    lam = float(renyi_order)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=("Two sentences' posteriors (one dimension)",
+                                        "Renyi divergence D(A || B) as A's mean moves"))
+    ma2, sa2 = (float(v) for v in clip_gaussian(mean_a, std_a, C_mu=C_mu, renyi_order=lam))
+    mb2, sb2 = (float(v) for v in clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=lam))
+    x = np.linspace(-span - 1, span + 1, 600)
+    fig.add_vrect(x0=-C_mu, x1=C_mu, fillcolor=COLORS["clipped"], opacity=0.08, line_width=0, row=1, col=1)
+    for (m, s, m2, s2, name, col) in ((mean_a, std_a, ma2, sa2, "A", COLORS["unclipped"]),
+                                      (mean_b, std_b, mb2, sb2, "B", COLORS["reference"])):
+        fig.add_trace(go.Scatter(x=x, y=stats.norm.pdf(x, m, s), name=f"sentence {name}, unclipped",
+                                 line=dict(color=col, dash="dot"), hoverinfo="skip"), 1, 1)
+        fig.add_trace(go.Scatter(x=x, y=stats.norm.pdf(x, m2, s2), name=f"sentence {name}, clipped",
+                                 line=dict(color=col, width=3), hoverinfo="skip"), 1, 1)
+    curve = renyi_clipping_curve(np.linspace(-span, span, 241), std_a=std_a, mean_b=mean_b, std_b=std_b,
+                                 C_mu=C_mu, renyi_order=lam)
+    finite_before = bool(np.isfinite(curve.before).all())
+    hov = "mean of A %{x:.2f}<br>D = %{y:.3g} nats<extra>%{fullData.name}</extra>"
+    if finite_before:
+        fig.add_trace(go.Scatter(x=curve.mean_a, y=curve.before, name="divergence without clipping",
+                                 line=dict(color=COLORS["unclipped"], width=3), hovertemplate=hov), 1, 2)
+    fig.add_trace(go.Scatter(x=curve.mean_a, y=curve.after, name="divergence with clipping",
+                             line=dict(color=COLORS["clipped"], width=3), hovertemplate=hov), 1, 2)
+    now = renyi_clipping_curve([mean_a], std_a=std_a, mean_b=mean_b, std_b=std_b, C_mu=C_mu, renyi_order=lam)
+    if finite_before:
+        fig.add_trace(go.Scatter(x=[mean_a], y=[float(now.before.iloc[0])], mode="markers", showlegend=False,
+                                 marker=dict(color=COLORS["unclipped"], size=11, symbol="diamond"), hovertemplate=hov,
+                                 name="without clipping"), 1, 2)
+    fig.add_trace(go.Scatter(x=[mean_a], y=[float(now.after.iloc[0])], mode="markers", showlegend=False,
+                             marker=dict(color=COLORS["clipped"], size=11, symbol="diamond"), hovertemplate=hov,
+                             name="with clipping"), 1, 2)
+    if not finite_before:
+        fig.add_annotation(x=0.5, y=0.9, xref="x2 domain", yref="y2 domain", showarrow=False,
+                           text="without clipping: infinite<br>(lambda s_B² - (lambda-1) s_A² <= 0)",
+                           font=dict(color=COLORS["unclipped"], size=13))
+    finite = np.concatenate([curve.before[np.isfinite(curve.before)], curve.after[np.isfinite(curve.after)]])
+    fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)",
+                     range=[math.log10(max(finite.min(), 1e-4)) - 0.3, math.log10(max(finite.max(), 1e-3)) + 0.3],
+                     row=1, col=2)
+    fig.update_yaxes(title_text="density", row=1, col=1)
+    fig.update_xaxes(title_text="embedding value (shaded: the ball |mean| <= C_mu)", row=1, col=1)
+    fig.update_xaxes(title_text="mean of sentence A", row=1, col=2)
+    return _layout(fig, title=f"Renyi order lambda = {lam:g}, C_mu = {float(C_mu):g}, std floor = "
+                              f"{math.sqrt((lam - 1) / lam):.3f}", height=450)
