@@ -15,6 +15,7 @@ init_state()
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
 ]
 
 page = st.navigation(PAGES)
