@@ -15,9 +15,15 @@ init_state()
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("pages/pmt.py", title="PMT regression", icon=":material/query_stats:", url_path="pmt"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
+    st.Page("pages/about.py", title="About / reproduce", icon=":material/info:", url_path="about"),
 ]
 
 page = st.navigation(PAGES)
-settings_summary()
-page.run()
+summary = st.sidebar.container()  # filled after the page ran, so it shows the values the page used
+try:
+    page.run()
+finally:
+    with summary:
+        settings_summary()

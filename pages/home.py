@@ -20,6 +20,8 @@ with left:
         "Because the whitened data are well conditioned, the noisy estimate stays stable, even at no or "
         "tiny ridge penalty, where private-only baselines (DP-RR, DP-GD) break down."
     )
+    st.page_link("pages/pmt.py", label="Explore PMT on real data", icon=":material/query_stats:",
+                 help="Opens the PMT regression page on the Combined Cycle Power Plant data, figures already drawn.")
 with right:
     st.subheader("Clipped NVDP")
     st.markdown(

@@ -94,7 +94,8 @@ def fmt_num(x) -> str:
 
 
 def settings_summary() -> None:
-    """A compact, always-visible summary of the active settings (sidebar)."""
+    """A compact summary of the active settings, drawn into the current container (the frame puts it
+    in the sidebar, so it is visible on every page and in every screenshot)."""
     ss = st.session_state
     name = str(ss.get("dataset_name", DEFAULTS["dataset_name"]))
     up = ss.get("uploaded_dataset")
@@ -104,7 +105,7 @@ def settings_summary() -> None:
         shape = ss.get("dataset_shape")
         if shape and shape[0] == name:
             name = f"{name} ({shape[1]} rows x {shape[2]} features)"
-    with st.sidebar:
+    with st.container():
         st.caption("Active settings")
         st.markdown(
             f"**Data:** {name}  \n"

@@ -1,0 +1,481 @@
+"""PMT regression explorer: pick data, move the privacy knob, see the privacy-utility trade-off.
+
+Thin page: it reads widgets, calls the engine (``engine.experiments.run_sweep``, the estimators'
+``report_``), caches the results by (data fingerprint, parameters), draws figures from
+``engine.plots`` and explains them. It computes no DP quantity itself.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shlex
+import warnings
+from importlib import metadata
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import plots
+from engine.datasets import list_datasets, load_dataset, read_csv_columns, read_csv_upload
+from ui.state import (
+    DEFAULTS,
+    DELTA_OPTIONS,
+    EPSILON_ADVISORY,
+    EPSILON_GRID,
+    EPSILON_OPTIONS,
+    LAM_OPTIONS,
+    N_PUB_GRID,
+    fmt_num,
+    init_state,
+    persist,
+)
+from ui import pmt_compute as C
+
+init_state()
+ss = st.session_state
+
+# ---------------------------------------------------------------------------------------------
+# presenter mode (bigger text, fewer knobs)
+# ---------------------------------------------------------------------------------------------
+head_l, head_r = st.columns([4, 1])
+with head_l:
+    st.title("PMT regression: the privacy-utility trade-off")
+with head_r:
+    st.toggle("Presenter mode", help="Hides the advanced controls and enlarges the text for a room.",
+              **persist("presenter", url=False))
+presenter = bool(ss.get("presenter", False))
+if presenter:
+    st.markdown("<style>html, body, [class*='st-'] {font-size: 1.12rem;} h1 {font-size: 2.6rem;}</style>",
+                unsafe_allow_html=True)
+
+st.markdown(
+    "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
+    "cuts off the rare rows beyond a radius **R**, and adds Gaussian noise to the two statistics ridge "
+    "regression needs. It is compared with two **private-only baselines**: **DP-RR** (differentially private "
+    "ridge regression from noisy sufficient statistics of rows clipped at radius **C**) and **DP-GD** "
+    "(differentially private gradient descent with per-row clipping). **epsilon** and **delta** are the "
+    "differential-privacy (DP) budget: smaller = more private. **mu** is the same budget in Gaussian DP "
+    "(GDP). **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). **lam** is the "
+    "ridge penalty; **n_pub** the number of public rows."
+)
+
+# ---------------------------------------------------------------------------------------------
+# cached engine calls
+# ---------------------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _registry() -> pd.DataFrame:
+    return list_datasets()
+
+
+@st.cache_data(max_entries=16, show_spinner="Loading the data set ...")
+def _bundled(name: str, synthetic_kappa: float):
+    if name == "synthetic":
+        return load_dataset("synthetic", kappa=float(synthetic_kappa))
+    return load_dataset(name)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _sweep(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
+    return C.sweep(_data, json.loads(spec_json))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _diagnostics(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
+    return C.diagnostics(_data, json.loads(spec_json))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _prepare(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, split_seed: int) -> C.PreparedData:
+    # n_pub / split_seed only matter for a random split; the key still carries them (cheap).
+    return C.prepare(_ds, _public_ds, standardize=standardize, n_pub=n_pub, split_seed=split_seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# upload callbacks (run before the script, so they may change widget-bound keys)
+# ---------------------------------------------------------------------------------------------
+
+
+def _use_upload() -> None:
+    raw = ss.get("pmt_upload_raw")
+    if raw is None:
+        ss["pmt_upload_error"] = "Choose a CSV file first."
+        return
+    name, data = raw
+    features = ss.get("pmt_upload_features") or None
+    task = ss.get("pmt_upload_task", "auto")
+    try:
+        ds = read_csv_upload(_Named(name, data), target=ss.get("pmt_upload_target"), features=features,
+                             task=None if task == "auto" else task)
+    except (ValueError, TypeError) as exc:
+        ss["pmt_upload_error"] = f"The file {name!r} was not loaded: {exc}"
+        return
+    page_task = next((t for t in C.supported_tasks() if ds.task in C.DATA_TASKS[t]), None)
+    if page_task is None:
+        ss["pmt_upload_error"] = (
+            f"The file {name!r} was read as a {ds.task} task, which this page does not offer yet "
+            f"(it offers: {', '.join(C.TASK_LABELS[t] for t in C.supported_tasks())}). "
+            "Choose Task = regression above to treat the target as a number. Your previous data stay selected.")
+        return
+    ss["pmt_upload_error"] = None
+    ss["uploaded_dataset"] = ds
+    ss["task"] = page_task
+    ss["dataset_name"] = ss["data"] = ds.name
+
+
+class _Named:
+    """A minimal file-like wrapper so the engine's CSV reader keeps the upload's name."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self._data, self.size = name, data, len(data)
+
+    def read(self, *_):
+        return self._data
+
+
+# ---------------------------------------------------------------------------------------------
+# controls (left)
+# ---------------------------------------------------------------------------------------------
+ctrl, main = st.columns([1, 3], gap="large")
+problems: list[str] = []
+
+with ctrl:
+    st.subheader("Data")
+    tasks = C.supported_tasks()
+    if len(tasks) > 1:
+        st.radio("Task", tasks, format_func=C.TASK_LABELS.get, horizontal=True, **persist("task"))
+    else:
+        ss["task"] = tasks[0]
+    task = ss.get("task", tasks[0])
+    if task not in tasks:
+        task = ss["task"] = tasks[0]
+
+    registry = _registry()
+    reg = registry.set_index("name")
+    kinds = C.DATA_TASKS[task]
+    options = [r for r in registry["name"] if reg.loc[r, "task"] in kinds]
+    up = ss.get("uploaded_dataset")
+    if up is not None and getattr(up, "task", None) in kinds:
+        options.append(up.name)
+    # "dataset_name" is shared with the Data page; this page's widget ("data", mirrored in the URL)
+    # follows it whenever the shared choice fits the task, and writes back on change.
+    shared = ss.get("dataset_name")
+    if shared in options:
+        ss["data"] = shared
+    elif ss.get("data") not in options:
+        ss["data"] = options[0] if options else None
+    if shared not in options and shared is not None:
+        st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
+                   f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
+
+    def _label(name: str) -> str:
+        if up is not None and name == up.name:
+            return f"Your upload: {up.name.removeprefix('upload:')} ({up.n} rows x {up.d} features)"
+        row = reg.loc[name]
+        return f"{name}: {row['rows']} rows x {row['features']} features, target {row['target']}"
+
+    def _on_data() -> None:
+        ss["dataset_name"] = ss["data"]
+
+    st.selectbox("Data set", options, format_func=_label, on_change=_on_data, **persist("data"),
+                 help="Bundled real data (UCI, CC BY 4.0) or the file you uploaded here or on the Data page.")
+    if ss.get("data") in options and (shared in options or shared is None):
+        ss["dataset_name"] = ss["data"]  # e.g. a shared link (?data=wine-red) chose it
+    if ss.get("data") == "synthetic":
+        st.select_slider("Synthetic condition number kappa(Sigma)", options=[1.0, 10.0, 100.0, 1e3, 1e4, 1e5],
+                         format_func=lambda v: f"{v:g}", **persist("synthetic_kappa"),
+                         help="Synthetic Gaussian rows whose covariance has this condition number.")
+
+    with st.expander("Upload your own CSV", expanded=str(ss.get("data")).startswith("upload:")):
+        st.caption("Nothing you upload leaves this browser session: it is kept in memory only, never written to "
+                   "disk or logged.")
+        f = st.file_uploader("CSV file (comma, semicolon or tab separated, header row)", type=["csv", "txt", "tsv"],
+                             key="pmt_upload_file")
+        if f is not None:
+            data = f.getvalue()
+            if ss.get("pmt_upload_raw") is None or ss["pmt_upload_raw"][0] != f.name or ss["pmt_upload_raw"][1] != data:
+                ss["pmt_upload_raw"] = (f.name, data)
+                ss["pmt_upload_error"] = None
+                for k in ("pmt_upload_target", "pmt_upload_features"):
+                    ss.pop(k, None)
+        raw = ss.get("pmt_upload_raw")
+        if raw is not None:
+            try:
+                cols = read_csv_columns(_Named(*raw))
+            except (ValueError, TypeError) as exc:
+                cols = None
+                st.error(f"The file {raw[0]!r} cannot be read: {exc}")
+            if cols:
+                if ss.get("pmt_upload_target") not in cols:
+                    ss["pmt_upload_target"] = cols[-1]
+                st.selectbox("Target column (what to predict)", cols, key="pmt_upload_target")
+                others = [c for c in cols if c != ss["pmt_upload_target"]]
+                if ss.get("pmt_upload_features") is None or not set(ss["pmt_upload_features"]) <= set(others):
+                    ss["pmt_upload_features"] = others
+                st.multiselect("Feature columns", others, key="pmt_upload_features")
+                st.selectbox("Task", ["auto", "regression", "classification"], key="pmt_upload_task",
+                             help="auto: classification when the target holds only 0/1, else regression.")
+                st.button("Use this data", on_click=_use_upload, type="primary")
+        if ss.get("pmt_upload_error"):
+            st.error(ss["pmt_upload_error"])
+
+    st.radio("Public sample", ["split", "file"], horizontal=False, **persist("public_source"),
+             format_func={"split": "random n_pub rows of the data (simulation)",
+                          "file": "a separate public CSV (same columns)"}.get,
+             help="PMT needs a small public sample of the same kind of rows. On bundled data it is simulated by "
+             "a random split; the rest of the rows are the private data.")
+    public_ds = None
+    if ss.get("public_source") == "file":
+        pf = st.file_uploader("Public CSV (same feature and target columns)", type=["csv", "txt", "tsv"],
+                              key="pmt_public_file")
+        if pf is not None:
+            ss["pmt_public_raw"] = (pf.name, pf.getvalue())
+        if ss.get("pmt_public_raw") is None:
+            problems.append("Public sample: upload a public CSV, or choose the random split.")
+    st.number_input("n_pub: public rows (random split)", step=50, disabled=ss.get("public_source") == "file",
+                    **persist("n_pub"), help="How many rows are drawn at random as the public sample; "
+                    "the remaining rows are private. Must be at least 1 and less than the number of rows.")
+    st.checkbox("Standardise features with the public sample's mean and standard deviation", **persist("standardize"),
+                help="Uses only public statistics, so it costs no privacy. The private-only baselines clip "
+                "raw rows at a radius that only makes sense on standardised features.")
+
+    st.subheader("Privacy")
+    st.select_slider("epsilon (privacy budget, log scale)", options=list(EPSILON_OPTIONS), format_func=fmt_num,
+                     **persist("epsilon"), help="Smaller epsilon = stronger privacy = more noise.")
+    eps = float(ss.get("epsilon", DEFAULTS["epsilon"]))
+    if eps < EPSILON_ADVISORY[0]:
+        st.caption(f":material/info: epsilon < {EPSILON_ADVISORY[0]:g} is very strong privacy: expect large errors "
+                   "for every method unless n is large.")
+    elif eps > EPSILON_ADVISORY[1]:
+        st.caption(f":material/warning: epsilon > {EPSILON_ADVISORY[1]:g} is a weak guarantee (e^epsilon > "
+                   f"{np.exp(EPSILON_ADVISORY[1]):.0f}): fine for exploring, rarely acceptable in deployment.")
+    if not presenter:
+        st.select_slider("delta", options=list(DELTA_OPTIONS), format_func=fmt_num, **persist("delta"),
+                         help="The small probability with which the epsilon guarantee may fail; "
+                         "keep it well below 1/n.")
+        st.radio("Neighbouring data sets", ["replace-one", "add-remove"], horizontal=True, **persist("neighbouring"),
+                 help="replace-one: n is public and one record is swapped (default). add-remove: one record is "
+                 "added or removed; sensitivities halve.")
+
+    st.subheader("Model")
+    st.select_slider("lam (ridge penalty)", options=list(LAM_OPTIONS), format_func=fmt_num, **persist("lam"),
+                     help="Penalty on the squared coefficient norm (on the 1/n-scaled loss). PMT stays stable "
+                     "at lam = 0; the baselines usually need more.")
+    st.multiselect("Methods to compare", C.METHODS, **persist("methods"),
+                   help="The oracle DP-RR tunes its clip radius by looking at the error: it is NOT private and "
+                   "only shows the best the baseline could do.")
+    if not presenter:
+        with st.expander("Advanced", expanded=False):
+            st.number_input("eta (truncation failure probability)", format="%.3f", step=0.01, **persist("eta"),
+                            help="Enters R = sqrt(d (1 + ln(2n/eta))); must be in (0, 1).")
+            st.number_input("seeds (repetitions of every noisy run)", min_value=1, max_value=200, step=5,
+                            **persist("seeds"), help="More seeds = smoother bands, slower.")
+            st.number_input("Baseline clip radius C (0 = automatic)", format="%.3g", step=1.0,
+                            **persist("clip_radius"),
+                            help="Row-norm radius at which DP-RR clips the raw rows. 0: the public formula "
+                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features.")
+            st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
+
+# ---------------------------------------------------------------------------------------------
+# compute (cached) and draw (right)
+# ---------------------------------------------------------------------------------------------
+with main:
+    results = None
+    try:
+        if problems:
+            raise ValueError(" ".join(problems))
+        name = ss.get("data")
+        if name is None:
+            raise ValueError(f"No data set for the task {task!r}: upload one.")
+        if str(name).startswith("upload:"):
+            ds = ss["uploaded_dataset"]
+        else:
+            ds = _bundled(name, float(ss.get("synthetic_kappa", 1e3)))
+        ss["dataset_shape"] = (name, ds.n, ds.d)
+        public_ds = None
+        if ss.get("public_source") == "file":
+            pname, pdata = ss["pmt_public_raw"]
+            try:
+                public_ds = read_csv_upload(_Named(pname, pdata), target=ds.target_name, features=list(ds.feature_names),
+                                            task=ds.task if ds.task != "text-classification" else None)
+            except ValueError as exc:
+                raise ValueError(f"The public file {pname!r} does not fit the data set: {exc}") from exc
+        spec = C.spec_from_state(ss, task=task)
+        dkey = C.data_key(ds, public_ds, spec)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
+            prep = _prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]))
+            key = dkey + prep.key
+            with st.spinner("Running the private fits over seeds ..."):
+                eps_grid = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID)))
+                eps_point = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]])))
+                lam_sweep = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "lam", LAM_OPTIONS)))
+                npub_sweep = None
+                if prep.public_is_split:
+                    grid = sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
+                    npub_sweep = _sweep(dkey, prep, C.dumps(C.sweep_spec(spec, "n_pub", grid)))
+                diag = _diagnostics(key, prep, C.dumps(spec))
+        results = dict(ds=ds, prep=prep, spec=spec, eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point,
+                       lam=lam_sweep, npub=npub_sweep, diag=diag,
+                       warnings=C.advisories(prep, diag))
+    except (ValueError, TypeError) as exc:
+        st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
+        st.caption("Your other settings and your data are unchanged; fix the setting named above.")
+
+    if results is not None:
+        ds, spec, diag = results["ds"], results["spec"], results["diag"]
+        metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
+        for w in results["warnings"]:
+            st.warning(w, icon=":material/warning:")
+        st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
+                   f"{results['prep'].n_pub} public rows ({'random split: a simulation' if results['prep'].public_is_split else 'separate public file'}), "
+                   f"{results['prep'].n_priv} private rows; {spec['seeds']} seeds per setting.")
+
+        # ---- headline metrics -------------------------------------------------------------
+        metric = ss.get("metric", DEFAULTS["metric"])
+        if metric not in metric_cols:
+            metric = ss["metric"] = metric_cols[0]
+        head = plots.headline_table(results["eps_point"], metric=metric, epsilon=spec["epsilon"])
+        label = plots.metric_label(metric)
+        lower_better = plots.METRICS.get(metric, ("", "", True))[2]
+        cols = st.columns(max(len(head), 1) + 3)
+        for c, (_, row) in zip(cols, head.iterrows()):
+            c.metric(f"{row['method'][:22]}: median {label.lower()}", f"{row['median']:.3g}",
+                     help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median over "
+                     f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g} (25-75%: {row['q25']:.3g} to "
+                     f"{row['q75']:.3g}). {plots.METRICS.get(metric, ('', ''))[1]}.")
+        ratio = C.pmt_vs_best(head, lower_better=lower_better)
+        k = len(head)
+        cols[k].metric("PMT vs best private baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
+                       help="Median error of PMT divided by that of the best private-only baseline "
+                       f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better."
+                       if lower_better else "PMT's median divided by the best baseline's (above 1 = PMT better).")
+        cols[k + 1].metric("kappa raw -> after PMT", f"{diag['kappa_raw']:.3g} -> {diag['kappa_pmt']:.3g}",
+                           help="Condition number of the private second-moment matrix X^T X before and after the PMT "
+                           "transform (1 = perfectly conditioned, as for round data).")
+        cols[k + 2].metric("rows truncated | mu", f"{100 * diag['frac_truncated']:.2f}% | {diag['mu']:.3g}",
+                           help=f"Fraction of private rows beyond R = {diag['radius']:.3g} after whitening (they are "
+                           f"scaled onto the sphere of radius R), and the total Gaussian-DP budget mu that (epsilon = "
+                           f"{spec['epsilon']:g}, delta = {spec['delta']:g}) converts to.")
+
+        st.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
+                     **persist("metric"))
+        metric = ss.get("metric", metric)
+
+        tab_names = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
+                     "Privacy ledger", "Export"]
+        tabs = st.tabs(tab_names)
+        summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
+        cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
+        log_y = metric not in ("accuracy", "auc")
+
+        with tabs[0]:
+            fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric, epsilon=spec["epsilon"],
+                                                log_y=log_y)
+            st.plotly_chart(fig, config=cfg, key="fig_eps")
+            with st.expander("What this shows, and what to try"):
+                st.markdown(
+                    f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
+                    "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
+                    "The error is heavy-tailed, so bands say more than averages. The dotted rule marks your epsilon.\n\n"
+                    "**Why PMT helps:** after whitening with the public second moment the private rows are round, so "
+                    "the truncation radius R rarely bites and the noisy matrix that ridge inverts is well conditioned "
+                    "(see *Conditioning*). The baselines clip raw rows and invert a badly conditioned noisy matrix.\n\n"
+                    "**Try:** lower lam to 0 (PMT stays stable, DP-RR does not); switch to the synthetic data with "
+                    "kappa = 1e4; untick standardisation and watch the baselines' error jump.")
+        with tabs[1]:
+            fig = plots.error_vs_lam_figure(summ(results["lam"], "lam"), metric=metric, lam=spec["lam"], log_y=log_y,
+                                            title=f"{label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
+            st.plotly_chart(fig, config=cfg, key="fig_lam")
+            with st.expander("What this shows, and what to try"):
+                st.markdown(
+                    "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
+                    "A large lam hides noise by shrinking the coefficients towards 0, which is a bias of its own.\n\n"
+                    "**Why PMT helps:** PMT's noisy matrix is close to n times the identity, so it is invertible "
+                    "without a penalty; the baselines need lam to keep their noisy matrix invertible.\n\n"
+                    "**Try:** a smaller epsilon, where the gap widens.")
+        with tabs[2]:
+            if results["npub"] is None:
+                st.info("With a separate public file the public sample size is that file's length, so there is "
+                        "nothing to sweep. Choose the random split to see this figure.")
+            else:
+                fig = plots.error_vs_n_pub_figure(summ(results["npub"], "n_pub"), metric=metric, n_pub=spec["n_pub"],
+                                                  log_y=log_y,
+                                                  title=f"{label} vs the public sample size at epsilon = {spec['epsilon']:g}")
+                st.plotly_chart(fig, config=cfg, key="fig_npub")
+            with st.expander("What this shows, and what to try"):
+                st.markdown(
+                    "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
+                    "for the transform (all methods use them for the response bound).\n\n"
+                    "**Why PMT helps:** a few hundred public rows estimate the shape of the data (its second moment) "
+                    "well enough; more public rows help little beyond that.\n\n"
+                    "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
+        with tabs[3]:
+            st.plotly_chart(plots.conditioning_figure(diag["kappas"], diag["spectra"]), config=cfg, key="fig_cond")
+            with st.expander("What this shows, and what to try"):
+                st.markdown(
+                    "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
+                    "Ridge inverts the noisy matrix, so a large kappa turns a little noise into a large error. "
+                    "Bars: the raw private X^T X, the public estimate Sigma_pub, the whitened X~^T X~ after PMT, "
+                    "and the noisy matrix PMT actually solves (one noise draw). Right: the eigenvalues, each "
+                    "divided by the largest (a flat line at 1 is perfect).\n\n"
+                    "**Why PMT helps:** whitening with Sigma_pub^(-1/2) makes X~^T X~ close to n times the identity "
+                    "(kappa near 1) whatever the raw kappa.\n\n"
+                    "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
+        with tabs[4]:
+            st.plotly_chart(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                                    clip_radius=diag["clip_radius"],
+                                                    frac_truncated=diag["frac_truncated"]),
+                            config=cfg, key="fig_trunc")
+            st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); "
+                       f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses clipped); "
+                       f"baseline clip radius C = {diag['clip_radius']:.4g}.")
+            with st.expander("What this shows, and what to try"):
+                st.markdown(
+                    "Left: the lengths of the raw private rows, with the radius C at which DP-RR clips them. "
+                    "Right: the lengths after whitening, with PMT's radius R = sqrt(d (1 + ln(2n/eta))). "
+                    "Bounding the row length bounds how much one person can move the released statistics "
+                    "(the sensitivity), which sets the noise.\n\n"
+                    "**Why PMT helps:** whitened rows have length about sqrt(d), so almost none reach R; "
+                    "raw rows have wildly different scales, so any single C either clips many rows (bias) or "
+                    "is huge (noise).\n\n"
+                    "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
+        with tabs[5]:
+            st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
+                        f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
+            ledgers = diag["ledgers"]
+            which = st.radio("Method", list(ledgers), horizontal=True, key="pmt_ledger_method")
+            st.dataframe(ledgers[which], hide_index=True, width="stretch",
+                         column_config={
+                             "name": st.column_config.TextColumn("release", help="what was released with noise"),
+                             "sensitivity": st.column_config.NumberColumn("sensitivity", format="%.4g",
+                                                                          help="L2 / Frobenius sensitivity: how far one person can move it"),
+                             "sigma": st.column_config.NumberColumn("sigma", format="%.4g", help="Gaussian noise standard deviation"),
+                             "mu": st.column_config.NumberColumn("mu (GDP)", format="%.4g", help="sensitivity / sigma"),
+                             "epsilon": st.column_config.NumberColumn("epsilon", format="%.4g",
+                                                                      help="this release alone at the delta shown"),
+                             "delta": st.column_config.NumberColumn("delta", format="%.0e"),
+                         })
+            with st.expander("What this shows"):
+                st.markdown(
+                    "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
+                    "releases compose as the square root of the sum of the squared mu's (the *total* row), which "
+                    "converts back to (epsilon, delta). The total never exceeds your epsilon. The oracle DP-RR "
+                    "is not listed as private: its clip radius was tuned on the error.")
+        with tabs[6]:
+            frames = {"epsilon": results["eps"], "lam": results["lam"], "n_pub": results["npub"]}
+            csv = C.results_csv(frames)
+            settings = C.settings_json(spec, ds=ds, prep=results["prep"])
+            c1, c2 = st.columns(2)
+            c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
+                               key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
+            c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
+                               mime="application/json", key="dl_json",
+                               help="Every setting, the seeds and the package versions.")
+            cmd = C.cli_command(spec, ds=ds)
+            st.markdown("The same error-vs-epsilon sweep from a terminal:")
+            st.code(cmd, language="bash")
+            st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")

@@ -1,0 +1,449 @@
+"""What the PMT page computes, without Streamlit: data preparation, sweep specs, exports.
+
+The page (``pages/pmt.py``) wraps these in ``st.cache_data``; everything DP is done by the engine
+(:func:`engine.experiments.run_sweep`, the estimators' ``report_`` and their privacy ledgers). This
+module only assembles arguments, reshapes results and formats exports, so it can be tested
+without a browser.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+import shlex
+from dataclasses import dataclass
+from importlib import metadata
+
+import numpy as np
+import pandas as pd
+
+from engine.datasets import public_private_split, standardize_with_public
+
+#: Page task -> label.
+TASK_LABELS = {"regression": "Ridge regression", "classification": "Logistic regression"}
+#: Page task -> the Dataset.task values it accepts.
+DATA_TASKS = {"regression": ("regression",), "classification": ("classification",)}
+#: Page task -> engine task name for run_sweep.
+ENGINE_TASKS = {"regression": "ridge", "classification": "logistic"}
+
+#: Methods the page offers (display names of the engine's sweep frames).
+METHODS = ["PMT", "DP-RR", "DP-RR (oracle C, non-private tuning)", "DP-GD", "Non-private"]
+
+#: Metric columns per page task (the first is the default).
+METRICS_BY_TASK = {
+    "regression": ["l2_error", "rel_error", "excess_risk", "rmse"],
+    "classification": ["accuracy", "auc", "l2_error", "rel_error", "log_loss"],
+}
+
+#: Spec keys copied from session state, with their types.
+SPEC_KEYS = {
+    "data": str, "epsilon": float, "delta": float, "lam": float, "n_pub": int, "eta": float, "seeds": int,
+    "neighbouring": str, "clip_radius": float, "methods": list, "standardize": bool, "public_source": str,
+    "split_seed": int, "synthetic_kappa": float,
+}
+
+
+def supported_tasks() -> list[str]:
+    """Page tasks the engine supports: ``engine.experiments.SUPPORTED_TASKS`` if present, else ridge only."""
+    try:
+        from engine import experiments
+    except ImportError:  # pragma: no cover - the engine ships experiments
+        return ["regression"]
+    sup = getattr(experiments, "SUPPORTED_TASKS", None) or tuple(getattr(experiments, "TASKS", ("ridge",)))
+    out = [t for t, e in ENGINE_TASKS.items() if e in sup or t in sup]
+    return out or ["regression"]
+
+
+def metrics_for(task: str) -> list[str]:
+    """Metric columns offered for a page task."""
+    return list(METRICS_BY_TASK.get(task, METRICS_BY_TASK["regression"]))
+
+
+def _coerce(value, typ):
+    if typ is list:
+        return list(value)
+    if typ is int:
+        if isinstance(value, bool):
+            raise TypeError(f"expected an integer, got {value!r}")
+        f = float(value)
+        if not math.isfinite(f) or f != int(f):
+            raise ValueError(f"expected a whole number, got {value!r}")
+        return int(f)
+    if typ is float:
+        return float(value)
+    if typ is bool:
+        return bool(value)
+    return str(value)
+
+
+def spec_from_state(state, *, task: str) -> dict:
+    """The page's settings as a plain, JSON-serialisable dict (the cache key and the export).
+
+    Raises
+    ------
+    ValueError
+        No method selected; ``seeds`` or ``n_pub`` not whole numbers.
+    """
+    from ui.state import DEFAULTS
+
+    spec = {"task": task}
+    for key, typ in SPEC_KEYS.items():
+        default = DEFAULTS.get(key, {"synthetic_kappa": 1e3, "data": DEFAULTS["dataset_name"]}.get(key))
+        value = state.get(key, default)
+        try:
+            spec[key] = _coerce(value, typ)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{key} = {value!r} is not valid: {exc}") from None
+    spec["methods"] = [m for m in METHODS if m in spec["methods"]]
+    if not spec["methods"]:
+        raise ValueError("methods: select at least one method to compare")
+    return spec
+
+
+def dumps(spec: dict) -> str:
+    """Canonical JSON of a spec (sorted keys): a stable cache key."""
+    return json.dumps(spec, sort_keys=True, default=float)
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedData:
+    """The data a sweep runs on, and the split the diagnostics use.
+
+    Attributes
+    ----------
+    X, y : ndarray
+        All rows of the chosen data set, unstandardised (random-split mode: ``run_sweep`` draws the
+        public sample and the test rows itself from ``split_seed``).
+    X_pub, y_pub : ndarray
+        The public rows actually used at the chosen ``n_pub`` (standardised if asked).
+    X_train, y_train, X_test, y_test : ndarray
+        Private training rows and held-out test rows, exactly as ``run_sweep`` forms them
+        (:data:`TEST_SIZE` of the private rows held out with ``default_rng([split_seed, 1])``).
+    public_is_split : bool
+        True for a random split (a simulation), False for a separate public file.
+    standardize : bool
+    n_total, d, n_pub, n_priv : int
+        Rows of the data set, features, public rows, private training rows.
+    key : str
+        Fingerprint of the prepared arrays (part of the cache key).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    X_pub: np.ndarray
+    y_pub: np.ndarray
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    public_is_split: bool
+    standardize: bool
+    n_total: int
+    d: int
+    n_pub: int
+    n_priv: int
+    key: str
+
+
+#: Fraction of the private rows held out for the RMSE (run_sweep's default ``test_size``).
+TEST_SIZE = 0.2
+
+
+def data_key(ds, public_ds, spec: dict) -> str:
+    """Cache key of the data: the data set's fingerprint (+ the public file's)."""
+    fp = ds.fingerprint()
+    if public_ds is not None:
+        fp += "+" + public_ds.fingerprint()
+    return fp
+
+
+def _holdout(X, y, seed: int):
+    n = len(y)
+    n_test = int(round(TEST_SIZE * n))
+    perm = np.random.default_rng([int(seed), 1]).permutation(n)
+    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    return X[train], y[train], X[test], y[test]
+
+
+def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: int) -> PreparedData:
+    """Arrays for the sweeps, and the split the diagnostics use (the same rows as the sweep's).
+
+    Random split: ``n_pub`` rows drawn by :func:`engine.datasets.public_private_split` with
+    ``split_seed``, then :data:`TEST_SIZE` of the private rows held out (as in ``run_sweep``).
+    Separate public file: all rows of the data set are private (minus the held-out rows), the
+    public rows come from the file. Standardisation uses only public statistics
+    (:func:`engine.datasets.standardize_with_public`).
+
+    Raises
+    ------
+    ValueError, TypeError
+        From the engine: ``n_pub`` outside ``1..n-1``, non-numeric data, mismatched columns.
+    """
+    import warnings
+
+    from engine.datasets import Split
+
+    X, y = ds.to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # n_pub <= d: the page shows kappa_pub instead
+        if public_ds is not None:
+            Xq, yq = public_ds.to_numpy()
+            if Xq.shape[1] != X.shape[1]:
+                raise ValueError(f"the public file has {Xq.shape[1]} feature columns but the data set has {X.shape[1]}")
+            split = Split(X_pub=Xq, y_pub=yq, X_priv=X, y_priv=y, idx_pub=np.arange(len(yq)), idx_priv=np.arange(len(y)))
+        else:
+            if isinstance(n_pub, bool) or int(n_pub) != n_pub:
+                raise TypeError(f"n_pub must be a whole number, got {n_pub!r}")
+            split = public_private_split(X, y, n_pub=int(n_pub), random_state=int(split_seed))
+        if standardize:
+            split = standardize_with_public(split)
+    Xp, yp, Xt, yt = _holdout(split.X_priv, split.y_priv, split_seed)
+    h = hashlib.sha256()
+    for a in (split.X_pub, split.y_pub, Xp, yp):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return PreparedData(
+        X=X, y=y, X_pub=split.X_pub, y_pub=split.y_pub, X_train=Xp, y_train=yp, X_test=Xt, y_test=yt,
+        public_is_split=public_ds is None, standardize=bool(standardize), n_total=int(len(y)), d=int(X.shape[1]),
+        n_pub=int(len(split.y_pub)), n_priv=int(len(yp)), key=h.hexdigest()[:12],
+    )
+
+
+#: Which spec key each sweep kind varies (dropped from that sweep's cache key).
+SWEEP_VARIES = {"epsilon": "epsilon", "lam": "lam", "n_pub": "n_pub"}
+
+
+def sweep_spec(spec: dict, kind: str, values) -> dict:
+    """The spec of one sweep: ``kind`` in {"epsilon", "lam", "n_pub"} over ``values``.
+
+    The swept setting is removed from the spec, so the cache key of e.g. the epsilon grid does not
+    change when the chosen epsilon moves (moving the slider re-runs only what depends on it).
+    """
+    out = {k: v for k, v in spec.items() if k != SWEEP_VARIES[kind]}
+    out["sweep"] = kind
+    out["values"] = [float(v) if kind != "n_pub" else int(v) for v in values]
+    return out
+
+
+def _sweep_kwargs(spec: dict) -> dict:
+    kind = spec["sweep"]
+    vals = spec["values"]
+    return dict(
+        task=ENGINE_TASKS[spec["task"]], methods=list(spec["methods"]), seeds=int(spec["seeds"]),
+        epsilons=vals if kind == "epsilon" else [spec["epsilon"]],
+        lams=vals if kind == "lam" else [spec["lam"]],
+        delta=spec["delta"], eta=spec["eta"], neighbouring=spec["neighbouring"],
+        clip_radius=(spec["clip_radius"] if spec["clip_radius"] != 0 else None), test_size=TEST_SIZE,
+    )
+
+
+def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
+    """Run one sweep with BLAS limited to one thread (see :func:`_sweep`)."""
+    from threadpoolctl import threadpool_limits
+
+    # Multi-threaded BLAS on the n x d by d x runs products of DP-GD is up to 40x slower on a busy
+    # 2-core machine (thread oversubscription); one thread per session is also fairer to other users.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _sweep(data, spec)
+
+
+def _sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
+    """Run one sweep (see :func:`sweep_spec`) with :func:`engine.experiments.run_sweep`.
+
+    Random split: ``run_sweep((X, y), n_pubs=..., standardize=..., split_seed=...)``. Separate public
+    file: ``run_sweep`` has no public-file argument, so the same engine pieces it uses are called
+    directly: the task's context builder with the file's rows as the public sample, each method's
+    registered runner, and the engine's frame builder.
+
+    Raises
+    ------
+    ValueError, TypeError
+        The engine's validation messages (epsilon, delta, lam, eta, n_pub, clip radius ...).
+    """
+    from engine import experiments as E
+
+    kw = _sweep_kwargs(spec)
+    kind = spec["sweep"]
+    if data.public_is_split:
+        n_pubs = spec["values"] if kind == "n_pub" else [spec["n_pub"]]
+        frame = E.run_sweep((data.X, data.y), n_pubs=[int(v) for v in n_pubs], standardize=data.standardize,
+                            split_seed=int(spec["split_seed"]), **kw)
+    else:
+        if kind == "n_pub":
+            raise ValueError("n_pub cannot be swept with a separate public file (its size is the file's length)")
+        # validate as run_sweep does (same accepted ranges), then run on the given public rows
+        if not (0 < float(kw["eta"]) < 1):
+            raise ValueError(f"eta must lie strictly between 0 and 1, got {kw['eta']!r}")
+        c = kw["clip_radius"]
+        if c is not None and not (float(c) > 0 and math.isfinite(float(c))):
+            raise ValueError(f"clip_radius must be finite and > 0 (or None for the public default), got {c!r}")
+        specs = E.resolve_methods(kw["task"], kw["methods"])
+        eps = [float(e) for e in kw["epsilons"]]
+        from engine import privacy as P
+
+        eps = [P.validate_epsilon(e, allow_inf=True) for e in eps]
+        seeds = list(range(kw["seeds"]))
+        ctx = E.TASKS[kw["task"]](data.X_train, data.y_train, data.X_pub, data.y_pub, data.X_test, data.y_test,
+                                  lams=kw["lams"], delta=P.validate_delta(kw["delta"]), eta=kw["eta"],
+                                  neighbouring=P.validate_neighbouring(kw["neighbouring"]),
+                                  clip_radius=kw["clip_radius"])
+        frame = pd.concat([E._to_frame(ctx, s, s.runner(ctx, eps, seeds), eps, seeds, "public file", data.standardize)
+                           for s in specs], ignore_index=True)
+    frame = frame.copy()
+    frame["sweep"] = kind
+    return frame
+
+
+def merge_eps(grid: pd.DataFrame, point: pd.DataFrame) -> pd.DataFrame:
+    """The coarse epsilon sweep plus the chosen-epsilon point (duplicates dropped)."""
+    out = pd.concat([grid, point[~point["epsilon"].isin(grid["epsilon"].unique())]], ignore_index=True)
+    return out
+
+
+def summarize(frame: pd.DataFrame, metric: str, by: str) -> pd.DataFrame:
+    """Median and quantile bands per (method, ``by``) via :func:`engine.experiments.summarize`."""
+    from engine.experiments import summarize as _summarize
+
+    return _summarize(frame, metric=metric)
+
+
+def pmt_vs_best(head: pd.DataFrame, *, lower_better: bool = True):
+    """(PMT median / best private baseline median, baseline name), or None.
+
+    The oracle DP-RR and the non-private reference are not private baselines and are excluded.
+
+    Examples
+    --------
+    >>> h = pd.DataFrame({"method": ["PMT", "DP-RR", "DP-GD", "Non-private"], "median": [1.0, 4.0, 8.0, 0.0]})
+    >>> pmt_vs_best(h)
+    (0.25, 'DP-RR')
+    """
+    if head.empty or "PMT" not in set(head["method"]):
+        return None
+    base = head[head["method"].isin(["DP-RR", "DP-GD"])]
+    if base.empty:
+        return None
+    best = base.loc[base["median"].idxmin() if lower_better else base["median"].idxmax()]
+    pmt = float(head.loc[head["method"] == "PMT", "median"].iloc[0])
+    if float(best["median"]) == 0:
+        return None
+    return (pmt / float(best["median"]), str(best["method"]))
+
+
+def advisories(data: PreparedData, diag: dict) -> list[str]:
+    """Plain-language warnings about the current view (shown above the figures)."""
+    out = []
+    if data.n_pub <= data.d + 1:
+        out.append(f"n_pub = {data.n_pub} public rows for {data.d} features (+ intercept): the public second moment is "
+                   "singular, so the engine adds a tiny ridge (tau I) before whitening. Use n_pub >= d + 2.")
+    if diag.get("eig_fixes"):
+        out.append("The noisy matrix PMT solved was not positive definite in the diagnostic fit; its eigenvalues were "
+                   "floored (counted in the sweep's eig_fix column).")
+    if not data.standardize:
+        out.append("Features are not standardised: the private-only baselines clip raw rows at a radius made for "
+                   "standardised data, so they lose a lot. PMT is unaffected (it whitens with the public moment).")
+    return out
+
+
+def results_csv(frames: dict) -> str:
+    """All sweep rows as one CSV (a ``sweep`` column says which figure each row belongs to)."""
+    parts = [f.assign(sweep=k) for k, f in frames.items() if f is not None]
+    return pd.concat(parts, ignore_index=True).to_csv(index=False)
+
+
+_PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "plotly", "streamlit")
+
+
+def package_versions() -> dict:
+    """Versions of Python and the packages the numbers depend on."""
+    out = {"python": platform.python_version()}
+    for p in _PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:  # pragma: no cover
+            out[p] = None
+    return out
+
+
+def settings_json(spec: dict, *, ds, prep: PreparedData) -> str:
+    """Every setting of the view, the seeds, the data fingerprint and the package versions, as JSON."""
+    payload = {
+        "page": "PMT regression",
+        "settings": {k: v for k, v in spec.items() if k not in ("sweep", "epsilons", "lams", "n_pubs")},
+        "seeds": list(range(int(spec["seeds"]))),
+        "split_seed": spec["split_seed"],
+        "data": {"name": ds.name, "rows": ds.n, "features": list(ds.feature_names), "target": ds.target_name,
+                 "fingerprint": ds.fingerprint() if hasattr(ds, "fingerprint") else None,
+                 "n_pub": prep.n_pub, "n_priv": prep.n_priv,
+                 "public_sample": "random split (simulation)" if prep.public_is_split else "separate public file"},
+        "versions": package_versions(),
+        "cli": cli_command(spec, ds=ds),
+    }
+    return json.dumps(payload, indent=2, default=float)
+
+
+def cli_argv(spec: dict, *, ds) -> list[str]:
+    """``python -m engine pmt`` arguments reproducing the page's error-vs-epsilon sweep."""
+    from ui.state import EPSILON_GRID
+
+    data = spec["data"]
+    argv = ["pmt", "--data", data, "--epsilon", *[f"{e:g}" for e in sorted(set(EPSILON_GRID) | {spec["epsilon"]})],
+            "--delta", f"{spec['delta']:g}", "--lam", f"{spec['lam']:g}", "--n-pub", str(spec["n_pub"]),
+            "--eta", f"{spec['eta']:g}", "--seeds", str(spec["seeds"]), "--neighbouring", spec["neighbouring"]]
+    return argv
+
+
+def cli_command(spec: dict, *, ds) -> str:
+    """The shell command (quoted) for :func:`cli_argv`."""
+    return "python -m engine " + " ".join(shlex.quote(a) for a in cli_argv(spec, ds=ds))
+
+
+def diagnostics(data: PreparedData, spec: dict) -> dict:
+    """Diagnostic fits at the chosen settings (BLAS limited to one thread; see :func:`_diagnostics`)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _diagnostics(data, spec)
+
+
+def _diagnostics(data: PreparedData, spec: dict) -> dict:
+    """One fit of each selected private method at the chosen settings (noise seed 0): reports and ledgers.
+
+    Returns
+    -------
+    dict
+        ``kappa_raw, kappa_pmt, kappas`` (raw / public / pmt / noisy), ``spectra`` (eigenvalues of the
+        raw, public and whitened second moments), ``radius`` (R), ``frac_truncated``, ``B_y``,
+        ``frac_y_clipped``, ``mu``, ``clip_radius`` (C of DP-RR), ``raw_norms`` (raw row norms, intercept
+        column included, as DP-RR clips them), ``pmt_norms`` (whitened norms before truncation) and
+        ``ledgers`` (method -> the engine's ledger frame). Everything comes from the engine's
+        ``report_`` / ``transform_``; the row norms are for display only.
+    """
+    from engine import regression as R
+    from engine.pmt import add_intercept
+
+    if spec["task"] != "regression":
+        raise ValueError(f"diagnostics for the task {spec['task']!r} are not available yet")
+    common = dict(epsilon=spec["epsilon"], delta=spec["delta"], lam=spec["lam"], eta=spec["eta"],
+                  neighbouring=spec["neighbouring"], random_state=0)
+    Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
+    pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+    rep, tr = pmt.report_, pmt.transform_
+    ledgers = {"PMT": rep.ledger.to_frame()}
+    clip = spec.get("clip_radius") or None
+    rr = R.DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+    if "DP-RR" in spec["methods"]:
+        ledgers["DP-RR"] = rr.report_.ledger.to_frame()
+    if "DP-GD" in spec["methods"]:
+        gd = R.DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+        ledgers["DP-GD"] = gd.report_.ledger.to_frame()
+    return {
+        "kappa_raw": rep.kappa_raw, "kappa_pmt": rep.kappa_pmt,
+        "kappas": {"raw": rep.kappa_raw, "public": rep.kappa_pub, "pmt": rep.kappa_pmt, "noisy": rep.kappa_noisy},
+        "spectra": {"raw": tr.eigenvalues_raw, "public": tr.eigenvalues_public, "pmt": tr.eigenvalues_pmt},
+        "radius": rep.radius, "frac_truncated": rep.frac_truncated, "B_y": rep.B_y, "frac_y_clipped": rep.frac_y_clipped,
+        "mu": rep.mu, "eig_fixes": rep.eig_fixes, "clip_radius": rr.report_.radius,
+        "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "pmt_norms": tr.norms_before,
+        "ledgers": ledgers,
+    }
