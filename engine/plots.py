@@ -491,11 +491,12 @@ def headline_table(frame: pd.DataFrame, *, metric: str, epsilon: float) -> pd.Da
 # Data page (appended by the datasets engineer)
 # --------------------------------------------------------------------------------------------------
 def feature_scale_figure(df: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """Horizontal bar chart of each numeric feature's standard deviation, on a log axis.
+    """Dot chart of each numeric feature's standard deviation, on a log axis.
 
     Shows at a glance how differently scaled the features are (which drives the condition number
-    that PMT is designed to tame). Bars are sorted from the largest to the smallest scale; the
-    hover text gives the mean, minimum and maximum as well. Columns with zero spread cannot be
+    that PMT is designed to tame). Features are sorted from the largest to the smallest scale; the
+    hover text gives the mean, minimum and maximum as well. Dots, not bars: a bar on a log axis has
+    no meaningful baseline. The axis spans at least two decades so small spreads are not magnified. Columns with zero spread cannot be
     drawn on a log axis and are listed in a note instead. Non-numeric columns are ignored.
 
     Parameters
@@ -509,7 +510,7 @@ def feature_scale_figure(df: pd.DataFrame, *, title: str | None = None) -> go.Fi
     Returns
     -------
     plotly.graph_objects.Figure
-        One ``go.Bar`` trace (orientation "h"), x axis of type "log".
+        One ``go.Scatter`` trace (markers; x = standard deviation, y = feature name), x axis of type "log".
 
     Raises
     ------
@@ -536,11 +537,11 @@ def feature_scale_figure(df: pd.DataFrame, *, title: str | None = None) -> go.Fi
     stats = np.column_stack([num[positive].mean().to_numpy(), num[positive].min().to_numpy(),
                              num[positive].max().to_numpy()]) if positive else np.zeros((0, 3))
     fig = go.Figure(
-        go.Bar(
+        go.Scatter(
             x=std[positive].to_numpy(),
             y=names,
-            orientation="h",
-            marker_color="#0072B2",
+            mode="markers",
+            marker=dict(color="#0072B2", size=11, line=dict(color="#FFFFFF", width=1)),
             customdata=stats,
             hovertemplate="<b>%{y}</b><br>standard deviation %{x:.4g}<br>mean %{customdata[0]:.4g}"
             "<br>min %{customdata[1]:.4g}, max %{customdata[2]:.4g}<extra></extra>",
@@ -553,7 +554,13 @@ def feature_scale_figure(df: pd.DataFrame, *, title: str | None = None) -> go.Fi
             title += f"; largest / smallest = {std[positive].max() / std[positive].min():.3g}"
     _layout(fig, title=title, height=max(300, 120 + 22 * len(names)))
     fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=60))
-    fig.update_xaxes(type="log", title_text="standard deviation (units of each feature, log scale)")
+    fig.update_xaxes(type="log", title_text="standard deviation (units of each feature, log scale)",
+                     showgrid=True, gridcolor="#DDDDDD")
+    if positive:
+        lo, hi = np.log10(float(std[positive].min())), np.log10(float(std[positive].max()))
+        mid, half = (lo + hi) / 2, max((hi - lo) / 2 + 0.3, 1.0)
+        fig.update_xaxes(range=[mid - half, mid + half])
+    fig.update_yaxes(showgrid=True, gridcolor="#EEEEEE")
     fig.update_yaxes(autorange="reversed", automargin=True, title_text=None)
     if flat:
         fig.add_annotation(text=f"zero spread, not drawn: {', '.join(flat[:8])}{' ...' if len(flat) > 8 else ''}",
