@@ -237,3 +237,17 @@ def test_bad_source_types():
         read_csv_upload(12345)
     with pytest.raises(ValueError, match="no such file"):
         read_csv_upload("/nonexistent/file.csv")
+
+
+@pytest.mark.parametrize(
+    "raw, names",
+    [
+        (b"\xef\xbb\xbfa,b,y\r\n1,2,3\r\n2,1,4\r\n3,5,5\r\n4,4,1\r\n", ("a", "b")),  # BOM + CRLF (Excel)
+        ("temp\xe9rature;b;y\n1;2;3\n2;1;4\n3;5;5\n4;4;1\n".encode("latin-1"), ("temp\xe9rature", "b")),
+        (b'"a","b","y"\n"1.5",2,3\n2,1,4\n3,5,5\n4,4,1\n', ("a", "b")),  # quoted header and values
+    ],
+)
+def test_common_spreadsheet_exports(raw, names):
+    ds = read_csv_upload(raw)
+    assert ds.feature_names == names
+    assert ds.y.tolist() == [3.0, 4.0, 5.0, 1.0]
