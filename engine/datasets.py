@@ -296,14 +296,20 @@ def _load_ccpp() -> Dataset:
     )
 
 
-def _load_bank() -> Dataset:
-    """bank-full: one-hot the 9 categoricals (drop_first), drop ``duration``, y = 1 for "yes"."""
-    raw = _raw_frame("bank").copy()
+@functools.lru_cache(maxsize=1)
+def _bank_prepared() -> pd.DataFrame:
+    """bank-full: one-hot the 9 categoricals (drop_first), drop ``duration``, y = 1 for "yes" (cached)."""
+    raw = _raw_frame("bank")
     y = (raw["y"] == "yes").astype(np.int64)
     # `duration` is only known after the call ends; UCI advises leaving it out of a predictive model.
     X = raw.drop(columns=["y", "duration"])
     X = pd.get_dummies(X, drop_first=True, dtype=np.float64).astype(np.float64)
-    frame = X.assign(y=y.to_numpy())
+    return X.assign(y=y.to_numpy())
+
+
+def _load_bank() -> Dataset:
+    """bank-full: one-hot the 9 categoricals (drop_first), drop ``duration``, y = 1 for "yes"."""
+    frame = _bank_prepared().copy()
     return _tabular(
         "bank", frame, "y", "classification", _BANK_CITATION, "10.24432/C5K306",
         "Direct-marketing phone calls of a Portuguese bank (bank-full): did the client subscribe a term "
