@@ -73,6 +73,17 @@ def summary_table(ds: D.Dataset) -> pd.DataFrame:
     return num.describe().T
 
 
+def upload_views(ds: D.Dataset):
+    """Column table, summary and figure of an upload, memoised in THIS session only (not st.cache_data,
+    which is shared between sessions: uploaded data must stay in the uploader's session)."""
+    memo = st.session_state.get("_upload_views")
+    if memo is None or memo[0] is not ds:
+        fig = feature_scale_figure(ds.X) if ds.task != "text-classification" else None
+        memo = (ds, column_table(ds), summary_table(ds), fig)
+        st.session_state["_upload_views"] = memo
+    return memo[1:]
+
+
 # ------------------------------------------------------------------------------------------------
 # Page
 # ------------------------------------------------------------------------------------------------
@@ -113,7 +124,8 @@ with upload_col:
         "disk, logged or shared with other sessions. Comma, semicolon or tab separated; a header line; at "
         "most 50 MB."
     )
-    up = st.file_uploader("CSV file", type=["csv", "tsv", "txt"], key="data_upload",
+    # The uploader's key carries a generation number so "Forget" can also empty the widget.
+    up = st.file_uploader("CSV file", type=["csv", "tsv", "txt"], key=f"data_upload_{ss.get('_upload_gen', 0)}",
                           help="A header line with column names, then one row per sample. "
                           "Numbers only in feature columns; no missing values.")
     if up is not None:
@@ -166,6 +178,8 @@ with upload_col:
                 ss["data_active_choice"] = "ccpp"
             ss["uploaded_dataset"] = None
             ss.pop("_upload_memo", None)
+            ss.pop("_upload_views", None)
+            ss["_upload_gen"] = ss.get("_upload_gen", 0) + 1
             st.rerun()
 
 # --- active data set --------------------------------------------------------------------------------
@@ -231,13 +245,13 @@ if ds.task == "text-classification":
     st.info("These sentences are embedded by a transformer on the NVDP page; they have no numeric feature "
             "scales to show here.", icon=":material/info:")
 else:
-    fig = bundled_scale_figure(name, kappa) if not name.startswith("upload:") else feature_scale_figure(ds.X)
+    fig = bundled_scale_figure(name, kappa) if not name.startswith("upload:") else upload_views(ds)[2]
     st.plotly_chart(fig, width="stretch", config={"toImageButtonOptions": {"format": "png", "scale": 3}})
     st.caption("Features on very different scales make the second-moment matrix ill-conditioned; PMT whitens "
                "them with a public sample, and standardising with public-sample statistics also helps.")
 
 if name.startswith("upload:"):
-    types, summary = column_table(ds), summary_table(ds)
+    types, summary = upload_views(ds)[:2]
 else:
     types, summary = bundled_summary(name, kappa)
 tab_types, tab_summary, tab_rows = st.tabs(["Column types", "Summary statistics", "First rows"])

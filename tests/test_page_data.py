@@ -34,7 +34,7 @@ def _choose(at: AppTest, name: str) -> None:
 
 
 def _upload(at: AppTest, filename: str, content: bytes) -> None:
-    at.file_uploader(key="data_upload").set_value((filename, content, "text/csv")).run()
+    at.file_uploader[0].set_value((filename, content, "text/csv")).run()
     assert not at.exception, [e.value for e in at.exception]
 
 
@@ -116,6 +116,24 @@ def test_bad_upload_after_a_good_one_keeps_the_good_one():
     assert at.session_state["dataset_name"] == "upload:upload_good.csv"
     assert at.session_state["uploaded_dataset"].n == 40
     assert "40 rows x 3 features" in _text(at)
+
+
+def test_fixing_a_bad_upload_with_the_pickers_and_forgetting_it():
+    at = _data_page()
+    _upload(at, "cities.csv", (DATA / "upload_nonnumeric.csv").read_bytes())
+    assert any("'city' is not numeric" in e.value for e in at.error)
+    # dropping the text column from the features makes the same file valid
+    feats = [m for m in at.multiselect if m.key.startswith("up_features_")][0]
+    feats.unselect("city").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ds = at.session_state["uploaded_dataset"]
+    assert ds.feature_names == ("temperature",) and at.session_state["dataset_name"] == "upload:cities.csv"
+    at.button(key="forget_upload").click().run()
+    assert not at.exception
+    assert at.session_state["uploaded_dataset"] is None
+    assert at.session_state["dataset_name"] == "ccpp"
+    assert at.file_uploader[0].value is None  # the widget was emptied too
+    assert "9568 rows x 4 features" in _text(at)
 
 
 # ------------------------------------------------------------------------------------------------
