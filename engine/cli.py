@@ -16,6 +16,7 @@ import sys
 #: Modules that register subcommands, in the order they are listed in ``--help``.
 SUBCOMMAND_MODULES = [
     "engine.cli_basic",
+    "engine.cli_pmt",
 ]
 
 
