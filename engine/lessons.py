@@ -101,8 +101,8 @@ def _layout(fig: go.Figure, *, title: str, height: int = 400) -> go.Figure:
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
         template="plotly_white",
         height=height,
-        margin=dict(l=60, r=20, t=70, b=100),
-        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0, font=dict(size=12)),
+        margin=dict(l=60, r=20, t=70, b=130),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font=dict(size=12)),
         hoverlabel=dict(namelength=-1),
         font=dict(size=13),
     )
@@ -257,7 +257,8 @@ def figure_epsilon_delta(epsilon: float, delta: float, *, n_points: int = 201) -
     fig.update_xaxes(title_text="false-alarm rate (type I error)", range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="miss rate (type II error)", range=[0, 1], row=1, col=1)
     fig.update_xaxes(title_text="epsilon (nats)", row=1, col=2)
-    fig.update_yaxes(title_text="delta (log scale)", type="log", range=[math.log10(max(dlt, 1e-12)) - 4, 0], row=1, col=2)
+    fig.update_yaxes(title_text="delta (log scale)", type="log", range=[math.log10(max(dlt, 1e-12)) - 4, 0],
+                     dtick=2, exponentformat="power", row=1, col=2)
     return _layout(fig, title=f"epsilon = {eps:g}, delta = {dlt:g}  =  a Gaussian mechanism with mu = {mu:.3f}",
                    height=430)
 
@@ -557,8 +558,9 @@ def figure_truncation(frame: pd.DataFrame, *, radius: float | None = None) -> go
         fig.add_vline(x=float(radius), line=dict(color=COLORS["raw"], width=2))
         fig.add_annotation(x=math.log10(float(radius)), y=0.0, yref="paper", text=f"your C = {float(radius):.2f}",
                            showarrow=False, xanchor="left", yanchor="bottom", font=dict(color=COLORS["raw"]), xshift=4)
-    fig.update_xaxes(title_text="clipping radius C (in standard units of the whitened feature; log scale)", type="log")
-    fig.update_yaxes(title_text="squared error (log scale)", type="log",
+    fig.update_xaxes(title_text="clipping radius C (in units of the whitened feature; log scale)", type="log",
+                     tickvals=[0.03, 0.1, 0.3, 1, 3, 10, 30, 100], ticktext=["0.03", "0.1", "0.3", "1", "3", "10", "30", "100"])
+    fig.update_yaxes(title_text="squared error (log scale)", type="log", dtick=1, exponentformat="power",
                      range=[math.log10(max(ymin, ymax * 1e-8)) - 0.2, math.log10(ymax) + 0.3])
     return _layout(fig, title="Clip too hard: biased. Clip too loosely: noisy.", height=440)
 
@@ -789,7 +791,8 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
     fig.add_trace(go.Scattergl(x=demo.X[:k, 0], y=demo.X[:k, 1], mode="markers", name="private rows",
                                marker=dict(color=COLORS["raw"], size=4, opacity=0.5), hoverinfo="skip"), 1, 1)
     fig.add_trace(go.Scattergl(x=demo.X_pub[:, 0], y=demo.X_pub[:, 1], mode="markers", name="public rows",
-                               marker=dict(color=COLORS["reference"], size=5, symbol="x"), hoverinfo="skip"), 1, 1)
+                               marker=dict(color=COLORS["reference"], size=4, symbol="x", opacity=0.6),
+                               hoverinfo="skip"), 1, 1)
     keep = ~demo.truncated[:k]
     fig.add_trace(go.Scattergl(x=demo.X_white[:k][keep, 0], y=demo.X_white[:k][keep, 1], mode="markers",
                                name="whitened rows", marker=dict(color=COLORS["whitened"], size=4, opacity=0.5),
@@ -810,36 +813,48 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
     return _layout(fig, title="Whitening makes the cloud round, so one circle fits every direction", height=470)
 
 
-def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float = 4.0) -> go.Figure:
-    """Lesson 4 figure (b): where the noisy solutions land, raw vs whitened, around theta*.
+def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -> go.Figure:
+    """Lesson 4 figure (b): where the noisy solutions land around theta*, raw (left) vs whitened (right).
+
+    Both panels share the same axes so the spreads compare directly.
 
     Parameters
     ----------
     demo : NoisyInverseDemo
-    zoom : float, default 4
-        Half-width of the view, in units of ``||theta*|| = 1``; draws outside are counted in the legend.
+    zoom : float, optional
+        Half-width of the view in units of ``||theta*|| = 1``. Default: the 90 % quantile of the raw
+        errors, kept within [0.5, 5]; draws outside are counted in the legend.
 
     Returns
     -------
     plotly.graph_objects.Figure
     """
     ts = demo.theta_star
-    fig = go.Figure()
-    for key, th, name in (("raw", demo.theta_raw, "noise added to raw X^T X"),
-                          ("whitened", demo.theta_pmt, "noise added after whitening (PMT)")):
+    err_raw = np.linalg.norm(demo.theta_raw - ts, axis=1)
+    if zoom is None:
+        zoom = float(np.clip(np.quantile(err_raw, 0.9), 0.5, 5.0))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, shared_yaxes=True,
+                        subplot_titles=(f"Raw rows: condition number {demo.kappa_raw:,.0f}",
+                                        f"Whitened rows (PMT): condition number {demo.kappa_pmt:.2f}"))
+    for col, (key, th, name) in enumerate((("raw", demo.theta_raw, "noise added to the raw matrix"),
+                                           ("whitened", demo.theta_pmt, "noise added after whitening (PMT)")),
+                                          start=1):
+        err = np.linalg.norm(th - ts, axis=1)
         out = int(np.sum(np.any(np.abs(th - ts) > zoom, axis=1)))
-        label = f"{name}: median error {np.median(np.linalg.norm(th - ts, axis=1)):.2f}"
+        label = f"{name}: median error {np.median(err):.2f}"
         if out:
-            label += f", {out} draws off the chart"
+            label += f" ({out} draws off the chart)"
         fig.add_trace(go.Scattergl(x=th[:, 0], y=th[:, 1], mode="markers", name=label,
-                                   marker=dict(color=COLORS[key], size=5, opacity=0.55),
-                                   hovertemplate="theta = (%{x:.2f}, %{y:.2f})<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[ts[0]], y=[ts[1]], mode="markers", name="true theta",
-                             marker=dict(color=COLORS["reference"], size=14, symbol="star"),
-                             hovertemplate="true theta = (%{x:.2f}, %{y:.2f})<extra></extra>"))
-    fig.update_xaxes(range=[ts[0] - zoom, ts[0] + zoom], title_text="theta 1")
-    fig.update_yaxes(range=[ts[1] - zoom, ts[1] + zoom], scaleanchor="x", scaleratio=1, title_text="theta 2")
-    return _layout(fig, title=f"{demo.theta_raw.shape[0]} noisy solves of (A + W) theta = b", height=520)
+                                   marker=dict(color=COLORS[key], size=5, opacity=0.5),
+                                   hovertemplate="theta = (%{x:.2f}, %{y:.2f})<extra></extra>"), 1, col)
+        fig.add_trace(go.Scatter(x=[ts[0]], y=[ts[1]], mode="markers", name="true theta", showlegend=col == 1,
+                                 marker=dict(color="rgba(0,0,0,0)", size=14, symbol="star",
+                                             line=dict(color=COLORS["reference"], width=2)),
+                                 hovertemplate="true theta = (%{x:.2f}, %{y:.2f})<extra></extra>"), 1, col)
+        fig.update_xaxes(range=[ts[0] - zoom, ts[0] + zoom], title_text="coefficient theta 1", row=1, col=col)
+    fig.update_yaxes(range=[ts[1] - zoom, ts[1] + zoom], title_text="coefficient theta 2", row=1, col=1)
+    return _layout(fig, title=f"{demo.theta_raw.shape[0]} private solutions of (A + W) theta = b, same privacy budget",
+                   height=480)
 
 
 # ============================================================================================
@@ -944,7 +959,8 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
     ma2, sa2 = (float(v) for v in clip_gaussian(mean_a, std_a, C_mu=C_mu, renyi_order=lam))
     mb2, sb2 = (float(v) for v in clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=lam))
     x = np.linspace(-span - 1, span + 1, 600)
-    fig.add_vrect(x0=-C_mu, x1=C_mu, fillcolor=COLORS["clipped"], opacity=0.08, line_width=0, row=1, col=1)
+    fig.add_vrect(x0=-C_mu, x1=C_mu, fillcolor=COLORS["clipped"], opacity=0.15, line_width=0, layer="below",
+                  exclude_empty_subplots=False, row=1, col=1)
     for (m, s, m2, s2, name, col) in ((mean_a, std_a, ma2, sa2, "A", COLORS["unclipped"]),
                                       (mean_b, std_b, mb2, sb2, "B", COLORS["reference"])):
         fig.add_trace(go.Scatter(x=x, y=stats.norm.pdf(x, m, s), name=f"sentence {name}, unclipped",
@@ -973,7 +989,7 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
                            text="without clipping: infinite<br>(lambda s_B² - (lambda-1) s_A² <= 0)",
                            font=dict(color=COLORS["unclipped"], size=13))
     finite = np.concatenate([curve.before[np.isfinite(curve.before)], curve.after[np.isfinite(curve.after)]])
-    fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)",
+    fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)", dtick=1, exponentformat="power",
                      range=[math.log10(max(finite.min(), 1e-4)) - 0.3, math.log10(max(finite.max(), 1e-3)) + 0.3],
                      row=1, col=2)
     fig.update_yaxes(title_text="density", row=1, col=1)
