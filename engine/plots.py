@@ -254,12 +254,14 @@ def sweep_figure(
                           annotation_font=dict(size=12, color="#333333"))
     xaxis = dict(title=_PARAM_LABELS.get(x, x) + (", log scale" if log_x else ""),
                  type="log" if log_x else "linear", showgrid=True)
-    if zero_at is not None:
-        vals = sorted(set(df["_x"].dropna()))
+    vals = sorted(set(df["_x"].dropna()))
+    if log_x and 0 < len(vals) <= 16:
         xaxis.update(tickvals=vals, ticktext=["0" if v == zero_at else f"{v:g}" for v in vals])
     fig.update_xaxes(**xaxis)
     better = "lower is better" if lower_better else "higher is better"
     fig.update_yaxes(title=f"{label} ({better}{', log scale' if log_y else ''})", type="log" if log_y else "linear")
+    if log_y:
+        fig.update_yaxes(dtick=1, minor=dict(showgrid=True, gridcolor="#F2F2F2"))
     if title is None:
         title = f"{label} vs {x}: median over seeds, shaded 25-75% and 5-95% of seeds"
     if notes:
@@ -292,6 +294,13 @@ CONDITIONING_LABELS: dict[str, str] = {
     "pmt": "after PMT: X~^T X~",
     "noisy": "noisy released A_priv",
 }
+#: Two-line axis labels of the bars (no overlap at any width).
+_COND_SHORT: dict[str, str] = {
+    "raw": "raw private<br>X^T X",
+    "public": "public<br>Sigma_pub",
+    "pmt": "after PMT<br>X~^T X~",
+    "noisy": "noisy<br>A_priv",
+}
 _COND_COLORS = {"raw": "#E69F00", "public": "#56B4E9", "pmt": "#0072B2", "noisy": "#CC79A7"}
 
 
@@ -317,7 +326,7 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     Examples
     --------
     >>> fig = conditioning_figure({"raw": 1e3, "pmt": 1.2}, {"raw": np.array([1.0, 1e-3])})
-    >>> list(fig.data[0].x)
+    >>> list(fig.data[0].customdata)
     ['raw X^T X (private rows)', 'after PMT: X~^T X~']
     """
     if not isinstance(kappas, Mapping):
@@ -330,15 +339,15 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     vals = [float(kappas[k]) for k in keys]
     shown = [v if math.isfinite(v) else np.nan for v in vals]
     fig.add_trace(go.Bar(
-        x=[CONDITIONING_LABELS.get(k, k) for k in keys], y=shown,
+        x=[_COND_SHORT.get(k, k) for k in keys], y=shown, customdata=[CONDITIONING_LABELS.get(k, k) for k in keys],
         marker_color=[_COND_COLORS.get(k, "#999999") for k in keys],
         text=[f"{v:.3g}" if math.isfinite(v) else "inf (singular)" for v in vals], textposition="outside",
-        hovertemplate="%{x}<br>kappa = %{y:.4g} (1 = perfectly conditioned)<extra></extra>", showlegend=False,
+        hovertemplate="%{customdata}<br>kappa = %{y:.4g} (1 = perfectly conditioned)<extra></extra>", showlegend=False,
     ), row=1, col=1)
-    fig.update_yaxes(type="log", title="kappa (log scale, 1 is ideal)", row=1, col=1)
+    fig.update_yaxes(type="log", title="kappa (log scale; bars start at the ideal 1)", dtick=1, row=1, col=1)
     finite = [v for v in shown if v is not None and np.isfinite(v) and v > 0]
     if finite:
-        fig.update_yaxes(range=[-0.1, math.log10(max(finite)) * 1.25 + 0.3], row=1, col=1)
+        fig.update_yaxes(range=[0.0, max(1.0, math.log10(max(finite)) * 1.2 + 0.3)], row=1, col=1)
     notes = []
     if spectra:
         for k, ev in spectra.items():
@@ -355,7 +364,7 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
                 line=dict(color=_COND_COLORS.get(k, "#999999"), width=3 if k == "pmt" else 2),
                 hovertemplate="eigenvalue #%{x}: %{y:.3g} x the largest<extra>" + CONDITIONING_LABELS.get(k, k) + "</extra>",
             ), row=1, col=2)
-        fig.update_yaxes(type="log", title="eigenvalue / largest (log scale)", row=1, col=2)
+        fig.update_yaxes(type="log", title="eigenvalue / largest (log scale)", dtick=1, row=1, col=2)
         fig.update_xaxes(title="eigenvalue index (largest first)", dtick=1 if max((len(np.ravel(v)) for v in spectra.values()), default=0) <= 20 else None, row=1, col=2)
     fig.update_xaxes(tickangle=0, row=1, col=1)
     if title is None:
@@ -418,12 +427,12 @@ def truncation_figure(raw_norms: np.ndarray | None, pmt_norms: np.ndarray, *, ra
             n_clip = int(np.sum(raw_norms > clip_radius))
             if frac_clipped is None:
                 frac_clipped = n_clip / raw_norms.size
-            panels.append(f"Before: raw row norms ||x_i||<br><sup>baseline clip radius C = {clip_radius:.3g}: "
-                          f"{n_clip} of {raw_norms.size} rows clipped ({100 * frac_clipped:.2f}%)</sup>")
+            panels.append(f"Before: raw row norms ||x_i||<br><span style='font-size:12px'>baseline clip radius C = "
+                          f"{clip_radius:.3g}: {n_clip} of {raw_norms.size} rows clipped ({100 * frac_clipped:.2f}%)</span>")
         else:
             panels.append("Before: raw row norms ||x_i||")
-    panels.append(f"After the PMT transform: ||Sigma_pub^(-1/2) x_i||<br><sup>R = {radius:.3g}: {n_trunc} of "
-                  f"{pmt_norms.size} rows truncated ({100 * frac_truncated:.2f}%)</sup>")
+    panels.append(f"After the PMT transform: ||Sigma_pub^(-1/2) x_i||<br><span style='font-size:12px'>R = {radius:.3g}: "
+                  f"{n_trunc} of {pmt_norms.size} rows truncated ({100 * frac_truncated:.2f}%)</span>")
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=panels, horizontal_spacing=0.1)
     col = 1
     if raw_norms is not None:
@@ -443,8 +452,10 @@ def truncation_figure(raw_norms: np.ndarray | None, pmt_norms: np.ndarray, *, ra
                   annotation_text="R", annotation_position="top right")
     fig.update_xaxes(title="whitened row norm (no unit; about sqrt(d) for typical rows)", row=1, col=col)
     fig.update_yaxes(title="rows", row=1, col=col)
-    fig.update_annotations(font_size=13)
-    return _layout(fig, title=title or "Truncation: how many rows stick out, before and after whitening", height=460)
+    fig.update_annotations(font_size=14)
+    fig = _layout(fig, title=title or "Truncation: how many rows stick out, before and after whitening", height=480)
+    fig.update_layout(margin=dict(t=110))
+    return fig
 
 
 def headline_table(frame: pd.DataFrame, *, metric: str, epsilon: float) -> pd.DataFrame:

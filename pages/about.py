@@ -6,6 +6,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.state import ensure_frame
+
+ensure_frame()
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 CITATION = ROOT / "assets" / "data" / "CITATION.md"

@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from ui.state import ensure_frame
+
+ensure_frame()
+
 st.title("Privacy-utility explorer")
 st.markdown(
     "Explore how much accuracy differential privacy costs, and how two recent methods lower that cost. "

@@ -7,11 +7,9 @@ Thin page: it reads widgets, calls the engine (``engine.experiments.run_sweep``,
 
 from __future__ import annotations
 
+import inspect
 import json
-import platform
-import shlex
 import warnings
-from importlib import metadata
 
 import numpy as np
 import pandas as pd
@@ -27,12 +25,14 @@ from ui.state import (
     EPSILON_OPTIONS,
     LAM_OPTIONS,
     N_PUB_GRID,
+    ensure_frame,
     fmt_num,
     init_state,
     persist,
 )
 from ui import pmt_compute as C
 
+ensure_frame()
 init_state()
 ss = st.session_state
 
@@ -60,6 +60,9 @@ st.markdown(
     "(GDP). **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). **lam** is the "
     "ridge penalty; **n_pub** the number of public rows."
 )
+
+#: st.metric's delta arrow (1.5x+) would suggest a direction for a plain "before" value; hide it.
+_NO_ARROW = {"delta_arrow": "off"} if "delta_arrow" in inspect.signature(st.metric).parameters else {}
 
 # ---------------------------------------------------------------------------------------------
 # cached engine calls
@@ -340,26 +343,34 @@ with main:
             metric = ss["metric"] = metric_cols[0]
         head = plots.headline_table(results["eps_point"], metric=metric, epsilon=spec["epsilon"])
         label = plots.metric_label(metric)
+        unit = plots.METRICS.get(metric, ("", "", True))[1]
         lower_better = plots.METRICS.get(metric, ("", "", True))[2]
-        cols = st.columns(max(len(head), 1) + 3)
-        for c, (_, row) in zip(cols, head.iterrows()):
-            c.metric(f"{row['method'][:22]}: median {label.lower()}", f"{row['median']:.3g}",
-                     help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median over "
-                     f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g} (25-75%: {row['q25']:.3g} to "
-                     f"{row['q75']:.3g}). {plots.METRICS.get(metric, ('', ''))[1]}.")
         ratio = C.pmt_vs_best(head, lower_better=lower_better)
-        k = len(head)
-        cols[k].metric("PMT vs best private baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
-                       help="Median error of PMT divided by that of the best private-only baseline "
-                       f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better."
-                       if lower_better else "PMT's median divided by the best baseline's (above 1 = PMT better).")
-        cols[k + 1].metric("kappa raw -> after PMT", f"{diag['kappa_raw']:.3g} -> {diag['kappa_pmt']:.3g}",
-                           help="Condition number of the private second-moment matrix X^T X before and after the PMT "
-                           "transform (1 = perfectly conditioned, as for round data).")
-        cols[k + 2].metric("rows truncated | mu", f"{100 * diag['frac_truncated']:.2f}% | {diag['mu']:.3g}",
-                           help=f"Fraction of private rows beyond R = {diag['radius']:.3g} after whitening (they are "
-                           f"scaled onto the sphere of radius R), and the total Gaussian-DP budget mu that (epsilon = "
-                           f"{spec['epsilon']:g}, delta = {spec['delta']:g}) converts to.")
+        if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
+            head = head[head["method"] != "Non-private"]
+        st.markdown(f"**Median {label.lower()} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
+                    f"({'lower' if lower_better else 'higher'} is better)")
+        row1 = st.columns(max(len(head), 1))
+        for c, (_, row) in zip(row1, head.iterrows()):
+            c.metric(row["method"].replace(" (oracle C, non-private tuning)", " oracle"), f"{row['median']:.3g}",
+                     help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
+                     f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
+                     f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
+        r1, r2, r3, r4 = st.columns(4)
+        r1.metric("PMT / best private baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
+                  help=("PMT's median error divided by that of the best private-only baseline "
+                        f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
+                  if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
+        r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
+                  delta_color="off", **_NO_ARROW,
+                  help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
+                  "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
+        r3.metric("rows truncated by PMT", f"{100 * diag['frac_truncated']:.2f}%",
+                  help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
+                  "scaled onto the sphere of radius R.")
+        r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
+                  help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
+                  f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
 
         st.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
                      **persist("metric"))
@@ -448,16 +459,16 @@ with main:
                         f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
             ledgers = diag["ledgers"]
             which = st.radio("Method", list(ledgers), horizontal=True, key="pmt_ledger_method")
-            st.dataframe(ledgers[which], hide_index=True, width="stretch",
+            st.dataframe(C.ledger_display(ledgers[which]), hide_index=True, width="stretch",
                          column_config={
                              "name": st.column_config.TextColumn("release", help="what was released with noise"),
-                             "sensitivity": st.column_config.NumberColumn("sensitivity", format="%.4g",
-                                                                          help="L2 / Frobenius sensitivity: how far one person can move it"),
-                             "sigma": st.column_config.NumberColumn("sigma", format="%.4g", help="Gaussian noise standard deviation"),
-                             "mu": st.column_config.NumberColumn("mu (GDP)", format="%.4g", help="sensitivity / sigma"),
-                             "epsilon": st.column_config.NumberColumn("epsilon", format="%.4g",
-                                                                      help="this release alone at the delta shown"),
-                             "delta": st.column_config.NumberColumn("delta", format="%.0e"),
+                             "sensitivity": st.column_config.TextColumn(
+                                 "sensitivity", help="L2 / Frobenius sensitivity: how far one person can move it"),
+                             "sigma": st.column_config.TextColumn("sigma", help="Gaussian noise standard deviation"),
+                             "mu": st.column_config.TextColumn("mu (GDP)", help="sensitivity / sigma"),
+                             "epsilon": st.column_config.TextColumn("epsilon", help="this release alone at the delta "
+                                                                    "shown; the total row composes all releases"),
+                             "delta": st.column_config.TextColumn("delta"),
                          })
             with st.expander("What this shows"):
                 st.markdown(

@@ -45,6 +45,29 @@ SPEC_KEYS = {
 }
 
 
+#: Metrics measured against the non-private fit (whose own value is 0 by definition).
+REFERENCE_IS_TARGET = ("l2_error", "rel_error", "excess_risk")
+
+
+def ledger_display(frame: pd.DataFrame) -> pd.DataFrame:
+    """The engine's ledger frame with numbers as compact strings ("" where a value does not apply).
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"name": ["A", "total (composed)"], "sensitivity": [2.0, float("nan")],
+    ...                   "sigma": [4.0, float("nan")], "mu": [0.5, 0.5], "neighbouring": ["replace-one"] * 2,
+    ...                   "epsilon": [2.1, 2.1], "delta": [1e-5, 1e-5]})
+    >>> ledger_display(f)["sensitivity"].tolist()
+    ['2', '']
+    """
+    out = frame.copy()
+    for c in ("sensitivity", "sigma", "mu", "epsilon", "delta"):
+        if c in out.columns:
+            out[c] = [("" if (v is None or (isinstance(v, float) and math.isnan(v))) else
+                       ("inf" if isinstance(v, float) and math.isinf(v) else f"{float(v):.4g}")) for v in out[c]]
+    return out
+
+
 def supported_tasks() -> list[str]:
     """Page tasks the engine supports: ``engine.experiments.SUPPORTED_TASKS`` if present, else ridge only."""
     try:
