@@ -36,10 +36,11 @@ Bounds: every radius and bound is public by default (d, n, eta and the public ro
 number the user gives). Passing ``"private"`` for a bound takes it from the private data and warns
 with :class:`engine.privacy.PrivacyLeakWarning`: the guarantee then no longer holds.
 
-Eigenvalue floor (PMT.md section 3, step 5): if the noisy system matrix ``M`` is not positive
-definite (smallest eigenvalue <= 0), eigenvalues below ``eig_floor * max|eig(M)|`` are raised to
-that value (default ``eig_floor = 1e-3``; for PMT ``max|eig| ~ n``, so the floor is about
-``1e-3 n`` in whitened units). Each fix is counted in ``report_.eig_fixes``; nothing is hidden.
+Eigenvalue floor (PMT.md section 3, step 5): if the noisy system matrix ``M = A_priv + penalty`` is
+not positive definite (smallest eigenvalue <= 0), its eigenvalues below
+``eig_floor * trace(A_priv) / d`` are raised to that value (default ``eig_floor = 1e-3``; for PMT
+``trace(A_priv) / d ~ n``, so the floor is about ``1e-3 n`` in whitened units, the research note's
+suggestion). Each fix is counted in ``report_.eig_fixes``; nothing is hidden.
 """
 
 from __future__ import annotations
@@ -271,8 +272,10 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     penalty : ndarray of shape (d, d) or (..., d, d)
         ``n lam P`` (or its whitened version).
     eig_floor : float, default 1e-3
-        When the system is not positive definite, eigenvalues below ``eig_floor * max|eig|`` are
-        raised to it (PMT.md section 3, step 5).
+        When the system is not positive definite, its eigenvalues below ``eig_floor * trace(A_priv) / d``
+        (the mean eigenvalue of the noisy statistic: about ``eig_floor * n`` in PMT's whitened units;
+        ``max|eig|`` of the system if that trace is not positive) are raised to it (PMT.md section 3,
+        step 5). Post-processing of released values: no privacy cost.
 
     Returns
     -------
@@ -288,12 +291,16 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     >>> th.tolist(), bool(fixed), float(k)
     ([1.0, 1.0], False, 2.0)
     """
-    M = np.asarray(A_priv, dtype=float) + penalty
+    A_priv = np.asarray(A_priv, dtype=float)
+    M = A_priv + penalty
     w, V = np.linalg.eigh(M)
     kappa = _kappa_from_eigs(w)
     fixed = w[..., 0] <= 0
     if np.any(fixed):
-        floor = eig_floor * np.max(np.abs(w), axis=-1, keepdims=True)
+        d = A_priv.shape[-1]
+        scale = np.trace(A_priv, axis1=-2, axis2=-1) / d  # mean eigenvalue of the noisy statistic (~ n for PMT)
+        scale = np.where(scale > 0, scale, np.max(np.abs(w), axis=-1))
+        floor = (eig_floor * scale)[..., None]
         w = np.where(fixed[..., None], np.maximum(w, floor), w)
     Vtb = np.einsum("...ji,...j->...i", V, np.asarray(b_priv, dtype=float))
     theta = np.einsum("...ij,...j->...i", V, Vtb / w)

@@ -1,0 +1,213 @@
+"""Generate ``docs/pmt_ridge_results.md``: DP-PMTRR against its baselines on four data sets.
+
+Settings (issue 3): wine-red, wine-white, ccpp and synthetic (n = 20000, d = 10, kappa(Sigma) = 1e3) at
+epsilon in {0.5, 1, 2, 5}, delta = 1e-5, n_pub = 200, lam = 1e-3, replace-one, 50 noise seeds, one
+fixed public/test split (split seed 0, 20 % of the private rows held out). Reports the median and
+IQR of the L2 distance to the non-private ridge per method, the held-out RMSE, and the condition
+numbers raw vs PMT. The output is deterministic (no timestamps), so rerunning reproduces the file.
+
+Usage::
+
+    .venv/bin/python scripts/pmt_ridge_results.py [--seeds 50] [--out docs/pmt_ridge_results.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.datasets import load_dataset  # noqa: E402
+from engine.experiments import run_sweep, summarize, sweep_split  # noqa: E402
+from engine.pmt import pmt_transform  # noqa: E402
+
+DATASETS = [
+    ("wine-red", {}),
+    ("wine-white", {}),
+    ("ccpp", {}),
+    ("synthetic", {"n": 20000, "d": 10, "kappa": 1e3, "random_state": 0}),
+]
+EPSILONS = [0.5, 1.0, 2.0, 5.0]
+METHODS = ["pmt", "dp-rr", "dp-gd", "dp-rr-oracle", "non-private"]
+PRIVATE = ["PMT", "DP-RR", "DP-GD"]
+ORACLE = "DP-RR (oracle C, non-private tuning)"
+ORDER = ["PMT", "DP-RR", "DP-GD", ORACLE, "Non-private"]
+
+
+def cell(r) -> str:
+    return f"{r['median']:.3g} [{r['q25']:.3g}, {r['q75']:.3g}]"
+
+
+def table(summ: pd.DataFrame, value=cell) -> str:
+    head = "| data set | method | " + " | ".join(f"eps = {e:g}" for e in EPSILONS) + " |"
+    sep = "|---|---|" + "---|" * len(EPSILONS)
+    lines = [head, sep]
+    for ds in summ["dataset"].unique():
+        sub = summ[summ["dataset"] == ds]
+        for m in ORDER:
+            rows = sub[sub["method"] == m].set_index("epsilon")
+            if rows.empty:
+                continue
+            vals = [value(rows.loc[e]) for e in EPSILONS]
+            lines.append(f"| {ds} | {m} | " + " | ".join(vals) + " |")
+    return "\n".join(lines)
+
+
+def conditioning(name, kwargs) -> dict:
+    X, y = load_dataset(name, **kwargs).to_numpy()
+    out = {"data set": name}
+    for std in (False, True):
+        Xp, yp, Xtr, ytr, *_ = sweep_split(X, y, n_pub=200, standardize=std)
+        t = pmt_transform(Xtr, Xp, eta=0.05, fit_intercept=True)
+        tag = "standardised" if std else "raw units"
+        out[f"kappa(X^T X), {tag}"] = t.kappa_raw
+        if not std:
+            out["n (private train)"] = t.n
+            out["d (with intercept)"] = t.d
+            out["kappa(Sigma_pub), raw units"] = t.kappa_pub
+            out["R"] = t.radius
+        out[f"kappa after PMT, {tag}"] = t.kappa_pmt
+    out["fraction truncated"] = t.frac_truncated
+    return out
+
+
+def claims(summ: pd.DataFrame) -> list[str]:
+    lines = []
+    for ds in summ["dataset"].unique():
+        sub = summ[summ["dataset"] == ds].set_index(["method", "epsilon"])["median"]
+        best = [e for e in EPSILONS if sub[("PMT", e)] < min(sub[("DP-RR", e)], sub[("DP-GD", e)])]
+        beats_oracle = [e for e in EPSILONS if sub[("PMT", e)] < sub[(ORACLE, e)]]
+        fmt = lambda es: ", ".join(f"{e:g}" for e in es) or "none"  # noqa: E731
+        lines.append(f"- **{ds}**: PMT has the lowest median L2 error of the three private methods at epsilon = "
+                     f"{fmt(best)} (of {', '.join(f'{e:g}' for e in EPSILONS)}); it is also below the "
+                     f"non-privately tuned DP-RR oracle at epsilon = {fmt(beats_oracle)}.")
+    return lines
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--out", default=str(ROOT / "docs" / "pmt_ridge_results.md"))
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", UserWarning)
+
+    frames = {True: [], False: []}
+    for std in (True, False):
+        for name, kw in DATASETS:
+            f = run_sweep(name, methods=METHODS, epsilons=EPSILONS, seeds=args.seeds, lams=[1e-3], n_pubs=[200],
+                          delta=1e-5, eta=0.05, standardize=std, dataset_kwargs=kw or None)
+            frames[std].append(f)
+    summ = {}
+    for std in (True, False):
+        fr = pd.concat(frames[std], ignore_index=True)
+        parts = []
+        for metric in ("l2_error", "rmse"):
+            for ds, g in fr.groupby("dataset", sort=False):
+                s = summarize(g, metric)
+                s.insert(0, "dataset", ds)
+                parts.append(s)
+        summ[std] = pd.concat(parts, ignore_index=True)
+    cond = pd.DataFrame([conditioning(n, kw) for n, kw in DATASETS])
+
+    l2_std = summ[True][summ[True]["metric"] == "l2_error"]
+    rmse_std = summ[True][summ[True]["metric"] == "rmse"]
+    l2_raw = summ[False][summ[False]["metric"] == "l2_error"]
+
+    fix_rows = []
+    fr_std = pd.concat(frames[True], ignore_index=True)
+    for ds, g in fr_std.groupby("dataset", sort=False):
+        for m in ("PMT", "DP-RR"):
+            gm = g[g["method"] == m]
+            fix = gm.groupby("epsilon")["eig_fix"].mean()
+            fix_rows.append(f"| {ds} | {m}: share of runs with the floor | "
+                            + " | ".join(f"{100 * fix[e]:.0f} %" for e in EPSILONS) + " |")
+        gp = g[g["method"] == "PMT"]
+        ratio = gp.groupby("epsilon").apply(lambda h: 2 * h["sigma_A"].iloc[0] * np.sqrt(h["d"].iloc[0]) / h["n"].iloc[0])
+        fix_rows.append(f"| {ds} | PMT: 2 sigma_A sqrt(d) / n | " + " | ".join(f"{ratio[e]:.2g}" for e in EPSILONS) + " |")
+    fix_md = "\n".join(["| data set | quantity | " + " | ".join(f"eps = {e:g}" for e in EPSILONS) + " |",
+                         "|---|---|" + "---|" * len(EPSILONS)] + fix_rows)
+
+    def fmt_cond(v):
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    cond_md = ["| " + " | ".join(cond.columns) + " |", "|" + "---|" * len(cond.columns)]
+    for r in cond.itertuples(index=False):
+        cond_md.append("| " + " | ".join(fmt_cond(v) for v in r) + " |")
+
+    doc = f"""# DP-PMTRR (PMT ridge) against its baselines: results
+
+Generated by `scripts/pmt_ridge_results.py` (do not edit by hand; rerun the script). Engine:
+`engine.experiments.run_sweep` / `summarize`, estimators in `engine.regression`, transform in `engine.pmt`.
+Specification: `shared/docs/PMT.md` sections 2, 3, 5, 6.
+
+**Settings.** epsilon in {{0.5, 1, 2, 5}}, delta = 1e-5 (converted to mu-GDP exactly), replace-one
+neighbouring, n_pub = 200 public rows, lam = 1e-3 (objective `(1/n)||y - X theta||^2 + lam ||theta||^2`,
+intercept appended as a constant column and not penalised), eta = 0.05, {args.seeds} noise seeds, one
+fixed public/test split (split seed 0; 20 % of the private rows held out for the RMSE before anything is
+fitted). DP-GD: T = 100 full-batch steps, step 1/L_pub, per-example gradient clip C = 2 R_raw B_y.
+DP-RR: rows clipped at the PMT radius formula applied to the raw features (R_raw = sqrt(d(1+ln(2n/eta)))),
+responses at the public bound B_y. The DP-RR oracle picks C on a grid by looking at the private error:
+it is **non-private tuning**, shown only as the best the baseline could do. Synthetic: n = 20000,
+d = 10, kappa(Sigma) = 1e3, ||theta*|| = 1, noise sd 1.
+
+**Metric.** L2 distance between the private coefficient vector (intercept included) and the
+non-private ridge fitted on the same untruncated private training rows. Cells: median [q25, q75] over
+the seeds.
+
+## 1. Conditioning: raw vs PMT
+
+kappa of X^T X on the private training rows with the intercept column (private: shown for display
+only), of the public second moment, and of X~^T X~ after the PMT transform. PMT's kappa is the same
+with or without standardisation (an affine map of x is a linear map of (x, 1)).
+
+{chr(10).join(cond_md)}
+
+## 2. L2 error to the non-private fit, features standardised with public statistics
+
+Features centred and scaled by the public sample's mean and sd, y centred by the public mean (public
+information only; it makes the baselines' default radius meaningful and shrinks B_y for every method).
+
+{table(l2_std)}
+
+## 3. Held-out RMSE (same runs as section 2)
+
+{table(rmse_std)}
+
+## 4. L2 error in raw units (no standardisation)
+
+The baselines' default radius is meaningless on unscaled features (CCPP: pressure ~ 1000 mbar), and
+the raw-unit L2 error is dominated by poorly identified directions (e.g. intercept vs. pressure), so
+these numbers are large for every method.
+
+{table(l2_raw)}
+
+## 5. What the numbers say (generated from the medians of section 2)
+
+{chr(10).join(claims(l2_std))}
+
+## 6. When the noisy system needs the eigenvalue floor (same runs as section 2)
+
+Share of runs whose noisy system was not positive definite (the eigenvalue floor of PMT.md section 3
+step 5 fired; `eig_fix` in the sweep frame), and for PMT the ratio 2 sigma_A sqrt(d) / n, the typical
+spectral size of the symmetric noise relative to n (X~^T X~ is close to n I).
+
+{fix_md}
+
+Reading: PMT's error is driven by the noise on X~^T X~ relative to n. When 2 sigma_A sqrt(d) / n is
+near or above 1 the noisy system is often indefinite, the floor fires and the estimate is poor (small
+data sets, small epsilon); DP-GD, whose noise sits on a mean gradient, then does better. When the ratio
+is well below 1, PMT's well-conditioned statistics pay off.
+"""
+    Path(args.out).write_text(doc)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
