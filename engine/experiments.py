@@ -382,7 +382,8 @@ def _seeds(seeds):
     return out
 
 
-def sweep_split(X, y, *, n_pub, split_seed=0, test_size=0.2, standardize=False, center_y=None):
+def sweep_split(X, y, *, n_pub=None, split_seed=0, test_size=0.2, standardize=False, center_y=None,
+                public_data=None):
     """The split a sweep uses: public rows, private training rows, held-out private test rows.
 
     ``n_pub`` public rows are drawn with :func:`engine.datasets.public_private_split`
@@ -397,10 +398,13 @@ def sweep_split(X, y, *, n_pub, split_seed=0, test_size=0.2, standardize=False, 
     X : ndarray of shape (n, p)
     y : ndarray of shape (n,)
     n_pub : int
+        Ignored when ``public_data`` is given.
     split_seed : int, default 0
     test_size : float, default 0.2
     standardize : bool, default False
     center_y : bool, optional
+    public_data : tuple (X_pub, y_pub), optional
+        A separate public sample; then every row of (X, y) is private (minus the test rows).
 
     Returns
     -------
@@ -414,16 +418,38 @@ def sweep_split(X, y, *, n_pub, split_seed=0, test_size=0.2, standardize=False, 
     [5, 5, 12, 12, 3, 3]
     """
     center_y = standardize if center_y is None else bool(center_y)
+    pub = None if public_data is None else _check_public(public_data, np.asarray(X).shape[1])
     return _split(np.asarray(X, float), np.asarray(y, float), n_pub, split_seed, float(test_size), standardize,
-                  center_y)
+                  center_y, pub)
 
 
-def _split(X, y, n_pub, seed, test_size, standardize, center_y=False):
-    from engine.datasets import public_private_split, standardize_with_public
+def _check_public(public_data, p):
+    try:
+        Xq, yq = public_data
+    except (TypeError, ValueError):
+        raise TypeError("public_data must be a tuple (X_pub, y_pub)") from None
+    Xq, yq = np.asarray(Xq, dtype=float), np.asarray(yq, dtype=float).ravel()
+    if Xq.ndim != 2 or Xq.shape[0] < 1:
+        raise ValueError(f"public_data X_pub must be 2-D with at least one row (n_pub >= 1), got shape {Xq.shape}")
+    if Xq.shape[1] != p:
+        raise ValueError(f"public_data X_pub has {Xq.shape[1]} columns but X has {p}; they must match")
+    if len(yq) != Xq.shape[0]:
+        raise ValueError(f"public_data y_pub has {len(yq)} entries but X_pub has {Xq.shape[0]} rows")
+    if not (np.all(np.isfinite(Xq)) and np.all(np.isfinite(yq))):
+        raise ValueError("public_data contains NaN or infinite values")
+    return Xq, yq
+
+
+def _split(X, y, n_pub, seed, test_size, standardize, center_y=False, public=None):
+    from engine.datasets import Split, public_private_split, standardize_with_public
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # n_pub <= d: reported as kappa_pub / regularised
-        sp = public_private_split(X, y, n_pub=int(n_pub), random_state=seed)
+        if public is None:
+            sp = public_private_split(X, y, n_pub=int(n_pub), random_state=seed)
+        else:  # a separate public sample: every row of (X, y) is private
+            Xq, yq = public
+            sp = Split(X_pub=Xq, y_pub=yq, X_priv=X, y_priv=y, idx_pub=np.arange(len(yq)), idx_priv=np.arange(len(y)))
         if standardize:
             sp = standardize_with_public(sp)
     Xq, yq, Xp, yp = sp.X_priv, sp.y_priv, sp.X_pub, sp.y_pub
@@ -463,6 +489,7 @@ def run_sweep(
     oracle_grid=None,
     dtype=np.float32,
     dataset_kwargs: dict | None = None,
+    public_data=None,
 ) -> pd.DataFrame:
     """Sweep methods x epsilons x seeds x lams x n_pubs and return a tidy frame (one row per run).
 
@@ -511,6 +538,10 @@ def run_sweep(
     dtype : numpy dtype, default float32
         dtype of DP-GD's n-sized products (theta and all statistics stay float64).
     dataset_kwargs : dict, optional
+    public_data : tuple (X_pub, y_pub), optional
+        A separate public sample (e.g. an uploaded public file). Then every row of ``data`` is private
+        (minus the held-out test rows), ``n_pubs`` is ignored and ``resample_split`` only reshuffles the
+        test rows.
 
     Returns
     -------
@@ -559,8 +590,9 @@ def run_sweep(
     X, y, name = _load(data, dataset_kwargs)
     if X.ndim != 2 or not np.all(np.isfinite(X)) or not np.all(np.isfinite(y)):
         raise ValueError("X must be a finite 2-D numeric array and y finite (no NaN or inf)")
-    pub_list = [int(m) for m in np.atleast_1d(n_pubs)]
-    for m in pub_list:
+    public = None if public_data is None else _check_public(public_data, X.shape[1])
+    pub_list = [int(m) for m in np.atleast_1d(n_pubs)] if public is None else [len(public[1])]
+    for m in pub_list if public is None else []:
         if m < 1 or m >= len(y):
             raise ValueError(f"n_pub must satisfy 1 <= n_pub <= n - 1 = {len(y) - 1}, got {m}")
     d = X.shape[1] + int(fit_intercept)
@@ -572,7 +604,8 @@ def run_sweep(
     for n_pub in pub_list:
         for sseed, run_seeds in split_plan:
             X_pub, y_pub, X_tr, y_tr, X_te, y_te = _split(X, y, n_pub, sseed, float(test_size), standardize,
-                                                          standardize if center_y is None else bool(center_y))
+                                                          standardize if center_y is None else bool(center_y),
+                                                          public)
             if len(y_tr) < d:
                 raise ValueError(f"n < d: {len(y_tr)} private training rows for d={d} columns")
             ctx = prepare(X_tr, y_tr, X_pub, y_pub, X_te, y_te, lams=lam_list, delta=delta, eta=eta, neighbouring=neighbouring,

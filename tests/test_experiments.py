@@ -177,3 +177,18 @@ def test_summarize_quantiles_and_order():
     assert s.iloc[0][["median", "q25", "q75", "q05", "q95"]].tolist() == pytest.approx([3, 2, 4, 1.2, 4.8])
     with pytest.raises(ValueError, match="metric"):
         summarize(f, "auc")
+
+
+def test_separate_public_sample():
+    X, y = DATA
+    rng = np.random.default_rng(9)
+    Xq = rng.normal(size=(150, X.shape[1])) * np.geomspace(1, 20, X.shape[1]) + 5
+    yq = rng.normal(size=150)
+    f = run_sweep((X, y), methods=["pmt"], epsilons=[1.0], seeds=[4], public_data=(Xq, yq), test_size=0.2)
+    assert (f["n_pub"] == 150).all() and (f["n"] == len(y) - round(0.2 * len(y))).all()
+    Xp, yp, Xtr, ytr, *_ = sweep_split(X, y, public_data=(Xq, yq))
+    m = PMTRidge(epsilon=1.0, random_state=4).fit(Xtr, ytr, Xp, yp)
+    ref = RidgeReference().fit(Xtr, ytr)
+    assert f["l2_error"].iloc[0] == pytest.approx(np.linalg.norm(m.theta_ - ref.theta_), rel=1e-9)
+    with pytest.raises(ValueError, match="columns"):
+        run_sweep((X, y), methods=["pmt"], epsilons=[1.0], seeds=1, public_data=(Xq[:, :2], yq))
