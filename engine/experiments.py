@@ -590,6 +590,10 @@ def run_sweep(
     X, y, name = _load(data, dataset_kwargs)
     if X.ndim != 2 or not np.all(np.isfinite(X)) or not np.all(np.isfinite(y)):
         raise ValueError("X must be a finite 2-D numeric array and y finite (no NaN or inf)")
+    if len(y) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)}; they must match")
+    if max(float(np.max(np.abs(X))), float(np.max(np.abs(y)))) > 1e150:
+        raise ValueError("X or y has entries with |value| > 1e150; their squares would overflow (rescale them)")
     public = None if public_data is None else _check_public(public_data, X.shape[1])
     pub_list = [int(m) for m in np.atleast_1d(n_pubs)] if public is None else [len(public[1])]
     for m in pub_list if public is None else []:

@@ -99,6 +99,8 @@ METHOD_NAMES = {
 }
 
 DEFAULT_EIG_FLOOR = 1e-3
+#: Largest accepted |entry| of X or y: beyond it, sums of squares can overflow float64.
+MAX_ABS_VALUE = 1e150
 
 
 # --------------------------------------------------------------------------------------------
@@ -440,6 +442,9 @@ def _check_X(X, name):
     if not np.all(np.isfinite(A)):
         bad = int(A.size - np.count_nonzero(np.isfinite(A)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); all entries must be finite")
+    if A.size and float(np.max(np.abs(A))) > MAX_ABS_VALUE:
+        raise ValueError(f"{name} has entries with |value| > {MAX_ABS_VALUE:g}; their squares would overflow the "
+                         "second-moment statistics (rescale the column)")
     return A
 
 
@@ -456,6 +461,8 @@ def _check_y(y, n, name):
         raise ValueError(f"{name} has {v.shape[0]} entries but the features have {n} rows; they must match")
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{name} contains NaN or infinite values; all entries must be finite")
+    if v.size and float(np.max(np.abs(v))) > MAX_ABS_VALUE:
+        raise ValueError(f"{name} has entries with |value| > {MAX_ABS_VALUE:g}; rescale the response")
     return v
 
 

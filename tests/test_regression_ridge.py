@@ -316,3 +316,45 @@ def test_singular_public_moment_is_reported():
 
 def test_penalty_mask():
     np.testing.assert_array_equal(penalty_mask(3, fit_intercept=False, penalize_intercept=False), np.eye(3))
+
+
+# ------------------------------------------------------------------ awkward but valid data
+def test_dataframe_input_and_predict():
+    import pandas as pd
+
+    X, y, Xp, yp = DATA
+    cols = [f"f{j}" for j in range(X.shape[1])]
+    m1 = PMTRidge(epsilon=2.0, random_state=3).fit(pd.DataFrame(X, columns=cols), pd.Series(y),
+                                                   pd.DataFrame(Xp, columns=cols), pd.Series(yp))
+    m2 = PMTRidge(epsilon=2.0, random_state=3).fit(X, y, Xp, yp)
+    np.testing.assert_array_equal(m1.coef_, m2.coef_)
+    np.testing.assert_allclose(m2.predict(X[:3]), X[:3] @ m2.coef_ + m2.intercept_)
+    with pytest.raises(ValueError, match="columns"):
+        m2.predict(X[:3, :2])
+
+
+@pytest.mark.parametrize("n_pub", [1, 3, 4, 5])  # d = 4 features + intercept: 1, d-1, d, d+1
+def test_small_public_samples_are_regularised(n_pub):
+    X, y, Xp, yp = DATA
+    m = PMTRidge(epsilon=1.0, random_state=0).fit(X, y, Xp[:n_pub], yp[:n_pub])
+    assert m.report_.sigma_pub_regularized == (n_pub < 5)
+    assert np.all(np.isfinite(m.theta_))
+
+
+def test_duplicate_and_constant_columns():
+    X, y, Xp, yp = DATA
+    Xd, Xpd = np.hstack([X, X[:, :1]]), np.hstack([Xp, Xp[:, :1]])
+    m = PMTRidge(epsilon=1.0, random_state=0).fit(Xd, y, Xpd, yp)
+    assert m.report_.sigma_pub_regularized and np.all(np.isfinite(m.theta_))
+    ref = RidgeReference(lam=0.0).fit(np.hstack([X, np.ones((len(y), 1))]), y)  # constant column + intercept
+    assert np.all(np.isfinite(ref.theta_))
+
+
+def test_huge_values_rejected_before_noise():
+    X, y, Xp, yp = (a.copy() for a in DATA)
+    X[0, 0] = 1e308
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="overflow"):
+        PMTRidge(random_state=rng).fit(X, y, Xp, yp)
+    assert rng.bit_generator.state == state
