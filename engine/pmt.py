@@ -404,6 +404,9 @@ class PMTTransform:
         Eigenvalues of the raw ``X^T X / n`` (intercept column included). Private: display only.
     eigenvalues_pmt : ndarray of shape (d,)
         Eigenvalues of ``X~^T X~ / n`` after truncation. Private: display only.
+    norms_raw : ndarray of shape (n,)
+        Row norms of the raw rows (intercept column included), for the "before" panel of a truncation
+        figure. Private: display only.
     """
 
     moment: PublicMoment
@@ -418,6 +421,7 @@ class PMTTransform:
     frac_truncated: float
     eigenvalues_raw: np.ndarray
     eigenvalues_pmt: np.ndarray
+    norms_raw: np.ndarray | None = None
 
     @property
     def Sigma_pub(self) -> np.ndarray:
@@ -509,5 +513,5 @@ def pmt_transform(
     eig_pmt = np.linalg.eigvalsh(Z.T @ Z / n)
     return PMTTransform(
         moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        float(np.mean(truncated)), eig_raw, eig_pmt,
+        float(np.mean(truncated)), eig_raw, eig_pmt, np.linalg.norm(Xa, axis=1),
     )

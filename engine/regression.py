@@ -83,6 +83,9 @@ __all__ = [
     "ssp_solve",
     "dp_gd_ridge_path",
     "RESPONSES",
+    "validate_fit_data",
+    "validate_privacy",
+    "LinearEstimatorBase",
     "METHOD_NAMES",
 ]
 
@@ -498,6 +501,12 @@ def _check_positive(value, name):
 
 
 def _validate_data(X, y, X_pub, y_pub, *, fit_intercept, need_X_pub, need_y_pub):
+    """Validate private and public data; return ``(X, y, X_pub, y_pub, n, p, d)`` (d counts the intercept).
+
+    Raises ``ValueError``/``TypeError`` naming the argument: non-numeric, not 2-D / 1-D, NaN/inf,
+    |value| > 1e150, mismatched lengths or columns, n < d, n_pub < 1, missing public data when required.
+    Public alias: :func:`validate_fit_data` (for other estimators, e.g. logistic/GLM).
+    """
     Xp = _check_X(X, "X")
     n, p = Xp.shape
     yv = _check_y(y, n, "y")
@@ -528,6 +537,7 @@ def _validate_data(X, y, X_pub, y_pub, *, fit_intercept, need_X_pub, need_y_pub)
 
 
 def _validate_privacy(epsilon, delta, neighbouring):
+    """Validate (epsilon in (0, inf], delta in (0, 1), neighbouring); public alias :func:`validate_privacy`."""
     eps = P.validate_epsilon(epsilon, allow_inf=True)
     dlt = P.validate_delta(delta)
     nb = P.validate_neighbouring(neighbouring)
@@ -1196,6 +1206,12 @@ class DPGDRidge(_LinearBase):
             frac_truncated=float(frac[0]), n_iter=int(T), extra={"step_size": step, "mu_per_step": mu_t},
         )
         return self
+
+
+#: Public aliases of the shared validators (used by the logistic/GLM estimators too).
+validate_fit_data = _validate_data
+validate_privacy = _validate_privacy
+LinearEstimatorBase = _LinearBase
 
 
 def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
