@@ -661,7 +661,8 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns :data:`SUMMARY_COLUMNS`; methods in sweep order, epsilons ascending.
+        Columns :data:`SUMMARY_COLUMNS` (preceded by ``dataset`` when the frame holds several data
+        sets); methods in sweep order, epsilons ascending.
 
     Raises
     ------
@@ -677,7 +678,8 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
     """
     if metric not in frame.columns:
         raise ValueError(f"metric {metric!r} is not a column of the frame; columns: {list(frame.columns)}")
-    keys = ["method", "epsilon", "lam", "n_pub"]
+    multi = "dataset" in frame.columns and frame["dataset"].nunique() > 1
+    keys = (["dataset"] if multi else []) + ["method", "epsilon", "lam", "n_pub"]
     order = {m: i for i, m in enumerate(pd.unique(frame["method"]))}
     g = frame.groupby(keys, sort=False)[metric]
     q = g.quantile([0.05, 0.25, 0.5, 0.75, 0.95]).unstack()
@@ -685,6 +687,6 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
         "median": q[0.5], "q05": q[0.05], "q25": q[0.25], "q75": q[0.75], "q95": q[0.95],
         "n_seeds": g.size(),
     }).reset_index()
-    out.insert(4, "metric", metric)
-    out = out.sort_values(["method", "epsilon", "lam", "n_pub"], key=lambda s: s.map(order) if s.name == "method" else s)
-    return out.reset_index(drop=True)[list(SUMMARY_COLUMNS)]
+    out.insert(len(keys), "metric", metric)
+    out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
+    return out.reset_index(drop=True)[(["dataset"] if multi else []) + list(SUMMARY_COLUMNS)]

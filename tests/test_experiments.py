@@ -192,3 +192,13 @@ def test_separate_public_sample():
     assert f["l2_error"].iloc[0] == pytest.approx(np.linalg.norm(m.theta_ - ref.theta_), rel=1e-9)
     with pytest.raises(ValueError, match="columns"):
         run_sweep((X, y), methods=["pmt"], epsilons=[1.0], seeds=1, public_data=(Xq[:, :2], yq))
+
+
+def test_summarize_keeps_data_sets_apart():
+    a = pd.DataFrame({"dataset": "a", "method": "PMT", "epsilon": 1.0, "lam": 0.0, "n_pub": 200,
+                      "seed": range(3), "l2_error": [1.0, 2.0, 3.0]})
+    b = a.assign(dataset="b", l2_error=[10.0, 20.0, 30.0])
+    s = summarize(pd.concat([a, b]))
+    assert list(s.columns) == ["dataset", *SUMMARY_COLUMNS]
+    assert s.set_index("dataset")["median"].to_dict() == {"a": 2.0, "b": 20.0}
+    assert list(summarize(a).columns) == list(SUMMARY_COLUMNS)
