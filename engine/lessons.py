@@ -798,14 +798,27 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
                                name="whitened rows", marker=dict(color=COLORS["whitened"], size=4, opacity=0.5),
                                hoverinfo="skip"), 1, 2)
     cut = demo.truncated[:k]
-    fig.add_trace(go.Scattergl(x=demo.X_white[:k][cut, 0], y=demo.X_white[:k][cut, 1], mode="markers",
-                               name=f"rows outside R, scaled onto the circle ({int(demo.truncated.sum())})",
-                               marker=dict(color=COLORS["second"], size=8, symbol="diamond"), hoverinfo="skip"), 1, 2)
+    if cut.any():
+        # each cut row: a faint segment from where it was to where truncation put it (on the circle)
+        seg_x, seg_y = [], []
+        for (x0, y0), (x1, y1) in zip(demo.X_white[:k][cut], demo.X_tilde[:k][cut]):
+            seg_x += [x0, x1, None]
+            seg_y += [y0, y1, None]
+        fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", showlegend=False, hoverinfo="skip",
+                                 line=dict(color=COLORS["second"], width=1)), 1, 2)
+        fig.add_trace(go.Scattergl(x=demo.X_white[:k][cut, 0], y=demo.X_white[:k][cut, 1], mode="markers",
+                                   name="rows beyond R (before truncation)",
+                                   marker=dict(color=COLORS["second"], size=7, symbol="circle-open"),
+                                   hoverinfo="skip"), 1, 2)
+        fig.add_trace(go.Scattergl(x=demo.X_tilde[:k][cut, 0], y=demo.X_tilde[:k][cut, 1], mode="markers",
+                                   name=f"... scaled back onto the circle ({int(demo.truncated.sum())} rows)",
+                                   marker=dict(color=COLORS["second"], size=8, symbol="diamond"),
+                                   hoverinfo="skip"), 1, 2)
     cx, cy = _circle(demo.radius)
     fig.add_trace(go.Scatter(x=cx, y=cy, mode="lines", name=f"truncation circle R = {demo.radius:.2f}",
                              line=dict(color=COLORS["reference"], dash="dash"), hoverinfo="skip"), 1, 2)
     lim_raw = float(np.quantile(np.abs(demo.X), 0.999)) * 1.1
-    lim_w = max(demo.radius, float(np.abs(demo.X_white).max())) * 1.05
+    lim_w = 1.6 * demo.radius  # a few far-out rows before truncation may fall off the view
     fig.update_xaxes(range=[-lim_raw, lim_raw], title_text="feature 1", row=1, col=1)
     fig.update_yaxes(range=[-lim_raw, lim_raw], scaleanchor="x", scaleratio=1, title_text="feature 2", row=1, col=1)
     fig.update_xaxes(range=[-lim_w, lim_w], title_text="whitened feature 1", row=1, col=2)
@@ -985,13 +998,14 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
                              marker=dict(color=COLORS["clipped"], size=11, symbol="diamond"), hovertemplate=hov,
                              name="with clipping"), 1, 2)
     if not finite_before:
-        fig.add_annotation(x=0.5, y=0.9, xref="x2 domain", yref="y2 domain", showarrow=False,
-                           text="without clipping: infinite<br>(lambda s_B² - (lambda-1) s_A² <= 0)",
-                           font=dict(color=COLORS["unclipped"], size=13))
+        fig.add_annotation(x=0.5, y=0.98, xref="x2 domain", yref="y2 domain", showarrow=False, yanchor="top",
+                           text="without clipping: infinite for every mean<br>(lambda s_B² - (lambda-1) s_A² <= 0)",
+                           font=dict(color=COLORS["unclipped"], size=13), bgcolor="rgba(255,255,255,0.85)")
     finite = np.concatenate([curve.before[np.isfinite(curve.before)], curve.after[np.isfinite(curve.after)]])
-    fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)", dtick=1, exponentformat="power",
-                     range=[math.log10(max(finite.min(), 1e-4)) - 0.3, math.log10(max(finite.max(), 1e-3)) + 0.3],
-                     row=1, col=2)
+    lo = math.log10(max(finite.min(), 1e-4)) - 0.3
+    hi = math.log10(max(finite.max(), 1e-3)) + (1.0 if not finite_before else 0.3)  # room for the note
+    fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)", exponentformat="power",
+                     dtick=1 if hi - lo > 2.5 else "D2", range=[lo, hi], row=1, col=2)
     fig.update_yaxes(title_text="density", row=1, col=1)
     fig.update_xaxes(title_text="embedding value (shaded: the ball |mean| <= C_mu)", row=1, col=1)
     fig.update_xaxes(title_text="mean of sentence A", row=1, col=2)

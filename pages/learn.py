@@ -146,8 +146,8 @@ with tab1:
         st.markdown("The (epsilon, delta) guarantee as a trade-off curve (orange, dashed):")
         st.latex(r"f_{\varepsilon,\delta}(\alpha) = \max\{0,\ 1-\delta-e^{\varepsilon}\alpha,\ "
                  r"e^{-\varepsilon}(1-\delta-\alpha)\}")
-        st.markdown("Adding N(0, sigma^2) to a statistic whose value one person can move by at most Delta "
-                    "(its sensitivity) is (Delta / sigma)-GDP.")
+        st.markdown(r"Adding $N(0, \sigma^2)$ to a statistic whose value one person can move by at most "
+                    r"$\Delta$ (its **sensitivity**) is $(\Delta / \sigma)$-GDP.")
 
 # ============================================================================================
 with tab2:
@@ -257,8 +257,9 @@ with tab4:
     npub4 = c2.select_slider("public rows n_pub", [10, 20, 50, 200, 1000], 200, key="learn_l4_npub",
                              help="Rows whose privacy is not protected (e.g. an old public survey), used only "
                              "to learn the shape.")
-    heavy4 = c3.toggle("heavy-tailed rows (Student t, 3 degrees of freedom)", False, key="learn_l4_heavy",
-                       help="With Gaussian rows the circle almost never cuts anything (by design); heavy "
+    heavy4 = c3.toggle("heavy tails", False, key="learn_l4_heavy",
+                       help="Draw the rows from a Student t distribution with 3 degrees of freedom (same shape, "
+                       "a few extreme rows). With Gaussian rows the circle almost never cuts anything (by design); heavy "
                        "tails show rows being scaled onto it.")
     w = _whitening(kappa4, npub4, heavy4)
     _chart(lessons.figure_whitening(w), "learn_fig4a")
@@ -297,12 +298,12 @@ with tab4:
         st.latex(r"\Sigma_{\text{pub}} = \tfrac1m X_{\text{pub}}^\top X_{\text{pub}},\qquad "
                  r"\tilde x_i = \Sigma_{\text{pub}}^{-1/2} x_i,\qquad "
                  r"\tilde x_i \leftarrow \tilde x_i\,\min\!\left(1, R/\lVert\tilde x_i\rVert\right)")
-        st.markdown("The private system and its solution (only A is noised in this picture; "
-                    "W symmetric Gaussian, std sqrt(2) r^2 / mu_A, r the row-norm bound):")
+        st.markdown(r"The private system and its solution (only $A$ is noised in this picture; $W$ is symmetric "
+                    r"Gaussian with std $\sqrt2\, r^2 / \mu_A$, $r$ the bound on the row norms):")
         st.latex(r"(\tilde A + W)\,\tilde\theta = \tilde b,\qquad \theta = \Sigma_{\text{pub}}^{-1/2}\tilde\theta")
-        st.markdown("Raw rows use the same radius rule with trace(Sigma_pub) in place of d. The error "
-                    "of a noisy inverse grows with the condition number of A: roughly "
-                    "||W|| / lambda_min(A).")
+        st.markdown(r"Raw rows use the same radius rule with $\operatorname{tr}\Sigma_{\text{pub}}$ in place of "
+                    r"$d$. The error of a noisy inverse grows like $\lVert W\rVert / \lambda_{\min}(A)$: "
+                    r"tiny for a round cloud, huge when one direction barely varies.")
 
 # ============================================================================================
 with tab5:
@@ -340,16 +341,16 @@ with tab5:
          "because B is too narrow compared with A. Clipping raises B's spread to the floor and keeps it finite. "
          "Then drag A's mean far out: the clipped curve stays flat.")
     with st.expander("The formulas"):
-        st.markdown("Renyi divergence of order lambda > 1 between two 1-D Gaussians (in nats), with "
-                    "s^2 = lambda s_B^2 + (1 - lambda) s_A^2:")
+        st.markdown(r"Renyi divergence of order $\lambda > 1$ between two 1-D Gaussians (in nats), with "
+                    r"$s^2 = \lambda s_B^2 + (1 - \lambda) s_A^2$:")
         st.latex(r"D_\lambda\!\left(\mathcal N(m_A,s_A^2)\,\|\,\mathcal N(m_B,s_B^2)\right) = "
                  r"\frac{\lambda (m_A-m_B)^2}{2 s^2} + \frac{1}{1-\lambda}\ln\frac{s}{s_A^{1-\lambda} s_B^{\lambda}}")
-        st.markdown("It is **infinite** when s^2 <= 0, i.e. when lambda s_B^2 - (lambda - 1) s_A^2 <= 0. "
+        st.markdown(r"It is **infinite** when $s^2 \le 0$, i.e. when $\lambda s_B^2 - (\lambda - 1) s_A^2 \le 0$. "
                     "Clipping (El Zein, Kumar & Henderson 2026) projects the mean and floors the spread:")
         st.latex(r"m \leftarrow m\,\min\!\left(1, \frac{C_\mu}{|m|}\right),\qquad "
                  r"s \leftarrow \max\!\left(s, \sqrt{\tfrac{\lambda-1}{\lambda}}\,\sigma_{\text{prior}}\right),"
                  r"\quad \sigma_{\text{prior}} = 1")
-        st.markdown("With every spread at or above the floor and below the prior's 1, s^2 > 0, so the "
-                    "divergence is finite, and the clipped means keep the first term at most "
-                    "lambda (2 C_mu)^2 / (2 s^2). Clipping caps the **worst case**; for a pair already "
+        st.markdown(r"With every spread at or above the floor and below the prior's 1, $s^2 > 0$, so the "
+                    r"divergence is finite, and the clipped means keep the first term at most "
+                    r"$\lambda (2 C_\mu)^2 / (2 s^2)$. Clipping caps the **worst case**; for a pair already "
                     "inside the box it can change D slightly either way.")
