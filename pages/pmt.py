@@ -29,12 +29,18 @@ from ui.state import (
     fmt_num,
     init_state,
     persist,
+    url_load,
+    url_sync,
 )
 from ui import pmt_compute as C
 
 ensure_frame()
 init_state()
 ss = st.session_state
+#: Settings this page reads from / writes to the URL (a shared link reproduces the view).
+URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "neighbouring", "clip_radius",
+            "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa")
+url_problems = url_load(URL_KEYS)
 
 # ---------------------------------------------------------------------------------------------
 # presenter mode (bigger text, fewer knobs)
@@ -44,11 +50,14 @@ with head_l:
     st.title("PMT regression: the privacy-utility trade-off")
 with head_r:
     st.toggle("Presenter mode", help="Hides the advanced controls and enlarges the text for a room.",
-              **persist("presenter", url=False))
+              **persist("presenter"))
 presenter = bool(ss.get("presenter", False))
 if presenter:
     st.markdown("<style>html, body, [class*='st-'] {font-size: 1.12rem;} h1 {font-size: 2.6rem;}</style>",
                 unsafe_allow_html=True)
+
+for msg in url_problems:
+    st.warning(msg, icon=":material/link_off:")
 
 st.markdown(
     "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
@@ -479,14 +488,18 @@ with main:
         with tabs[6]:
             frames = {"epsilon": results["eps"], "lam": results["lam"], "n_pub": results["npub"]}
             csv = C.results_csv(frames)
-            settings = C.settings_json(spec, ds=ds, prep=results["prep"])
+            settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"])
             c1, c2 = st.columns(2)
             c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
                                key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
             c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
                                mime="application/json", key="dl_json",
                                help="Every setting, the seeds and the package versions.")
-            cmd = C.cli_command(spec, ds=ds)
+            cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
             st.markdown("The same error-vs-epsilon sweep from a terminal:")
             st.code(cmd, language="bash")
+            for note in C.cli_notes(spec):
+                st.caption(f":material/info: {note}")
             st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+
+url_sync(URL_KEYS)

@@ -402,22 +402,60 @@ def settings_json(spec: dict, *, ds, prep: PreparedData) -> str:
                  "public_sample": "random split (simulation)" if prep.public_is_split else "separate public file"},
         "versions": package_versions(),
         "cli": cli_command(spec, ds=ds),
+        "cli_notes": cli_notes(spec),
     }
     return json.dumps(payload, indent=2, default=float)
 
 
-def cli_argv(spec: dict, *, ds) -> list[str]:
-    """``python -m engine pmt`` arguments reproducing the page's error-vs-epsilon sweep."""
+def cli_argv(spec: dict, *, ds=None) -> list[str]:
+    """``python -m engine pmt`` arguments that reproduce the page's error-vs-epsilon sweep.
+
+    Matches the flags of :mod:`engine.cli_pmt` (``--dataset --epsilon --delta --seeds --lam --n-pub
+    --methods --eta --standardize --neighbouring --split-seed --metric --kappa``). Settings the CLI
+    cannot express are listed by :func:`cli_notes`.
+
+    Examples
+    --------
+    >>> from ui.state import DEFAULTS
+    >>> spec = {**DEFAULTS, "data": "ccpp", "task": "regression", "synthetic_kappa": 1e3}
+    >>> cli_argv(spec)[1:5]
+    ['--task', 'ridge', '--dataset', 'ccpp']
+    """
+    from engine.regression import METHOD_NAMES
     from ui.state import EPSILON_GRID
 
-    data = spec["data"]
-    argv = ["pmt", "--data", data, "--epsilon", *[f"{e:g}" for e in sorted(set(EPSILON_GRID) | {spec["epsilon"]})],
-            "--delta", f"{spec['delta']:g}", "--lam", f"{spec['lam']:g}", "--n-pub", str(spec["n_pub"]),
-            "--eta", f"{spec['eta']:g}", "--seeds", str(spec["seeds"]), "--neighbouring", spec["neighbouring"]]
+    keys = {v: k for k, v in METHOD_NAMES.items()}
+    data = str(spec["data"])
+    argv = ["pmt", "--task", ENGINE_TASKS[spec["task"]],
+            "--dataset", "YOUR_FILE.csv" if data.startswith("upload:") else data,
+            "--epsilon", *[f"{e:g}" for e in sorted(set(EPSILON_GRID) | {float(spec["epsilon"])})],
+            "--delta", f"{spec['delta']:g}", "--seeds", str(int(spec["seeds"])), "--lam", f"{spec['lam']:g}",
+            "--n-pub", str(int(spec["n_pub"])), "--methods", *[keys.get(m, m) for m in spec["methods"]],
+            "--eta", f"{spec['eta']:g}", "--neighbouring", spec["neighbouring"],
+            "--split-seed", str(int(spec["split_seed"])), "--metric", spec.get("metric", "l2_error")]
+    if spec.get("standardize"):
+        argv.append("--standardize")
+    if data == "synthetic":
+        argv += ["--kappa", f"{float(spec.get('synthetic_kappa', 1e3)):g}"]
     return argv
 
 
-def cli_command(spec: dict, *, ds) -> str:
+def cli_notes(spec: dict) -> list[str]:
+    """What the command of :func:`cli_argv` cannot reproduce (shown under it)."""
+    notes = []
+    if str(spec["data"]).startswith("upload:"):
+        notes.append("The command line runs on the bundled data sets only: your upload has no CLI equivalent "
+                     "(the command shows the settings with a placeholder file name).")
+    if spec.get("public_source") == "file":
+        notes.append("The command line draws the public sample as a random split; it has no option for a "
+                     "separate public file.")
+    if float(spec.get("clip_radius") or 0) != 0:
+        notes.append(f"The command line has no option for the baseline clip radius C = {spec['clip_radius']:g}; "
+                     "it uses the automatic C.")
+    return notes
+
+
+def cli_command(spec: dict, *, ds=None) -> str:
     """The shell command (quoted) for :func:`cli_argv`."""
     return "python -m engine " + " ".join(shlex.quote(a) for a in cli_argv(spec, ds=ds))
 

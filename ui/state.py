@@ -6,9 +6,15 @@ between sessions.
 
 Widgets that edit a shared setting use the setting's name as their ``key`` together with
 :func:`persist` (Streamlit >= 1.67: ``persist_state="session"`` keeps the value when the page is not
-rendered, e.g. after a page switch; ``bind="query-params"`` mirrors it in the URL so a shared link
-reproduces the view). A widget bound this way must not also pass ``value=``: its value comes from
-session state, which :func:`init_state` pre-fills.
+rendered, e.g. after a page switch). A widget bound this way must not also pass ``value=``: its
+value comes from session state, which :func:`init_state` pre-fills.
+
+The URL carries the settings (a shared link reproduces the view): :func:`url_load` reads the
+query string once per session, validating every value, and :func:`url_sync` writes the settings
+that differ from :data:`DEFAULTS` back after each run. (Streamlit's own ``bind="query-params"``
+drops a parameter whose value equals the *widget's* default, which differs from ours when the
+value comes from session state, so a link with e.g. ``lam=0`` would not reproduce; hence the
+explicit codec.)
 """
 
 from __future__ import annotations
@@ -63,25 +69,15 @@ def init_state() -> None:
             st.session_state[key] = list(value) if isinstance(value, list) else value
 
 
-def persist(key: str, *, url: bool = True) -> dict:
-    """Keyword arguments that bind a widget to the shared setting ``key``.
-
-    Parameters
-    ----------
-    key : str
-        Session-state key (one of :data:`DEFAULTS` or a page's own key).
-    url : bool, default True
-        Also mirror the value in the URL query string (``?epsilon=0.5``).
+def persist(key: str) -> dict:
+    """Keyword arguments that bind a widget to the shared setting ``key`` (kept across page switches).
 
     Returns
     -------
     dict
-        ``key=..., persist_state="session"`` (and ``bind="query-params"``), to splat into a widget call.
+        ``key=..., persist_state="session"``, to splat into a widget call.
     """
-    kw = {"key": key, "persist_state": "session"}
-    if url:
-        kw["bind"] = "query-params"
-    return kw
+    return {"key": key, "persist_state": "session"}
 
 
 def fmt_num(x) -> str:
@@ -142,3 +138,149 @@ def ensure_frame() -> None:
     if getattr(PagesManager, "uses_pages_directory", None):
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def _choice(options):
+    def parse(text: str):
+        for o in options:
+            if text == fmt_num(o) or text == str(o):
+                return o
+        try:
+            v = float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not one of {', '.join(fmt_num(o) for o in options)}") from None
+        for o in options:
+            if math.isclose(v, float(o), rel_tol=1e-9, abs_tol=0.0):
+                return o
+        raise ValueError(f"{text!r} is not one of {', '.join(fmt_num(o) for o in options)}")
+
+    return parse
+
+
+def _int_in(lo: int, hi: int):
+    def parse(text: str) -> int:
+        v = int(text)
+        if not lo <= v <= hi:
+            raise ValueError(f"{v} is outside {lo}..{hi}")
+        return v
+
+    return parse
+
+
+def _float_in(lo: float, hi: float, *, open_lo=True):
+    def parse(text: str) -> float:
+        v = float(text)
+        if not (math.isfinite(v) and (v > lo if open_lo else v >= lo) and v < hi):
+            raise ValueError(f"{text} is outside {'(' if open_lo else '['}{lo:g}, {hi:g})")
+        return v
+
+    return parse
+
+
+def _flag(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{text!r} is not true/false")
+
+
+def _one_of(values):
+    def parse(text: str) -> str:
+        if text not in values:
+            raise ValueError(f"{text!r} is not one of {', '.join(values)}")
+        return text
+
+    return parse
+
+
+#: Short URL names of the methods (``?methods=pmt,dp-rr``).
+METHOD_URL = {"PMT": "pmt", "DP-RR": "dp-rr", "DP-RR (oracle C, non-private tuning)": "dp-rr-oracle",
+              "DP-GD": "dp-gd", "Non-private": "non-private"}
+
+
+def _methods(text: str) -> list:
+    inv = {v: k for k, v in METHOD_URL.items()}
+    out = []
+    for part in [p for p in text.split(",") if p]:
+        if part not in inv:
+            raise ValueError(f"unknown method {part!r}; accepted: {', '.join(inv)}")
+        out.append(inv[part])
+    if not out:
+        raise ValueError("no method named")
+    return out
+
+
+#: URL codec: key -> (parse(str) -> value, format(value) -> str). Unknown keys are ignored.
+URL_CODEC: dict = {
+    "data": (str, str),
+    "task": (_one_of(("regression", "classification")), str),
+    "epsilon": (_choice(EPSILON_OPTIONS), fmt_num),
+    "delta": (_choice(DELTA_OPTIONS), fmt_num),
+    "lam": (_choice(LAM_OPTIONS), fmt_num),
+    "n_pub": (_int_in(1, 10**7), str),
+    "seeds": (_int_in(1, 200), str),
+    "eta": (_float_in(0.0, 1.0), fmt_num),
+    "neighbouring": (_one_of(("replace-one", "add-remove")), str),
+    "clip_radius": (_float_in(0.0, float("inf"), open_lo=False), fmt_num),
+    "methods": (_methods, lambda ms: ",".join(METHOD_URL.get(m, m) for m in ms)),
+    "metric": (str, str),
+    "standardize": (_flag, lambda b: "1" if b else "0"),
+    "public_source": (_one_of(("split", "file")), str),
+    "split_seed": (_int_in(0, 2**31 - 1), str),
+    "synthetic_kappa": (_choice((1.0, 10.0, 100.0, 1e3, 1e4, 1e5)), fmt_num),
+}
+
+#: Defaults of URL keys that are not in DEFAULTS.
+_URL_DEFAULTS = {"data": "ccpp", "synthetic_kappa": 1e3}
+
+
+def url_load(keys) -> list[str]:
+    """Copy valid settings from the URL query string into session state, once per session.
+
+    Parameters
+    ----------
+    keys : iterable of str
+        The settings this page reads from the URL (keys of :data:`URL_CODEC`).
+
+    Returns
+    -------
+    list of str
+        One message per parameter that was rejected (the default is kept), for the page to show.
+    """
+    ss = st.session_state
+    if ss.get("_url_loaded"):
+        return []
+    ss["_url_loaded"] = True
+    problems = []
+    for key in keys:
+        if key not in st.query_params:
+            continue
+        parse = URL_CODEC[key][0]
+        text = st.query_params[key]
+        try:
+            ss[key] = parse(text)
+        except (ValueError, TypeError) as exc:
+            problems.append(f"The link's {key}={text} was ignored: {exc}.")
+    if "data" in keys and "data" in st.query_params and "data" in ss:
+        ss["dataset_name"] = ss["data"]
+    return problems
+
+
+def url_sync(keys) -> None:
+    """Write the settings in ``keys`` that differ from their defaults into the URL (others removed)."""
+    ss = st.session_state
+    want = {}
+    for key in keys:
+        if key not in ss:
+            continue
+        value = ss[key]
+        default = DEFAULTS.get(key, _URL_DEFAULTS.get(key))
+        if value == default or value is None:
+            continue
+        if key == "data" and str(value).startswith("upload:"):
+            continue  # an upload cannot travel in a link
+        want[key] = URL_CODEC[key][1](value)
+    current = {k: st.query_params[k] for k in st.query_params}
+    if current != want:
+        st.query_params.from_dict(want)

@@ -1,0 +1,234 @@
+"""AppTest flows of the PMT explorer page (pages/pmt.py) inside the app.py frame.
+
+Plotly charts are opaque to AppTest, so these tests assert on the headline metrics, the ledger
+table, error boxes, session state, the export payloads and the CLI command; the figure builders
+are tested directly in tests/test_plots.py and the real browser in tests/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGE = "pages/pmt.py"
+TIMEOUT = 180
+
+
+def _app(**state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in state.items():
+        at.session_state[k] = v
+    at.switch_page(PAGE)
+    return at
+
+
+def _metrics(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def _num(text: str) -> float:
+    return float(str(text).rstrip("x%").replace(",", ""))
+
+
+def _upload_csv(n=400, seed=0) -> bytes:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0]
+    y = X @ [2.0, -0.3, 0.01] + 5 + rng.normal(size=n)
+    lines = ["temp,speed,load,other_target,output"]
+    for row, t in zip(X, y):
+        lines.append(f"{row[0]:.5f},{row[1]:.5f},{row[2]:.5f},{rng.normal():.4f},{t:.5f}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture
+def captured_downloads(monkeypatch):
+    """Record what st.download_button hands to Streamlit's media storage (AppTest hides the bytes)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    seen = {}
+    orig = MemoryMediaFileStorage.load_and_get_id
+
+    def spy(self, path_or_data, mimetype, kind, filename=None):
+        seen[filename] = path_or_data
+        return orig(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+    return seen
+
+
+def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
+    at = _app().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    m = _metrics(at)
+    # the three private methods at the chosen epsilon, and the derived headline numbers
+    for name in ("PMT", "DP-RR", "DP-GD"):
+        assert _num(m[name]) > 0
+    assert "Non-private" not in m  # its L2 error to itself is 0 by definition: not a headline
+    assert _num(m["PMT / best private baseline"]) == pytest.approx(
+        _num(m["PMT"]) / min(_num(m["DP-RR"]), _num(m["DP-GD"])), rel=0.05)
+    kappa_metric = next(x for x in at.metric if x.label == "kappa after PMT")
+    assert _num(kappa_metric.value) < 3.0  # PMT whitens: condition number near 1
+    raw = float(kappa_metric.proto.delta.split()[-1])
+    assert raw > _num(kappa_metric.value)
+    mu = _num(m["mu (Gaussian DP)"])
+    assert mu == pytest.approx(0.268, abs=0.002)  # mu-GDP for (1, 1e-5)
+    # the ledger comes from the engine; the composed total equals the mu shown and epsilon = 1
+    ledger = at.dataframe[0].value
+    total = ledger[ledger["name"].str.startswith("total")].iloc[0]
+    assert float(total["mu"]) == pytest.approx(mu, rel=1e-3)
+    assert float(total["epsilon"]) == pytest.approx(1.0, abs=1e-3)
+    assert {"A = X~^T X~", "b = X~^T y"} <= set(ledger["name"])
+    assert [t.label for t in at.tabs] == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning",
+                                          "Truncation", "Privacy ledger", "Export"]
+    # teaching: one expander under each figure tab
+    assert sum("What this shows" in e.label for e in at.expander) >= 6
+    # exports: the results CSV and the settings JSON
+    csv = captured_downloads["pmt_results.csv"]
+    csv = csv.decode() if isinstance(csv, bytes) else csv
+    head = csv.splitlines()[0].split(",")
+    for col in ("method", "epsilon", "seed", "lam", "n_pub", "l2_error", "kappa_pmt", "sweep"):
+        assert col in head
+    assert len(csv.splitlines()) > 500
+    settings = json.loads(captured_downloads["pmt_settings.json"])
+    assert settings["settings"]["epsilon"] == 1.0 and settings["settings"]["n_pub"] == 200
+    assert settings["seeds"] == list(range(20))
+    assert settings["versions"]["numpy"] and settings["versions"]["streamlit"]
+    assert settings["data"]["name"] == "ccpp" and len(settings["data"]["fingerprint"]) == 16
+
+
+def test_cli_command_parses_and_matches_the_settings():
+    from engine.cli import build_parser
+
+    at = _app().run()
+    code = [c.value for c in at.code if c.value.startswith("python -m engine pmt")]
+    assert code, "the Export tab shows the CLI command"
+    argv = shlex.split(code[0])[3:]
+    args = build_parser().parse_args(argv)
+    assert args.command == "pmt" and args.dataset == "ccpp"
+    assert 1.0 in args.epsilon and args.delta == 1e-5 and args.n_pub == [200] and args.seeds == 20
+    assert args.standardize is True and args.lam == [1e-4]
+
+
+def test_epsilon_change_updates_metrics_summary_and_survives_page_switch():
+    at = _app().run()
+    before = _metrics(at)
+    assert not any("very strong privacy" in c.value for c in at.caption)
+    at.select_slider(key="epsilon").set_value(0.1).run()
+    assert not at.exception and not at.error
+    after = _metrics(at)
+    assert _num(after["mu (Gaussian DP)"]) < _num(before["mu (Gaussian DP)"])
+    assert _num(after["PMT"]) > _num(before["PMT"])  # more privacy, more error
+    assert any("epsilon** = 0.1" in md.value for md in at.sidebar.markdown)
+    assert any("very strong privacy" in c.value for c in at.caption)  # advisory below 0.2
+    at.switch_page("pages/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.select_slider(key="epsilon").value == 0.1
+    assert _metrics(at)["PMT"] == after["PMT"]
+
+
+def test_url_query_parameter_sets_the_view():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["epsilon"] = "5"
+    at.query_params["eta"] = "7"
+    at.query_params["lam"] = "0"
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.select_slider(key="epsilon").value == 5.0
+    assert at.select_slider(key="lam").value == 0.0
+    assert _num(_metrics(at)["mu (Gaussian DP)"]) > 1.0
+    # a bad value in the link is reported and the default kept
+    assert any("eta=7" in w.value for w in at.warning)
+    assert at.number_input(key="eta").value == 0.05
+    # the page writes the non-default settings back to the URL
+    at.select_slider(key="delta").set_value(1e-6).run()
+    qp = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert qp["epsilon"] == "5" and qp["lam"] == "0" and qp["delta"] == "1e-06"
+    assert "n_pub" not in at.query_params
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("n_pub", 0, "n_pub"),
+        ("n_pub", 10**6, "n_pub"),
+        ("eta", 1.5, "eta"),
+        ("clip_radius", -2.0, "clip_radius"),
+    ],
+)
+def test_bad_parameter_shows_error_and_keeps_other_settings(key, value, needle):
+    at = _app(seeds=5).run()
+    at.select_slider(key="epsilon").set_value(2.0).run()
+    assert not at.error
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception, at.exception
+    assert at.error, f"{key}={value} should show an error box"
+    assert needle in at.error[0].value
+    assert "PMT" not in _metrics(at)
+    # the other settings and the data are unchanged
+    assert at.select_slider(key="epsilon").value == 2.0
+    assert at.session_state["data"] == "ccpp"
+    at.number_input(key=key).set_value({"n_pub": 200, "eta": 0.05, "clip_radius": 0.0}[key]).run()
+    assert not at.error and "PMT" in _metrics(at)
+
+
+def test_upload_choose_target_plots_and_export(captured_downloads):
+    at = _app(seeds=5).run()
+    at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _upload_csv(), "text/csv")).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="pmt_upload_target").value == "output"  # default: the last column
+    at.multiselect(key="pmt_upload_features").set_value(["temp", "speed", "load"]).run()
+    btn = next(b for b in at.button if b.label == "Use this data")
+    btn.click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["data"] == "upload:plant.csv"
+    assert at.session_state["dataset_name"] == "upload:plant.csv"
+    up = at.session_state["uploaded_dataset"]
+    assert up.feature_names == ("temp", "speed", "load") and up.target_name == "output"
+    assert "PMT" in _metrics(at)
+    assert any("upload:plant.csv" in c.value and "target **output**" in c.value for c in at.caption)
+    settings = json.loads(captured_downloads["pmt_settings.json"])
+    assert settings["data"]["features"] == ["temp", "speed", "load"] and settings["data"]["target"] == "output"
+    assert any("no CLI equivalent" in c.value for c in at.caption)
+
+
+def test_bad_upload_shows_error_and_previous_data_stay_selected():
+    at = _app(seeds=5).run()
+    before = _metrics(at)["PMT"]
+    at.file_uploader(key="pmt_upload_file").set_value(("broken.csv", b"a,b,y\n1,2,oops\n3,4,5\n5,6,7\n",
+                                                        "text/csv")).run()
+    btn = next(b for b in at.button if b.label == "Use this data")
+    btn.click().run()
+    assert not at.exception
+    assert at.error and "broken.csv" in at.error[0].value and "'y'" in at.error[0].value
+    assert at.session_state["data"] == "ccpp"
+    assert at.session_state.get("uploaded_dataset") is None
+    assert _metrics(at)["PMT"] == before  # the figures of the previous data are still shown
+
+
+def test_empty_upload_error_names_the_problem():
+    at = _app(seeds=5).run()
+    at.file_uploader(key="pmt_upload_file").set_value(("empty.csv", b"", "text/csv")).run()
+    assert not at.exception
+    assert at.error and "empty" in at.error[0].value.lower()
+    assert at.session_state["data"] == "ccpp" and "PMT" in _metrics(at)
+
+
+def test_synthetic_data_and_lam_zero():
+    at = _app(seeds=5).run()
+    at.selectbox(key="data").set_value("synthetic").run()
+    at.select_slider(key="synthetic_kappa").set_value(1e4).run()
+    at.select_slider(key="lam").set_value(0.0).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    k = next(x for x in at.metric if x.label == "kappa after PMT")
+    assert float(k.proto.delta.split()[-1]) > 1e3  # raw kappa of the synthetic design
+    assert _num(k.value) < 3.0
+    assert at.session_state["dataset_name"] == "synthetic"
