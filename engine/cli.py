@@ -17,6 +17,8 @@ import sys
 SUBCOMMAND_MODULES = [
     "engine.cli_basic",
     "engine.cli_pmt",
+    "engine.cli_audit",
+    "engine.nvdp.cli",
 ]
 
 

@@ -1,0 +1,238 @@
+"""engine.audit: the statistics (Clopper-Pearson, the epsilon bound), the neighbouring pairs, the
+stacked fast path against plain fits, the audit of every mechanism (below its claim, close to the
+ideal) and of deliberately broken copies (caught), and the ``audit`` subcommand.
+
+Trials are chosen so that this file runs in well under a minute; the long audit is marked slow
+(``./test.sh -m slow``)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from engine import audit as A
+from engine import privacy as P
+from engine.cli import main as cli_main
+from engine.regression import DPGDRidge, DPRidge, PMTRidge, ssp_sensitivities
+
+DELTA = 1e-5
+
+
+# ------------------------------------------------------------------------------------------------
+# statistics
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (0, 1000), (17, 1000), (500, 1000), (999, 1000)])
+def test_clopper_pearson_matches_scipy_binomtest(k, n):
+    # a two-sided 90% exact interval's upper end is the one-sided 95% bound
+    ref = binomtest(k, n).proportion_ci(confidence_level=0.90, method="exact").high
+    assert A.clopper_pearson_upper(k, n, 0.05) == pytest.approx(ref, rel=1e-9, abs=1e-12)
+
+
+def test_clopper_pearson_closed_form_at_zero_and_coverage():
+    # k = 0: the bound solves (1 - p)^n = alpha
+    assert A.clopper_pearson_upper(0, 200, 0.05) == pytest.approx(1 - 0.05 ** (1 / 200), rel=1e-12)
+    # coverage: the upper bound is above the true rate in >= 95% of repetitions
+    rng = np.random.default_rng(3)
+    p, n = 0.02, 300
+    ks = rng.binomial(n, p, size=2000)
+    covered = np.mean([A.clopper_pearson_upper(k, n, 0.05) >= p for k in ks])
+    assert covered >= 0.95
+
+
+def test_epsilon_lower_bound_formula_and_symmetry():
+    eps, fpr_ub, fnr_ub = A.epsilon_lower_bound(10, 1000, 500, 1000, DELTA, 0.95)
+    a = binomtest(10, 1000).proportion_ci(confidence_level=0.95, method="exact").high  # one-sided 97.5%
+    b = binomtest(500, 1000).proportion_ci(confidence_level=0.95, method="exact").high
+    assert (fpr_ub, fnr_ub) == (pytest.approx(a), pytest.approx(b))
+    assert eps == pytest.approx(math.log((1 - DELTA - b) / a))
+    # swapping the roles of the two errors gives the same bound (the second form of the max)
+    assert A.epsilon_lower_bound(500, 1000, 10, 1000, DELTA)[0] == pytest.approx(eps)
+    # no separation: no evidence
+    assert A.epsilon_lower_bound(500, 1000, 500, 1000, DELTA)[0] == 0.0
+    # a perfect test on n runs cannot certify more than ln((1 - delta - ub(0)) / ub(0))
+    ub0 = A.clopper_pearson_upper(0, 1000, 0.025)
+    assert A.epsilon_lower_bound(0, 1000, 0, 1000, DELTA)[0] == pytest.approx(math.log((1 - DELTA - ub0) / ub0))
+    with pytest.raises(ValueError, match="delta"):
+        A.epsilon_lower_bound(1, 10, 1, 10, 0.0)
+    with pytest.raises(ValueError, match="confidence"):
+        A.epsilon_lower_bound(1, 10, 1, 10, DELTA, confidence=1.0)
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0])
+def test_ideal_bound_grows_with_trials_towards_but_below_the_gdp_epsilon(mu):
+    claim = P.gdp_epsilon(mu, DELTA)
+    vals = [A.ideal_epsilon_lower_bound(mu, DELTA, n) for n in (1_000, 10_000, 100_000, 1_000_000)]
+    assert all(a < b for a, b in zip(vals, vals[1:]))
+    assert vals[-1] < claim
+    assert vals[-1] > 0.6 * claim  # a million runs get within 40% of the claim
+
+
+def test_distinguishing_test_on_exact_gaussians_is_valid_and_estimates_mu():
+    """N(0, I) vs N(mu e_1, I) in 5 dimensions: mu-GDP exactly. Over 60 independent audits the bound
+    never exceeds gdp_epsilon(mu) (a 5% failure rate would allow ~3) and mu_hat is close to mu."""
+    mu = 1.0
+    claim = P.gdp_epsilon(mu, DELTA)
+    rng = np.random.default_rng(11)
+    lbs, mus = [], []
+    for _ in range(60):
+        out0 = rng.normal(size=(4000, 5))
+        out1 = rng.normal(size=(4000, 5))
+        out1[:, 0] += mu
+        r = A.distinguishing_test(out0, out1, DELTA)
+        lbs.append(r["epsilon_lb"])
+        mus.append(r["mu_hat"])
+    assert max(lbs) < claim
+    assert np.median(lbs) > 0.3 * claim  # and it does find real evidence
+    assert abs(np.median(mus) - mu) < 0.08
+    # identical distributions: essentially no evidence
+    same = A.distinguishing_test(rng.normal(size=(4000, 5)), rng.normal(size=(4000, 5)), DELTA)
+    assert same["epsilon_lb"] < 0.3
+
+
+def test_distinguishing_test_survives_overflowing_outputs():
+    out0 = np.zeros((100, 2))
+    out1 = np.full((100, 2), np.inf)
+    out1[::2, 1] = np.nan
+    r = A.distinguishing_test(out0, out1, DELTA)
+    ub0 = A.clopper_pearson_upper(0, 50, 0.025)
+    assert r["fp"] == 0 and r["fn"] == 0  # perfect separation on the 50 counted runs per side
+    assert r["epsilon_lb"] == pytest.approx(math.log((1 - DELTA - ub0) / ub0))
+    with pytest.raises(ValueError, match="same shape"):
+        A.distinguishing_test(np.zeros((10, 2)), np.zeros((12, 2)), DELTA)
+
+
+# ------------------------------------------------------------------------------------------------
+# neighbouring pairs and the fast path
+# ------------------------------------------------------------------------------------------------
+def _noise_free_release(kind, est, X, y, X_pub, y_pub):
+    out, _ = A._ssp_releases(est, X, y, X_pub, y_pub, 4, np.random.default_rng(0), None)
+    return out[0]
+
+
+@pytest.mark.parametrize("kind, cls", [("pmt", PMTRidge), ("rr", DPRidge)])
+def test_ssp_pair_moves_the_statistics_by_at_most_and_nearly_the_sensitivity(kind, cls):
+    (X0, y0), (X1, y1), X_pub, y_pub, ratio = A._ssp_pair(kind, 100, 2, 200, 0.05, 0)
+    assert np.array_equal(X0[:-1], X1[:-1]) and np.array_equal(y0[:-1], y1[:-1])  # replace-one
+    off = dict(epsilon=np.inf, lam=0.0)
+    r0 = _noise_free_release(kind, cls(**off), X0, y0, X_pub, y_pub)
+    r1 = _noise_free_release(kind, cls(**off), X1, y1, X_pub, y_pub)
+    fit = cls(epsilon=2.0, lam=0.0).fit(X0, y0, X_pub, y_pub)
+    sens_A, sens_b = fit.report_.sensitivities["A"], fit.report_.sensitivities["b"]
+    assert (sens_A, sens_b) == ssp_sensitivities(fit.report_.radius, fit.report_.B_y)
+    d = 3
+    dA, db = (r1 - r0)[: d * (d + 1) // 2], (r1 - r0)[d * (d + 1) // 2:]
+    assert np.linalg.norm(dA) <= sens_A * (1 + 1e-9) and np.linalg.norm(db) <= sens_b * (1 + 1e-9)
+    # the pair reaches the designed separation: sqrt((|dA|/s_A)^2 + (|db|/s_b)^2) = ratio * mu
+    s = fit.report_.noise_scales
+    sep = math.hypot(np.linalg.norm(dA) / s["A"], np.linalg.norm(db) / s["b"])
+    assert sep == pytest.approx(ratio * fit.report_.mu, rel=1e-6)
+    assert 0.87 < ratio < 0.89  # A and b cannot both reach their sensitivity (see _ssp_canary_directions)
+
+
+@pytest.mark.parametrize("cls", [PMTRidge, DPRidge])
+def test_stacked_fast_path_reproduces_a_plain_fit(cls):
+    (X0, y0), _, X_pub, y_pub, _ = A._ssp_pair("pmt" if cls is PMTRidge else "rr", 100, 2, 200, 0.05, 0)
+    out, est = A._ssp_releases(cls(epsilon=1.0, lam=0.0), X0, y0, X_pub, y_pub, 50, np.random.default_rng(5), None)
+    plain = cls(epsilon=1.0, lam=0.0, random_state=np.random.default_rng(5)).fit(X0, y0, X_pub, y_pub)
+    np.testing.assert_array_equal(est.coef_, plain.coef_)  # run 0 of the stack is exactly the plain fit
+    assert out.shape == (50, 9) and np.unique(out[:, 0]).size == 50  # 50 independent draws
+    # the hooks are gone afterwards
+    import engine.regression as R
+
+    assert R.ssp_noise.__module__ == "engine.regression" and R.ssp_solve.__name__ == "ssp_solve"
+
+
+def test_dpgd_stacked_fast_path_reproduces_a_plain_fit():
+    (X0, y0), _, X_pub, y_pub, _ = A._dpgd_pair(100, 2, 200, 0)
+    make = lambda rs=None: DPGDRidge(epsilon=1.0, lam=0.0, n_steps=10, random_state=rs)  # noqa: E731
+    out, est = A._dpgd_releases(make(), X0, y0, X_pub, y_pub, 30, np.random.default_rng(4), None)
+    plain = make(np.random.default_rng(4)).fit(X0, y0, X_pub, y_pub)
+    np.testing.assert_allclose(out[0], plain.theta_, rtol=1e-12)
+    np.testing.assert_allclose(est.theta_, plain.theta_, rtol=1e-12)
+    assert out.shape == (30, 3) and np.unique(out[:, 0]).size == 30
+
+
+# ------------------------------------------------------------------------------------------------
+# audits of the product's mechanisms, and of broken copies
+# ------------------------------------------------------------------------------------------------
+RIDGE = ["dp-pmtrr", "dp-rr", "dp-gd-ridge"]
+
+
+@pytest.mark.parametrize("mechanism", RIDGE)
+def test_correct_mechanism_stays_below_its_claim_and_is_calibrated(mechanism):
+    r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=20_000, seed=0)
+    assert not r.violation and r.epsilon_lb < 2.0
+    # meaningful: real evidence, near what a perfect test of this pair could show with these trials
+    assert r.epsilon_lb > 0.5 * r.ideal_pair_epsilon_lb > 0.3
+    # calibrated: the observed separation matches the noise the mechanism claims to add (too little
+    # noise would show a larger mu_hat, too much a smaller one)
+    assert r.mu_hat == pytest.approx(r.pair_mu_ratio * r.mu_claimed, rel=0.12)
+    assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
+
+
+@pytest.mark.parametrize("mechanism", RIDGE)
+@pytest.mark.parametrize("broken", A.BROKEN)
+def test_broken_copies_are_caught(mechanism, broken):
+    r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=6_000, seed=1, broken=broken)
+    assert r.violation and r.epsilon_lb > 2.0, (r.epsilon_lb, r.mu_hat)
+    # and the product is untouched afterwards
+    ok = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=2_000, seed=1)
+    assert not ok.violation
+
+
+def test_audit_validates_its_arguments_before_running():
+    with pytest.raises(ValueError, match="mechanism must be one of"):
+        A.audit("dp-magic", epsilon=1.0)
+    with pytest.raises(ValueError, match="broken must be None or one of"):
+        A.audit("dp-rr", epsilon=1.0, broken="noise-0.5")
+    with pytest.raises(ValueError, match="trials must be an integer >= 4"):
+        A.audit("dp-rr", epsilon=1.0, trials=2)
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        A.audit("dp-rr", epsilon=-1.0)
+    with pytest.raises(ValueError, match="epsilon must be finite"):
+        A.audit("dp-rr", epsilon=math.inf)
+    with pytest.raises(ValueError, match="delta must lie strictly between 0 and 1"):
+        A.audit("dp-rr", epsilon=1.0, delta=1.0)
+
+
+def test_same_seed_same_audit():
+    a = A.audit("dp-gd-ridge", epsilon=1.0, trials=1_000, seed=3)
+    b = A.audit("dp-gd-ridge", epsilon=1.0, trials=1_000, seed=3)
+    assert (a.fp, a.fn, a.epsilon_lb) == (b.fp, b.fn, b.epsilon_lb)
+
+
+# ------------------------------------------------------------------------------------------------
+# command line
+# ------------------------------------------------------------------------------------------------
+def test_cli_audit_json_and_text(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-rr", "--epsilon", "2", "--delta", "1e-5", "--trials", "2000",
+                   "--seed", "2", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mechanism"] == "dp-rr" and out["trials"] == 2000 and out["violation"] is False
+    assert 0 <= out["epsilon_lb"] < 2
+    rc = cli_main(["audit", "--mechanism", "dp-gd-ridge", "--epsilon", "2", "--trials", "2000", "--broken",
+                   "noise-0.2"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "VIOLATION" in text and "BROKEN COPY: noise-0.2" in text
+
+
+def test_cli_audit_bad_epsilon_is_a_one_line_error(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-rr", "--epsilon", "0", "--trials", "100"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: epsilon must be > 0") and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------------------
+# long run (opt-in)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", RIDGE)
+def test_long_audit_approaches_the_ideal(mechanism):
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=400_000, seed=7)
+    assert not r.violation
+    assert r.epsilon_lb > 0.8 * r.ideal_pair_epsilon_lb
