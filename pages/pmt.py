@@ -357,7 +357,7 @@ with main:
         ratio = C.pmt_vs_best(head, lower_better=lower_better)
         if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
             head = head[head["method"] != "Non-private"]
-        st.markdown(f"**Median {label.lower()} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
+        st.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
                     f"({'lower' if lower_better else 'higher'} is better)")
         row1 = st.columns(max(len(head), 1))
         for c, (_, row) in zip(row1, head.iterrows()):

@@ -1,0 +1,128 @@
+"""Real-browser test: ``streamlit run app.py`` + Debian's Chromium driven by Playwright.
+
+Opens the PMT page on a fresh server (a deep link, as a shared URL would), moves the epsilon slider
+with the keyboard and checks that the error-vs-epsilon figure in the page changes (its chosen-epsilon
+rule moves, the headline number changes, the URL carries the new epsilon). Screenshots before and
+after are kept in ``artifacts/`` (git-ignored) as test artefacts.
+
+Needs ``/usr/bin/chromium`` (``apt-get install chromium``; ``.ci/run`` installs it). Never runs
+``playwright install``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
+                       "(apt-get install chromium; .ci/run does this)"),
+]
+
+FIGURE_STATE_JS = """() => {
+  const gd = document.querySelector('.js-plotly-plot');
+  if (!gd || !gd.data || !gd.layout) return null;
+  const rules = (gd.layout.shapes || []).filter(s => s.x0 === s.x1).map(s => s.x0);
+  const lines = gd.data.filter(t => t.showlegend !== false && t.mode && t.mode.includes('lines'))
+                       .map(t => ({name: t.name, y: Array.from(t.y || [])}));
+  return {rules: rules, lines: lines, title: gd.layout.title && gd.layout.title.text};
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server.log", "w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"streamlit did not start (see {log.name})")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _wait_for(page, predicate, timeout_s: float, what: str):
+    deadline = time.time() + timeout_s
+    last = None
+    while time.time() < deadline:
+        last = page.evaluate(FIGURE_STATE_JS)
+        if last is not None and predicate(last):
+            return last
+        page.wait_for_timeout(250)
+    raise AssertionError(f"timed out waiting for {what}; last figure state: {last}")
+
+
+def test_pmt_page_epsilon_slider_changes_the_figure(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1100})
+            page.goto(f"{server}/pmt", timeout=120_000)
+            before = _wait_for(page, lambda s: s["rules"] == [1] and len(s["lines"]) >= 3, 150,
+                               "the error-vs-epsilon figure at epsilon = 1")
+            # the frame is in place (not Streamlit's legacy pages/ mode): titles in the navigation, settings summary
+            page.get_by_text("Active settings").wait_for(timeout=30_000)
+            assert page.get_by_role("link", name="PMT regression").count() >= 1
+            assert {t["name"] for t in before["lines"]} >= {"PMT", "DP-RR", "DP-GD"}
+            pmt_before = page.locator('[data-testid="stMetric"]').filter(has_text="PMT").first.inner_text()
+            page.screenshot(path=str(ARTIFACTS / "browser_pmt_before.png"), full_page=True)
+
+            slider = page.locator('[data-testid="stSlider"]').filter(has_text="epsilon (privacy budget").get_by_role("slider")
+            slider.focus()
+            slider.press("ArrowLeft")  # 1 -> 0.7
+            slider.press("ArrowLeft")  # 0.7 -> 0.5
+            after = _wait_for(page, lambda s: s["rules"] == [0.5], 120, "the chosen-epsilon rule to move to 0.5")
+            page.wait_for_timeout(500)
+            assert after["rules"] != before["rules"]
+            pmt_after = page.locator('[data-testid="stMetric"]').filter(has_text="PMT").first.inner_text()
+            assert pmt_after != pmt_before, "the headline PMT error should change with epsilon"
+            for _ in range(40):  # the URL is rewritten at the end of the rerun
+                if "epsilon=0.5" in page.url:
+                    break
+                page.wait_for_timeout(250)
+            assert "epsilon=0.5" in page.url, page.url
+            page.screenshot(path=str(ARTIFACTS / "browser_pmt_after.png"), full_page=True)
+        finally:
+            browser.close()
