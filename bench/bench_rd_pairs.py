@@ -1,0 +1,102 @@
+"""Benchmark: pairwise Renyi-divergence bound for 256 inputs x 48 latent components x 384 dims.
+
+32,640 unordered pairs (all pairs) for the exact form; the paper form uses pairs within eval
+batches of 16 (16 x 120 = 1,920 pairs). Target (issue 5): exact form <= 2 s on a 2-core machine,
+peak memory well under 3 GB.
+
+Parameters are random but shaped like a clipped NVIB posterior of MiniLM token states: component 0
+is the prior (mu = 0, sigma = 1, alpha = 1), sentence lengths 8..47 tokens (the rest padding with
+alpha = 0), ||mu|| around 5, sigma in [0.32, 1], alpha log-normal around 0.5.
+
+Run: ``.venv/bin/python bench/bench_rd_pairs.py [--threads 2] [--repeat 3] [--float64]``.
+Prints wall times, peak memory (tracemalloc for Python/numpy allocations; torch's CPU allocator is
+not traced, so the process peak RSS from ``resource.getrusage`` is printed too) and
+``os.getloadavg()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.nvdp.divergence import pairwise_rd_bound  # noqa: E402
+
+
+def make_params(B=256, K=48, D=384, seed=0, dtype=torch.float32):
+    """Random clipped-NVIB-like posteriors; returns (mu, sigma, alpha, mask)."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(min(8, K - 2), K, (B,), generator=g)  # real tokens per input (K - 1 max)
+    pos = torch.arange(K)
+    mask = pos[None, :] <= lengths[:, None]  # component 0 (prior) + tokens 1..len
+    mu = torch.randn(B, K, D, generator=g, dtype=dtype) * (5.0 / D**0.5)
+    sigma = 0.32 + 0.68 * torch.rand(B, K, D, generator=g, dtype=dtype)
+    alpha = torch.exp(torch.randn(B, K, generator=g, dtype=dtype) * 0.5 - 0.7)
+    mu[:, 0] = 0.0
+    sigma[:, 0] = 1.0
+    alpha[:, 0] = 1.0
+    alpha = torch.where(mask, alpha, torch.zeros_like(alpha))
+    return mu, sigma, alpha, mask
+
+
+def timed(fn, repeat):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--float64", action="store_true", help="also time the float64 working precision")
+    ap.add_argument("--chunk", type=int, default=1 << 20, help="max_chunk_elements")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    mu, sigma, alpha, mask = make_params()
+    B, K, D = mu.shape
+    print(f"inputs B={B}, components K={K}, dims D={D}, torch threads={torch.get_num_threads()}")
+    print(f"load average before: {os.getloadavg()}")
+
+    tracemalloc.start()
+    t_exact, res = timed(
+        lambda: pairwise_rd_bound(mu, sigma, alpha, mask, form="exact", max_chunk_elements=args.chunk), args.repeat
+    )
+    _, peak_exact = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    print(
+        f"exact  float32: {res.n_pairs} pairs  best of {args.repeat}: {t_exact:.3f} s   "
+        f"max={res.max:.4g} mean={res.mean:.4g} n_inf={res.n_inf} n_nan={res.n_nan}  "
+        f"tracemalloc peak {peak_exact / 2**20:.1f} MiB"
+    )
+    t_paper, resp = timed(lambda: pairwise_rd_bound(mu, sigma, alpha, mask, form="paper"), args.repeat)
+    _, peak_paper = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    print(
+        f"paper  float32: {resp.n_pairs} pairs  best of {args.repeat}: {t_paper:.3f} s   "
+        f"max={resp.max:.4g} mean={resp.mean:.4g} max_unfiltered={resp.max_unfiltered:.4g} "
+        f"filtered={resp.n_filtered}  tracemalloc peak {peak_paper / 2**20:.1f} MiB"
+    )
+    if args.float64:
+        t64, r64 = timed(lambda: pairwise_rd_bound(mu, sigma, alpha, mask, form="exact", dtype=torch.float64), 1)
+        rel = float(abs(r64.values - res.values).max() / abs(r64.values).max())
+        print(f"exact  float64: {t64:.3f} s   max={r64.max:.6g}  max rel. diff float32 vs float64 = {rel:.2e}")
+    tracemalloc.stop()
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10  # KiB -> MiB on Linux
+    print(f"process peak RSS (whole run, incl. torch/python): {peak_rss:.0f} MiB")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
