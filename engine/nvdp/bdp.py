@@ -214,7 +214,12 @@ def bdp_epsilon(
     which equals the authors' ``std_ddof0 / sqrt(P - 1)``), evaluated in log space so that large
     divergences do not overflow. A batch with a single pair, or with zero spread, uses the mean
     alone (no spread to correct). Infinite divergences give an infinite cost and epsilon; NaN
-    divergences give NaN (with a ``RuntimeWarning``). Source: Triastcyn & Faltings (2020),
+    divergences give NaN (with a ``RuntimeWarning``).
+
+    epsilon grows when every pair's divergence grows (a common shift or scale factor), when the
+    largest pair grows and when batches are added. It is *not* monotone in a single low pair:
+    raising it towards the others shrinks the spread term ``t * std`` (with ``confidence`` =
+    1 - 1e-16 the Student-t quantile is large: 9.55 at 119 degrees of freedom). Source: Triastcyn & Faltings (2020),
     section 4 (estimator and Theorem 2); NVDP.md section 5.
 
     Examples
