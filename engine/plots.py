@@ -237,8 +237,10 @@ def sweep_figure(
             v = float(ref_vals[0])
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="Non-private (reference)",
                                      line=dict(color=METHOD_COLORS[_REFERENCE], dash="dash", width=2)))
-            fig.add_hline(y=v, line=dict(color=METHOD_COLORS[_REFERENCE], dash="dash", width=2),
-                          annotation_text=f"non-private {v:.3g}", annotation_position="bottom right")
+            fig.add_hline(y=v, line=dict(color=METHOD_COLORS[_REFERENCE], dash="dash", width=2))
+            # annotations on a log axis take log10 coordinates (add_hline's own annotation does not)
+            fig.add_annotation(x=1.0, xref="paper", xanchor="right", y=math.log10(v) if log_y else v, yref="y",
+                               yanchor="bottom", text=f"non-private {v:.3g}", showarrow=False)
         else:
             part = ref.dropna(subset=["_x"]).sort_values("_x")
             fig.add_trace(go.Scatter(x=part["_x"], y=part["median"], mode="lines", name="Non-private (reference)",
@@ -249,9 +251,12 @@ def sweep_figure(
         if log_x and cx == 0 and zero_at is not None:
             cx = zero_at
         if not (log_x and cx <= 0):
-            fig.add_vline(x=cx, line=dict(color="#555555", dash="dot", width=1.5),
-                          annotation_text=f"chosen {x} = {float(chosen):g}", annotation_position="top left",
-                          annotation_font=dict(size=12, color="#333333"))
+            fig.add_vline(x=cx, line=dict(color="#555555", dash="dot", width=1.5))
+            # annotations on a log axis take log10 coordinates (add_vline's own annotation does not, which
+            # stretched the axis to 1e200 for n_pub = 200)
+            fig.add_annotation(x=math.log10(cx) if log_x else cx, xref="x", y=1.0, yref="paper", yanchor="bottom",
+                               xanchor="left", text=f" chosen {x} = {float(chosen):g}", showarrow=False,
+                               font=dict(size=12, color="#333333"))
     xaxis = dict(title=_PARAM_LABELS.get(x, x) + (", log scale" if log_x else ""),
                  type="log" if log_x else "linear", showgrid=True)
     vals = sorted(set(df["_x"].dropna()))

@@ -497,7 +497,7 @@ with main:
                                help="Every setting, the seeds and the package versions.")
             cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
             st.markdown("The same error-vs-epsilon sweep from a terminal:")
-            st.code(cmd, language="bash")
+            st.code(cmd, language="bash", wrap_lines=True)
             for note in C.cli_notes(spec):
                 st.caption(f":material/info: {note}")
             st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")

@@ -156,3 +156,16 @@ def test_headline_table_reads_the_nearest_epsilon():
     assert t["median"].tolist() == pytest.approx([0.2, 3.0])
     with pytest.raises(ValueError, match="not a column"):
         plots.headline_table(frame, metric="auc", epsilon=1.0)
+
+
+def test_rule_annotations_use_log_coordinates_on_log_axes():
+    # plotly annotations on a log axis are placed at 10**x: the label of the rule at n_pub = 200 must sit
+    # at log10(200), not at 200 (which stretched the axis to 1e200 in the browser)
+    s = _summary(x="n_pub", values=(20, 200, 2000))
+    fig = plots.error_vs_n_pub_figure(s, metric="l2_error", n_pub=200)
+    ann = [a for a in fig.layout.annotations if "chosen n_pub" in a.text]
+    assert len(ann) == 1 and ann[0].x == pytest.approx(np.log10(200))
+    s = _summary(ref=50.0).assign(metric="rmse")
+    fig = plots.error_vs_epsilon_figure(s, metric="rmse", epsilon=1.0)
+    ref = [a for a in fig.layout.annotations if "non-private" in a.text]
+    assert len(ref) == 1 and ref[0].y == pytest.approx(np.log10(50.0))
