@@ -490,6 +490,7 @@ def run_sweep(
     dtype=np.float32,
     dataset_kwargs: dict | None = None,
     public_data=None,
+    task_options: dict | None = None,
 ) -> pd.DataFrame:
     """Sweep methods x epsilons x seeds x lams x n_pubs and return a tidy frame (one row per run).
 
@@ -521,7 +522,10 @@ def run_sweep(
         to the scale of its spread (CCPP: mean 454 MW, sd 17 MW), which cuts the noise on
         ``b = X^T y`` for every method alike; the intercept absorbs the shift, and all coefficients
         (and errors) are reported for the centred response.
-    task : {"ridge"}, default "ridge"
+    task : {"ridge", "logistic"}, default "ridge"
+        ``"logistic"``: DP-PMTLR and its baselines (:mod:`engine.experiments_logistic`; methods
+        ``"pmt"``, ``"dp-newton"``, ``"dp-gd"``, ``"non-private"``; labels in {0, 1}; adds the columns
+        ``accuracy, auc, log_loss, converged, eig_fixes, ...``). ``center_y`` defaults to False there.
     test_size : float, default 0.2
         Fraction of the private rows held out (before fitting) for the RMSE; ``0 <= test_size < 1``.
     split_seed : int, default 0
@@ -538,6 +542,9 @@ def run_sweep(
     dtype : numpy dtype, default float32
         dtype of DP-GD's n-sized products (theta and all statistics stay float64).
     dataset_kwargs : dict, optional
+    task_options : dict, optional
+        Task-specific options passed to the task's context builder (logistic: ``newton_steps``,
+        ``eig_floor``, ``tol``, ``classes``, ``newton_dtype``; see :mod:`engine.experiments_logistic`).
     public_data : tuple (X_pub, y_pub), optional
         A separate public sample (e.g. an uploaded public file). Then every row of ``data`` is private
         (minus the held-out test rows), ``n_pubs`` is ignored and ``resample_split`` only reshuffles the
@@ -601,7 +608,9 @@ def run_sweep(
             raise ValueError(f"n_pub must satisfy 1 <= n_pub <= n - 1 = {len(y) - 1}, got {m}")
     d = X.shape[1] + int(fit_intercept)
     options = dict(dp_gd_steps=int(dp_gd_steps), clip_radius=clip_radius, clip_norm=clip_norm,
-                   response_bound=response_bound, oracle_grid=oracle_grid, dtype=dtype)
+                   response_bound=response_bound, oracle_grid=oracle_grid, dtype=dtype, **(task_options or {}))
+    if center_y is None and task != "ridge":
+        center_y = False  # labels of a classification task are never shifted
     prepare = TASKS[task]
     frames = []
     split_plan = [(s, [s]) for s in seed_list] if resample_split else [(split_seed, seed_list)]
@@ -640,7 +649,8 @@ def _to_frame(ctx, spec, out, epsilons, seeds, name, standardize):
     }
     cols.update(ctx.metrics(out["theta"], li))
     cols.update(kappa_raw=ctx.kappa_raw, kappa_pub=ctx.kappa_pub)
-    for c in ("kappa_pmt", "kappa_noisy", "radius", "frac_truncated", "B_y", "sigma_A", "sigma_b", "eig_fix"):
+    extra = tuple(getattr(ctx, "extra_columns", ()))  # task-specific per-run columns (logistic: converged, ...)
+    for c in ("kappa_pmt", "kappa_noisy", "radius", "frac_truncated", "B_y", "sigma_A", "sigma_b", "eig_fix") + extra:
         v = out.get(c, np.nan)
         cols[c] = np.broadcast_to(np.asarray(v), (k,)) if np.ndim(v) else v
     f = pd.DataFrame(cols, index=np.arange(k))
@@ -690,3 +700,7 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
     out.insert(len(keys), "metric", metric)
     out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
     return out.reset_index(drop=True)[(["dataset"] if multi else []) + list(SUMMARY_COLUMNS)]
+
+
+# Other tasks register themselves on import (kept last: they import this module).
+import engine.experiments_logistic  # noqa: E402,F401  (task "logistic": engine.glm)
