@@ -450,8 +450,9 @@ with main:
                                                     clip_radius=diag["clip_radius"],
                                                     frac_truncated=diag["frac_truncated"]),
                             config=cfg, key="fig_trunc")
-            st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); "
-                       f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses clipped); "
+            by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
+                  "clipped); " if np.isfinite(diag["B_y"]) else "")
+            st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
                        f"baseline clip radius C = {diag['clip_radius']:.4g}.")
             with st.expander("What this shows, and what to try"):
                 st.markdown(
@@ -467,6 +468,10 @@ with main:
             st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
                         f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
             ledgers = diag["ledgers"]
+            if not ledgers:
+                st.info("The engine does not report a ledger for this task yet.")
+                ledgers = {"-": pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring",
+                                                      "epsilon", "delta"])}
             which = st.radio("Method", list(ledgers), horizontal=True, key="pmt_ledger_method")
             st.dataframe(C.ledger_display(ledgers[which]), hide_index=True, width="stretch",
                          column_config={

@@ -232,3 +232,24 @@ def test_synthetic_data_and_lam_zero():
     assert float(k.proto.delta.split()[-1]) > 1e3  # raw kappa of the synthetic design
     assert _num(k.value) < 3.0
     assert at.session_state["dataset_name"] == "synthetic"
+
+
+def test_separate_public_file_and_a_mismatched_one():
+    from engine.datasets import load_dataset
+
+    ds = load_dataset("ccpp")
+    frame = ds.X.assign(PE=ds.y).iloc[:150]
+    at = _app(seeds=5).run()
+    at.radio(key="public_source").set_value("file").run()
+    assert at.error and "public CSV" in at.error[0].value  # nothing uploaded yet: says what to do
+    at.file_uploader(key="pmt_public_file").set_value(("public.csv", frame.to_csv(index=False).encode(),
+                                                       "text/csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("150 public rows (separate public file)" in c.value for c in at.caption)
+    assert any("nothing to sweep" in i.value for i in at.info)  # the n_pub tab explains itself
+    assert "PMT" in _metrics(at)
+    # a public file without the target column is rejected with the column named; settings stay
+    bad = frame.drop(columns=["PE"]).to_csv(index=False).encode()
+    at.file_uploader(key="pmt_public_file").set_value(("public2.csv", bad, "text/csv")).run()
+    assert at.error and "public2.csv" in at.error[0].value and "PE" in at.error[0].value
+    assert at.radio(key="public_source").value == "file" and at.session_state["data"] == "ccpp"

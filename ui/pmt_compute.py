@@ -19,7 +19,6 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
-from engine.datasets import public_private_split, standardize_with_public
 
 #: Page task -> label.
 TASK_LABELS = {"regression": "Ridge regression", "classification": "Logistic regression"}
@@ -147,6 +146,8 @@ class PreparedData:
     public_is_split : bool
         True for a random split (a simulation), False for a separate public file.
     standardize : bool
+    public_raw : tuple (X_pub, y_pub) or None
+        The separate public file as given (unstandardised), for ``run_sweep(public_data=...)``.
     n_total, d, n_pub, n_priv : int
         Rows of the data set, features, public rows, private training rows.
     key : str
@@ -163,6 +164,7 @@ class PreparedData:
     y_test: np.ndarray
     public_is_split: bool
     standardize: bool
+    public_raw: tuple | None
     n_total: int
     d: int
     n_pub: int
@@ -182,54 +184,34 @@ def data_key(ds, public_ds, spec: dict) -> str:
     return fp
 
 
-def _holdout(X, y, seed: int):
-    n = len(y)
-    n_test = int(round(TEST_SIZE * n))
-    perm = np.random.default_rng([int(seed), 1]).permutation(n)
-    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    return X[train], y[train], X[test], y[test]
-
-
 def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: int) -> PreparedData:
-    """Arrays for the sweeps, and the split the diagnostics use (the same rows as the sweep's).
+    """Arrays for the sweeps, and the split the diagnostics use (the very rows the sweep uses).
 
-    Random split: ``n_pub`` rows drawn by :func:`engine.datasets.public_private_split` with
-    ``split_seed``, then :data:`TEST_SIZE` of the private rows held out (as in ``run_sweep``).
-    Separate public file: all rows of the data set are private (minus the held-out rows), the
-    public rows come from the file. Standardisation uses only public statistics
-    (:func:`engine.datasets.standardize_with_public`).
+    The split comes from :func:`engine.experiments.sweep_split` (random split of ``n_pub`` public rows
+    with ``split_seed``, or the separate public file; public-only standardisation of the features and
+    centring of y; :data:`TEST_SIZE` of the private rows held out).
 
     Raises
     ------
     ValueError, TypeError
         From the engine: ``n_pub`` outside ``1..n-1``, non-numeric data, mismatched columns.
     """
-    import warnings
-
-    from engine.datasets import Split
+    from engine.experiments import sweep_split
 
     X, y = ds.to_numpy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # n_pub <= d: the page shows kappa_pub instead
-        if public_ds is not None:
-            Xq, yq = public_ds.to_numpy()
-            if Xq.shape[1] != X.shape[1]:
-                raise ValueError(f"the public file has {Xq.shape[1]} feature columns but the data set has {X.shape[1]}")
-            split = Split(X_pub=Xq, y_pub=yq, X_priv=X, y_priv=y, idx_pub=np.arange(len(yq)), idx_priv=np.arange(len(y)))
-        else:
-            if isinstance(n_pub, bool) or int(n_pub) != n_pub:
-                raise TypeError(f"n_pub must be a whole number, got {n_pub!r}")
-            split = public_private_split(X, y, n_pub=int(n_pub), random_state=int(split_seed))
-        if standardize:
-            split = standardize_with_public(split)
-    Xp, yp, Xt, yt = _holdout(split.X_priv, split.y_priv, split_seed)
+    public = None if public_ds is None else public_ds.to_numpy()
+    if public is None and (isinstance(n_pub, bool) or int(n_pub) != n_pub):
+        raise TypeError(f"n_pub must be a whole number, got {n_pub!r}")
+    Xq, yq, Xp, yp, Xt, yt = sweep_split(X, y, n_pub=None if public is not None else int(n_pub),
+                                         split_seed=int(split_seed), test_size=TEST_SIZE,
+                                         standardize=bool(standardize), public_data=public)
     h = hashlib.sha256()
-    for a in (split.X_pub, split.y_pub, Xp, yp):
-        h.update(np.ascontiguousarray(a).tobytes())
+    for arr in (Xq, yq, Xp, yp):
+        h.update(np.ascontiguousarray(arr).tobytes())
     return PreparedData(
-        X=X, y=y, X_pub=split.X_pub, y_pub=split.y_pub, X_train=Xp, y_train=yp, X_test=Xt, y_test=yt,
-        public_is_split=public_ds is None, standardize=bool(standardize), n_total=int(len(y)), d=int(X.shape[1]),
-        n_pub=int(len(split.y_pub)), n_priv=int(len(yp)), key=h.hexdigest()[:12],
+        X=X, y=y, X_pub=Xq, y_pub=yq, X_train=Xp, y_train=yp, X_test=Xt, y_test=yt,
+        public_is_split=public is None, standardize=bool(standardize), public_raw=public, n_total=int(len(y)), d=int(X.shape[1]),
+        n_pub=int(len(yq)), n_priv=int(len(yp)), key=h.hexdigest()[:12],
     )
 
 
@@ -272,18 +254,6 @@ def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
 
 
 def _sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
-    """Run one sweep (see :func:`sweep_spec`) with :func:`engine.experiments.run_sweep`.
-
-    Random split: ``run_sweep((X, y), n_pubs=..., standardize=..., split_seed=...)``. Separate public
-    file: ``run_sweep`` has no public-file argument, so the same engine pieces it uses are called
-    directly: the task's context builder with the file's rows as the public sample, each method's
-    registered runner, and the engine's frame builder.
-
-    Raises
-    ------
-    ValueError, TypeError
-        The engine's validation messages (epsilon, delta, lam, eta, n_pub, clip radius ...).
-    """
     from engine import experiments as E
 
     kw = _sweep_kwargs(spec)
@@ -295,24 +265,9 @@ def _sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
     else:
         if kind == "n_pub":
             raise ValueError("n_pub cannot be swept with a separate public file (its size is the file's length)")
-        # validate as run_sweep does (same accepted ranges), then run on the given public rows
-        if not (0 < float(kw["eta"]) < 1):
-            raise ValueError(f"eta must lie strictly between 0 and 1, got {kw['eta']!r}")
-        c = kw["clip_radius"]
-        if c is not None and not (float(c) > 0 and math.isfinite(float(c))):
-            raise ValueError(f"clip_radius must be finite and > 0 (or None for the public default), got {c!r}")
-        specs = E.resolve_methods(kw["task"], kw["methods"])
-        eps = [float(e) for e in kw["epsilons"]]
-        from engine import privacy as P
-
-        eps = [P.validate_epsilon(e, allow_inf=True) for e in eps]
-        seeds = list(range(kw["seeds"]))
-        ctx = E.TASKS[kw["task"]](data.X_train, data.y_train, data.X_pub, data.y_pub, data.X_test, data.y_test,
-                                  lams=kw["lams"], delta=P.validate_delta(kw["delta"]), eta=kw["eta"],
-                                  neighbouring=P.validate_neighbouring(kw["neighbouring"]),
-                                  clip_radius=kw["clip_radius"])
-        frame = pd.concat([E._to_frame(ctx, s, s.runner(ctx, eps, seeds), eps, seeds, "public file", data.standardize)
-                           for s in specs], ignore_index=True)
+        public = data.public_raw
+        frame = E.run_sweep((data.X, data.y), public_data=public, standardize=data.standardize,
+                            split_seed=int(spec["split_seed"]), **kw)
     frame = frame.copy()
     frame["sweep"] = kind
     return frame
@@ -477,34 +432,65 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
         ``kappa_raw, kappa_pmt, kappas`` (raw / public / pmt / noisy), ``spectra`` (eigenvalues of the
         raw, public and whitened second moments), ``radius`` (R), ``frac_truncated``, ``B_y``,
         ``frac_y_clipped``, ``mu``, ``clip_radius`` (C of DP-RR), ``raw_norms`` (raw row norms, intercept
-        column included, as DP-RR clips them), ``pmt_norms`` (whitened norms before truncation) and
-        ``ledgers`` (method -> the engine's ledger frame). Everything comes from the engine's
-        ``report_`` / ``transform_``; the row norms are for display only.
-    """
-    from engine import regression as R
-    from engine.pmt import add_intercept
+        column included, as DP-RR clips them), ``pmt_norms`` (whitened norms before truncation),
+        ``ledgers`` (method -> the engine's ledger frame) and ``eig_fixes``. Everything comes from the
+        engine (the estimators' ``report_`` / ``transform_``, :func:`engine.pmt.pmt_transform`,
+        :func:`engine.privacy.gdp_mu`); the row norms are for display only.
 
-    if spec["task"] != "regression":
-        raise ValueError(f"diagnostics for the task {spec['task']!r} are not available yet")
+    Notes
+    -----
+    For the ridge task the PMT, DP-RR and DP-GD estimators of :mod:`engine.regression` are fitted. For
+    other tasks (logistic, once the engine registers it) the transform diagnostics come from
+    :func:`engine.pmt.pmt_transform` and the ledgers from the task's estimators when
+    :data:`DIAGNOSTIC_ESTIMATORS` names them; otherwise the ledger tab says so.
+    """
+    from engine import privacy as P
+    from engine import regression as R
+    from engine.pmt import add_intercept, pmt_radius, pmt_transform
+
     common = dict(epsilon=spec["epsilon"], delta=spec["delta"], lam=spec["lam"], eta=spec["eta"],
                   neighbouring=spec["neighbouring"], random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
-    pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
-    rep, tr = pmt.report_, pmt.transform_
-    ledgers = {"PMT": rep.ledger.to_frame()}
     clip = spec.get("clip_radius") or None
-    rr = R.DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
-    if "DP-RR" in spec["methods"]:
-        ledgers["DP-RR"] = rr.report_.ledger.to_frame()
-    if "DP-GD" in spec["methods"]:
-        gd = R.DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
-        ledgers["DP-GD"] = gd.report_.ledger.to_frame()
-    return {
-        "kappa_raw": rep.kappa_raw, "kappa_pmt": rep.kappa_pmt,
-        "kappas": {"raw": rep.kappa_raw, "public": rep.kappa_pub, "pmt": rep.kappa_pmt, "noisy": rep.kappa_noisy},
-        "spectra": {"raw": tr.eigenvalues_raw, "public": tr.eigenvalues_public, "pmt": tr.eigenvalues_pmt},
-        "radius": rep.radius, "frac_truncated": rep.frac_truncated, "B_y": rep.B_y, "frac_y_clipped": rep.frac_y_clipped,
-        "mu": rep.mu, "eig_fixes": rep.eig_fixes, "clip_radius": rr.report_.radius,
-        "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "pmt_norms": tr.norms_before,
-        "ledgers": ledgers,
-    }
+    out = {"raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+           "B_y": math.nan, "frac_y_clipped": math.nan}
+    if spec["task"] == "regression":
+        pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+        rep, tr = pmt.report_, pmt.transform_
+        out["ledgers"]["PMT"] = rep.ledger.to_frame()
+        rr = R.DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+        if "DP-RR" in spec["methods"]:
+            out["ledgers"]["DP-RR"] = rr.report_.ledger.to_frame()
+        if "DP-GD" in spec["methods"]:
+            gd = R.DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+            out["ledgers"]["DP-GD"] = gd.report_.ledger.to_frame()
+        out.update(kappa_noisy=rep.kappa_noisy, B_y=rep.B_y, frac_y_clipped=rep.frac_y_clipped, mu=rep.mu,
+                   eig_fixes=rep.eig_fixes, clip_radius=rr.report_.radius)
+    else:
+        tr = pmt_transform(Xp, Xq, eta=spec["eta"])
+        out.update(kappa_noisy=math.nan, mu=P.gdp_mu(spec["epsilon"], spec["delta"]),
+                   clip_radius=float(clip) if clip else pmt_radius(tr.d, tr.n, spec["eta"]))
+        for method, (modname, clsname) in DIAGNOSTIC_ESTIMATORS.get(spec["task"], {}).items():
+            if method not in spec["methods"]:
+                continue
+            try:
+                import importlib
+
+                cls = getattr(importlib.import_module(modname), clsname)
+            except (ImportError, AttributeError):
+                continue
+            est = cls(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+            out["ledgers"][method] = est.report_.ledger.to_frame()
+    out.update(
+        kappa_raw=tr.kappa_raw, kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated,
+        kappas={"raw": tr.kappa_raw, "public": tr.kappa_pub, "pmt": tr.kappa_pmt, "noisy": out["kappa_noisy"]},
+        spectra={"raw": tr.eigenvalues_raw, "public": tr.eigenvalues_public, "pmt": tr.eigenvalues_pmt},
+        pmt_norms=tr.norms_before,
+    )
+    return out
+
+
+#: Estimators whose privacy ledger the page shows, per page task: method -> (module, class name).
+#: The logistic task fills this in when its estimators land (they must accept the ridge keywords
+#: epsilon, delta, lam, eta, neighbouring, random_state and expose ``report_.ledger``).
+DIAGNOSTIC_ESTIMATORS: dict = {"classification": {}}
