@@ -1,0 +1,387 @@
+"""Plotly figures of the NVDP explorer (no Streamlit in here).
+
+Pure functions from engine results (per-pair Renyi-divergence values, accuracies, posterior
+parameter arrays, the sentence inspector's tables) to :class:`plotly.graph_objects.Figure`.
+Colours: clipped "#0072B2", unclipped "#D55E00" (:data:`engine.plots.METHOD_COLORS`, Okabe-Ito,
+colour-blind safe); clip thresholds are drawn as dashed black rules.
+
+Abbreviations used in titles: RD = Renyi divergence, BDP = Bayesian differential privacy,
+NVIB = nonparametric variational information bottleneck.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.plots import METHOD_COLORS, _layout, _rgba
+
+__all__ = [
+    "NVDP_COLORS",
+    "rd_distribution_figure",
+    "accuracy_figure",
+    "posterior_histograms_figure",
+    "inspector_figure",
+    "fmt_bound",
+]
+
+#: Series colours: the team's NVDP clipped / unclipped colours.
+NVDP_COLORS: dict[str, str] = {"clipped": METHOD_COLORS["NVDP clipped"], "unclipped": METHOD_COLORS["NVDP unclipped"]}
+_RULE = dict(color="#000000", dash="dash", width=2)
+
+
+def fmt_bound(x: float, digits: int = 3) -> str:
+    """A bound for display: ``inf`` as "infinite", NaN as "n/a", else ``digits`` significant digits.
+
+    >>> fmt_bound(float("inf")), fmt_bound(0.012345), fmt_bound(float("nan")), fmt_bound(1234.5)
+    ('infinite', '0.0123', 'n/a', '1.23e+03')
+    """
+    x = float(x)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "infinite" if x > 0 else "-infinite"
+    return f"{x:.{digits}g}"
+
+
+def _color(name: str, i: int) -> str:
+    return NVDP_COLORS.get(name, METHOD_COLORS.get(name, ["#009E73", "#CC79A7", "#56B4E9"][i % 3]))
+
+
+def rd_distribution_figure(
+    series: Mapping[str, np.ndarray],
+    *,
+    form: str = "exact",
+    bins: int = 40,
+    unit: str | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Distribution of the per-pair RD bound, one step histogram per series, on a log x axis.
+
+    Parameters
+    ----------
+    series : mapping name -> ndarray of shape (n_pairs,)
+        Per-pair bound values (``RDBoundResult.values``), e.g. ``{"unclipped": ..., "clipped": ...}``.
+        Values <= 0 or non-finite cannot sit on a log axis: infinite pairs are counted in the
+        legend entry, zero/negative and NaN pairs too.
+    form : {"exact", "paper"}, default "exact"
+        Only used for the axis title and units.
+    bins : int, default 40
+        Log-spaced bins shared by all series (>= 2).
+    unit : str, optional
+        x-axis unit text (default: "nats" for exact, "normalised nats" for paper).
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One filled step line per series (legend: name, pair count, max and mean) and one dashed
+        vertical rule per series at its maximum over the finite pairs.
+
+    Raises
+    ------
+    ValueError
+        If ``series`` is empty, ``bins < 2`` or ``form`` is unknown.
+
+    Examples
+    --------
+    >>> fig = rd_distribution_figure({"clipped": np.array([0.1, 0.2, np.inf]), "unclipped": np.array([1.0, 3.0])})
+    >>> [t.name.split(":")[0] for t in fig.data]
+    ['clipped', 'unclipped']
+    >>> "1 infinite" in fig.data[0].name
+    True
+    """
+    if not series:
+        raise ValueError("series is empty: nothing to draw")
+    if form not in ("exact", "paper"):
+        raise ValueError(f"form must be 'exact' or 'paper', got {form!r}")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+        raise ValueError(f"bins must be an int >= 2, got {bins!r}")
+    unit = unit or ("nats, summed over components and dimensions" if form == "exact"
+                    else "nats per latent position, dimension-averaged (the authors' normalisation)")
+    arrays = {k: np.asarray(v, dtype=float).ravel() for k, v in series.items()}
+    pos = np.concatenate([a[np.isfinite(a) & (a > 0)] for a in arrays.values()])
+    if pos.size:
+        lo, hi = float(pos.min()), float(pos.max())
+        if hi <= lo * 1.0001:
+            lo, hi = lo / 1.5, hi * 1.5
+        edges = np.geomspace(lo, hi, int(bins) + 1)
+    else:
+        edges = np.geomspace(1e-3, 1.0, int(bins) + 1)
+    fig = go.Figure()
+    for i, (name, a) in enumerate(arrays.items()):
+        c = _color(name, i)
+        finite = a[np.isfinite(a) & (a > 0)]
+        n_inf = int(np.isposinf(a).sum())
+        n_other = int(a.size - finite.size - n_inf)
+        counts, _ = np.histogram(finite, bins=edges)
+        share = counts / max(a.size, 1)
+        x = np.repeat(edges, 2)[1:-1]
+        y = np.repeat(share, 2)
+        mx = float(np.max(a[~np.isnan(a)])) if np.any(~np.isnan(a)) else float("nan")
+        mean = float(np.mean(a[~np.isnan(a)])) if np.any(~np.isnan(a)) else float("nan")
+        label = f"{name}: {a.size} pairs, max {fmt_bound(mx)}, mean {fmt_bound(mean)}"
+        if n_inf:
+            label += f" ({n_inf} infinite, not drawn)"
+        if n_other:
+            label += f" ({n_other} zero or NaN, not drawn)"
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=c, width=2), fill="tozeroy",
+                                 fillcolor=_rgba(c, 0.18), name=label,
+                                 hovertemplate="bound %{x:.3g}<br>share of pairs in this bin %{y:.1%}<extra>" + name + "</extra>"))
+        if finite.size:
+            fmax = float(finite.max())
+            fig.add_vline(x=fmax, line=dict(color=c, dash="dash", width=1.5),
+                          annotation_text=f"max {name}", annotation_position="top left" if i % 2 else "top right",
+                          annotation_font_color=c)
+    fig.update_xaxes(type="log", title=f"RD bound of a pair of test sentences ({unit})", exponentformat="power")
+    fig.update_yaxes(title="share of pairs", tickformat=".0%", rangemode="tozero")
+    if title is None:
+        title = (f"Renyi-divergence (RD) bound over pairs of sentences, {form} form"
+                 "<br><sup>further left = the two sentences' shared samples are harder to tell apart = more private</sup>")
+    return _layout(fig, title=title, height=440)
+
+
+def accuracy_figure(
+    accuracy: Mapping[str, float],
+    history: Mapping[str, Sequence[float]] | None = None,
+    *,
+    chance: float | None = 0.5,
+    n_test: int | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Test accuracy per model (bars) and validation accuracy per training epoch (lines).
+
+    Parameters
+    ----------
+    accuracy : mapping name -> float in [0, 1]
+        Test accuracy of each model under the chosen clipping.
+    history : mapping name -> sequence of float, optional
+        Validation accuracy after each epoch (``TrainedNVDP.history``); adds a right panel.
+    chance : float or None, default 0.5
+        Accuracy of guessing the majority class, drawn as a dotted rule.
+    n_test : int, optional
+        Number of test sentences (in the hover text and title).
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    ValueError
+        If ``accuracy`` is empty or a value lies outside [0, 1].
+
+    Examples
+    --------
+    >>> fig = accuracy_figure({"unclipped": 0.8, "clipped": 0.82}, {"unclipped": [0.7, 0.8], "clipped": [0.75, 0.8]})
+    >>> [round(v, 2) for v in fig.data[0].y]
+    [0.8, 0.82]
+    """
+    if not accuracy:
+        raise ValueError("accuracy is empty: nothing to draw")
+    for k, v in accuracy.items():
+        if not (0.0 <= float(v) <= 1.0):
+            raise ValueError(f"accuracy[{k!r}] must lie in [0, 1], got {v!r}")
+    names = list(accuracy)
+    cols = 2 if history else 1
+    titles = [f"Test accuracy{f' ({n_test} sentences)' if n_test else ''}"] + (["Validation accuracy while training"] if history else [])
+    fig = make_subplots(rows=1, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
+                        column_widths=[0.45, 0.55] if cols == 2 else None)
+    fig.add_trace(go.Bar(x=names, y=[float(accuracy[k]) for k in names], marker_color=[_color(k, i) for i, k in enumerate(names)],
+                         text=[f"{100 * float(accuracy[k]):.1f}%" for k in names], textposition="outside",
+                         showlegend=False, name="test accuracy",
+                         hovertemplate="%{x}: %{y:.1%} of the test sentences classified correctly<extra></extra>"),
+                  row=1, col=1)
+    if chance is not None:
+        fig.add_hline(y=float(chance), line=dict(color="#555555", dash="dot", width=1.5), row=1, col=1,
+                      annotation_text="chance", annotation_position="bottom right")
+    fig.update_yaxes(title="accuracy", tickformat=".0%", range=[0, 1.08], row=1, col=1)
+    if history:
+        for i, (k, h) in enumerate(history.items()):
+            h = [float(v) for v in h]
+            fig.add_trace(go.Scatter(x=list(range(1, len(h) + 1)), y=h, mode="lines+markers", name=k,
+                                     line=dict(color=_color(k, i), width=2),
+                                     hovertemplate="epoch %{x}: %{y:.1%}<extra>" + k + "</extra>"), row=1, col=2)
+        fig.update_xaxes(title="epoch", dtick=1, row=1, col=2)
+        fig.update_yaxes(title="validation accuracy", tickformat=".0%", row=1, col=2)
+    if title is None:
+        title = "Utility: how often the sentiment (positive / negative) is predicted correctly"
+    return _layout(fig, title=title, height=420)
+
+
+def posterior_histograms_figure(
+    before: Mapping[str, np.ndarray],
+    after: Mapping[str, np.ndarray] | None = None,
+    *,
+    C_mu: float | None = None,
+    sigma_min: float | None = None,
+    sigma_max: float | None = None,
+    alpha_min: float | None = None,
+    alpha_max: float | None = None,
+    fractions: Mapping[str, float] | None = None,
+    bins: int = 50,
+    title: str | None = None,
+) -> go.Figure:
+    """Histograms of ||mu||, sigma and alpha of the token components, with the clip thresholds drawn.
+
+    Parameters
+    ----------
+    before : mapping with arrays ``mu_norm``, ``sigma``, ``alpha``
+        Unclipped values (``engine.nvdp.diagnostics.posterior_distributions``).
+    after : mapping with the same arrays, optional
+        The values after clipping (drawn as a second series).
+    C_mu, sigma_min, sigma_max, alpha_min, alpha_max : float, optional
+        Thresholds to draw (``alpha_min`` = 0 is drawn too; None is not drawn).
+    fractions : mapping, optional
+        ``frac_mu``, ``frac_sigma``, ``frac_sigma_high``, ``frac_alpha_low``, ``frac_alpha_high``
+        (``ClipStats.to_dict()``), shown in the panel titles.
+    bins : int, default 50
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Three panels.
+
+    Raises
+    ------
+    ValueError
+        If an array is missing from ``before``.
+
+    Examples
+    --------
+    >>> b = {"mu_norm": np.array([1.0, 6.0]), "sigma": np.array([0.2, 1.0]), "alpha": np.array([0.5, 2.0])}
+    >>> fig = posterior_histograms_figure(b, C_mu=5.0, sigma_min=0.3, alpha_max=1.0, fractions={"frac_mu": 0.5})
+    >>> "50.0%" in fig.layout.annotations[0].text
+    True
+    """
+    for k in ("mu_norm", "sigma", "alpha"):
+        if k not in before:
+            raise ValueError(f"before is missing the array {k!r} (expected mu_norm, sigma, alpha)")
+    f = dict(fractions or {})
+
+    def pct(key):
+        return f"{100 * float(f[key]):.1f}%" if key in f else None
+
+    t_mu = "Mean length ||mu|| per token"
+    if C_mu is not None:
+        t_mu += f"<br><span style='font-size:12px'>C_mu = {C_mu:.3g}" + (f": {pct('frac_mu')} of tokens shrunk" if pct("frac_mu") else "") + "</span>"
+    t_sig = "Standard deviation sigma (per dimension)"
+    parts = []
+    if sigma_min is not None:
+        parts.append(f"floor {sigma_min:.3g}" + (f": {pct('frac_sigma')} raised" if pct("frac_sigma") else ""))
+    if sigma_max is not None:
+        parts.append(f"cap {sigma_max:.3g}" + (f": {pct('frac_sigma_high')} lowered" if pct("frac_sigma_high") else ""))
+    if parts:
+        t_sig += "<br><span style='font-size:12px'>" + "; ".join(parts) + "</span>"
+    t_a = "Pseudo-count alpha per token"
+    parts = []
+    if alpha_min is not None:
+        parts.append(f"min {alpha_min:.3g}" + (f": {pct('frac_alpha_low')} raised" if pct("frac_alpha_low") else ""))
+    if alpha_max is not None:
+        parts.append(f"max {alpha_max:.3g}" + (f": {pct('frac_alpha_high')} lowered" if pct("frac_alpha_high") else ""))
+    if parts:
+        t_a += "<br><span style='font-size:12px'>" + "; ".join(parts) + "</span>"
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[t_mu, t_sig, t_a], horizontal_spacing=0.07)
+    keys = ("mu_norm", "sigma", "alpha")
+    units = ("||mu|| (L2 norm over the 384 dimensions)", "sigma (prior = 1)", "alpha (prior component = 1)")
+    for col, (k, unit) in enumerate(zip(keys, units), start=1):
+        b = np.asarray(before[k], dtype=float)
+        b = b[np.isfinite(b)]
+        series = [("before clipping", b, NVDP_COLORS["unclipped"])]
+        if after is not None and k in after:
+            a = np.asarray(after[k], dtype=float)
+            series.append(("after clipping", a[np.isfinite(a)], NVDP_COLORS["clipped"]))
+        allv = np.concatenate([s[1] for s in series]) if series else b
+        lo, hi = (float(allv.min()), float(allv.max())) if allv.size else (0.0, 1.0)
+        for th in (C_mu,) if k == "mu_norm" else (sigma_min, sigma_max) if k == "sigma" else (alpha_min, alpha_max):
+            if th is not None:
+                lo, hi = min(lo, float(th)), max(hi, float(th))
+        if hi <= lo:
+            hi = lo + 1.0
+        size = (hi - lo) / bins
+        for name, v, c in series:
+            fig.add_trace(go.Histogram(x=v, xbins=dict(start=lo, end=hi + size, size=size), name=name,
+                                       marker_color=c, opacity=0.55, showlegend=col == 1, legendgroup=name,
+                                       histnorm="percent",
+                                       hovertemplate="%{x}<br>%{y:.1f}% of values<extra>" + name + "</extra>"),
+                          row=1, col=col)
+        fig.update_xaxes(title=unit, row=1, col=col)
+        fig.update_yaxes(title="% of values" if col == 1 else None, row=1, col=col)
+    for col, th, label in ((1, C_mu, "C_mu"), (2, sigma_min, "floor"), (2, sigma_max, "cap"),
+                           (3, alpha_min, "alpha_min"), (3, alpha_max, "alpha_max")):
+        if th is not None:
+            fig.add_vline(x=float(th), line=_RULE, row=1, col=col, annotation_text=label,
+                          annotation_position="top right" if label not in ("floor", "alpha_min") else "top left")
+    fig.update_layout(barmode="overlay")
+    if title is None:
+        title = "Posterior parameters of the test sentences' tokens, before and after clipping"
+    fig = _layout(fig, title=title, height=440)
+    fig.update_layout(margin=dict(t=100))
+    return fig
+
+
+def inspector_figure(tables: Sequence[pd.DataFrame], names: Sequence[str] = ("sentence A", "sentence B"), *,
+                     C_mu: float | None = None, alpha_max: float | None = None, title: str | None = None) -> go.Figure:
+    """Per-token pseudo-counts alpha and mean lengths ||mu|| of two sentences, before and after clipping.
+
+    Parameters
+    ----------
+    tables : sequence of 2 DataFrames
+        ``PairInspection.components`` (columns token, alpha_before, alpha, mu_norm_before, mu_norm, clipped).
+    names : sequence of 2 str
+    C_mu, alpha_max : float, optional
+        Thresholds drawn as dashed rules.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        2 x 2 panels: rows = sentences, columns = alpha and ||mu||; light bars before, solid after.
+
+    Raises
+    ------
+    ValueError
+        If ``tables`` does not hold two tables with the needed columns.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"token": ["(prior)", "hi"], "alpha_before": [1.0, 2.0], "alpha": [1.0, 1.0],
+    ...                   "mu_norm_before": [0.0, 7.0], "mu_norm": [0.0, 5.0], "clipped": ["", "mean, alpha high"]})
+    >>> len(inspector_figure([t, t], C_mu=5.0, alpha_max=1.0).data)
+    8
+    """
+    tables = list(tables)
+    need = {"token", "alpha_before", "alpha", "mu_norm_before", "mu_norm", "clipped"}
+    if len(tables) != 2 or any(not isinstance(t, pd.DataFrame) or need - set(t.columns) for t in tables):
+        raise ValueError(f"tables must be two DataFrames with columns {sorted(need)}")
+    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.08,
+                        subplot_titles=[f"{names[0]}: pseudo-count alpha per token", f"{names[0]}: mean length ||mu||",
+                                        f"{names[1]}: pseudo-count alpha per token", f"{names[1]}: mean length ||mu||"])
+    for r, t in enumerate(tables, start=1):
+        labels = [f"{i}:{tok}" for i, tok in enumerate(t["token"])]
+        for c, (kb, ka) in enumerate((("alpha_before", "alpha"), ("mu_norm_before", "mu_norm")), start=1):
+            show = r == 1 and c == 1
+            fig.add_trace(go.Bar(x=labels, y=t[kb], name="before clipping", marker_color=_rgba(NVDP_COLORS["unclipped"], 0.45),
+                                 showlegend=show, legendgroup="before", customdata=t["clipped"],
+                                 hovertemplate="%{x}: %{y:.3g}<br>clipped by: %{customdata}<extra>before</extra>"), row=r, col=c)
+            fig.add_trace(go.Bar(x=labels, y=t[ka], name="after clipping", marker_color=NVDP_COLORS["clipped"],
+                                 showlegend=show, legendgroup="after", customdata=t["clipped"],
+                                 hovertemplate="%{x}: %{y:.3g}<br>clipped by: %{customdata}<extra>after</extra>"), row=r, col=c)
+        if alpha_max is not None:
+            fig.add_hline(y=float(alpha_max), line=_RULE, row=r, col=1, annotation_text="alpha_max", annotation_position="top left")
+        if C_mu is not None:
+            fig.add_hline(y=float(C_mu), line=_RULE, row=r, col=2, annotation_text="C_mu", annotation_position="top left")
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(tickangle=-45, tickfont=dict(size=10))
+    if title is None:
+        title = "What the bottleneck keeps of each token (component 0 is the prior component)"
+    fig = _layout(fig, title=title, height=620)
+    fig.update_layout(legend=dict(y=-0.25))
+    return fig
