@@ -24,6 +24,7 @@ METHOD_COLORS: dict[str, str] = {
     "DP-RR": "#E69F00",
     "DP-RR (oracle C, non-private tuning)": "#F0E442",
     "DP-GD": "#009E73",
+    "DP-Newton": "#CC79A7",
     "Non-private": "#000000",
     # NVDP
     "NVDP clipped": "#0072B2",
@@ -39,14 +40,15 @@ METHOD_DASH: dict[str, str] = {
 }
 
 #: Okabe-Ito colours for anything not listed in :data:`METHOD_COLORS` (cycled in this order).
-_FALLBACK_COLORS = ["#CC79A7", "#56B4E9", "#D55E00", "#999999"]
+_FALLBACK_COLORS = ["#56B4E9", "#D55E00", "#999999", "#CC79A7"]
 
 #: Long names of the methods, spelled out once per figure/legend.
 METHOD_LONG_NAMES: dict[str, str] = {
-    "PMT": "PMT: public-moment-guided truncation + ridge (DP-PMTRR)",
+    "PMT": "PMT: public-moment-guided truncation (DP-PMTRR for ridge, DP-PMTLR for logistic regression)",
     "DP-RR": "DP-RR: private ridge on clipped raw rows (sufficient statistics)",
     "DP-RR (oracle C, non-private tuning)": "DP-RR oracle: clip radius C tuned on the error (not private)",
     "DP-GD": "DP-GD: noisy gradient descent with per-row clipping",
+    "DP-Newton": "DP-Newton: noisy Newton steps on clipped raw rows (logistic baseline)",
     "Non-private": "Non-private ridge (the reference)",
 }
 
@@ -78,7 +80,7 @@ def method_color(method: str, index: int = 0) -> str:
     >>> method_color("PMT")
     '#0072B2'
     >>> method_color("something new", 1)
-    '#56B4E9'
+    '#D55E00'
     """
     return METHOD_COLORS.get(method, _FALLBACK_COLORS[index % len(_FALLBACK_COLORS)])
 

@@ -66,7 +66,8 @@ st.markdown(
     "ridge regression from noisy sufficient statistics of rows clipped at radius **C**) and **DP-GD** "
     "(differentially private gradient descent with per-row clipping). **epsilon** and **delta** are the "
     "differential-privacy (DP) budget: smaller = more private. **mu** is the same budget in Gaussian DP "
-    "(GDP). **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). **lam** is the "
+    "(GDP). For logistic regression the private-only baselines are **DP-Newton** (noisy Newton steps on clipped rows) "
+    "and DP-GD. **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). **lam** is the "
     "ridge penalty; **n_pub** the number of public rows."
 )
 
@@ -90,25 +91,32 @@ def _bundled(name: str, synthetic_kappa: float):
     return load_dataset(name)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, show_spinner="Running the private fits (methods x epsilons x seeds); each result is "
+               "cached, so moving a slider back is instant ...")
 def _sweep(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
     return C.sweep(_data, json.loads(spec_json))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner="Fitting each method once for the diagnostics ...")
 def _diagnostics(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
     return C.diagnostics(_data, json.loads(spec_json))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _prepare(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, split_seed: int) -> C.PreparedData:
+def _prepare(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, split_seed: int, task: str) -> C.PreparedData:
     # n_pub / split_seed only matter for a random split; the key still carries them (cheap).
-    return C.prepare(_ds, _public_ds, standardize=standardize, n_pub=n_pub, split_seed=split_seed)
+    return C.prepare(_ds, _public_ds, standardize=standardize, n_pub=n_pub, split_seed=split_seed, task=task)
 
 
 # ---------------------------------------------------------------------------------------------
 # upload callbacks (run before the script, so they may change widget-bound keys)
 # ---------------------------------------------------------------------------------------------
+
+
+def _reset_for_task(task: str) -> None:
+    """A new task has its own methods and metrics: start from its defaults."""
+    ss["methods"] = C.default_methods(task)
+    ss["metric"] = C.metrics_for(task)[0]
 
 
 def _use_upload() -> None:
@@ -134,7 +142,9 @@ def _use_upload() -> None:
         return
     ss["pmt_upload_error"] = None
     ss["uploaded_dataset"] = ds
-    ss["task"] = page_task
+    if ss.get("task") != page_task:
+        ss["task"] = page_task
+        _reset_for_task(page_task)
     ss["dataset_name"] = ss["data"] = ds.name
 
 
@@ -157,8 +167,12 @@ problems: list[str] = []
 with ctrl:
     st.subheader("Data")
     tasks = C.supported_tasks()
+    def _on_task() -> None:
+        _reset_for_task(ss["task"])
+
     if len(tasks) > 1:
-        st.radio("Task", tasks, format_func=C.TASK_LABELS.get, horizontal=True, **persist("task"))
+        st.radio("Task", tasks, format_func=C.TASK_LABELS.get, horizontal=True, on_change=_on_task,
+                 **persist("task"))
     else:
         ss["task"] = tasks[0]
     task = ss.get("task", tasks[0])
@@ -276,7 +290,10 @@ with ctrl:
     st.select_slider("lam (ridge penalty)", options=list(LAM_OPTIONS), format_func=fmt_num, **persist("lam"),
                      help="Penalty on the squared coefficient norm (on the 1/n-scaled loss). PMT stays stable "
                      "at lam = 0; the baselines usually need more.")
-    st.multiselect("Methods to compare", C.METHODS, **persist("methods"),
+    method_options = C.methods_for(task)
+    if not isinstance(ss.get("methods"), list) or not set(ss["methods"]) <= set(method_options):
+        ss["methods"] = C.default_methods(task)  # e.g. a link or an upload switched the task
+    st.multiselect("Methods to compare", method_options, **persist("methods"),
                    help="The oracle DP-RR tunes its clip radius by looking at the error: it is NOT private and "
                    "only shows the best the baseline could do.")
     if not presenter:
@@ -319,9 +336,10 @@ with main:
         dkey = C.data_key(ds, public_ds, spec)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
-            prep = _prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]))
+            prep = _prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]),
+                            task)
             key = dkey + prep.key
-            with st.spinner("Running the private fits over seeds ..."):
+            if True:  # the cached functions show their own spinner while they compute
                 eps_grid = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID)))
                 eps_point = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]])))
                 lam_sweep = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "lam", LAM_OPTIONS)))
@@ -500,11 +518,15 @@ with main:
             c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
                                mime="application/json", key="dl_json",
                                help="Every setting, the seeds and the package versions.")
-            cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
-            st.markdown("The same error-vs-epsilon sweep from a terminal:")
-            st.code(cmd, language="bash", wrap_lines=True)
-            for note in C.cli_notes(spec):
-                st.caption(f":material/info: {note}")
+            why_not = C.cli_supported(spec)
+            if why_not:
+                st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
+            else:
+                cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
+                st.markdown("The same error-vs-epsilon sweep from a terminal:")
+                st.code(cmd, language="bash", wrap_lines=True)
+                for note in C.cli_notes(spec):
+                    st.caption(f":material/info: {note}")
             st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
 
 url_sync(URL_KEYS)

@@ -27,14 +27,39 @@ DATA_TASKS = {"regression": ("regression",), "classification": ("classification"
 #: Page task -> engine task name for run_sweep.
 ENGINE_TASKS = {"regression": "ridge", "classification": "logistic"}
 
-#: Methods the page offers (display names of the engine's sweep frames).
+#: Methods the page offers for ridge (display names of the engine's sweep frames); see :func:`methods_for`.
 METHODS = ["PMT", "DP-RR", "DP-RR (oracle C, non-private tuning)", "DP-GD", "Non-private"]
 
-#: Metric columns per page task (the first is the default).
+#: Methods selected by default per page task (those the engine offers are kept, in this order).
+DEFAULT_METHODS = {
+    "regression": ["PMT", "DP-RR", "DP-GD", "Non-private"],
+    "classification": ["PMT", "DP-Newton", "DP-GD", "Non-private"],
+}
+
+#: Private-only baselines (the denominator of "PMT / best private baseline").
+PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton")
+
+#: Metric columns per page task (the first is the default). For logistic sweeps the engine's
+#: ``rmse`` column is a root Brier score, so it is not offered under the RMSE label.
 METRICS_BY_TASK = {
     "regression": ["l2_error", "rel_error", "excess_risk", "rmse"],
-    "classification": ["accuracy", "auc", "l2_error", "rel_error", "log_loss"],
+    "classification": ["accuracy", "auc", "log_loss", "l2_error", "rel_error", "excess_risk"],
 }
+
+
+def methods_for(task: str) -> list[str]:
+    """Display names of the methods the engine registers for a page task (registration order)."""
+    from engine import experiments as E
+
+    engine_task = ENGINE_TASKS[task]
+    names = [s.name for (t, _k), s in E.METHODS.items() if t == engine_task]
+    return names or (list(METHODS) if task == "regression" else [])
+
+
+def default_methods(task: str) -> list[str]:
+    """The default selection for a page task, restricted to what the engine offers."""
+    avail = methods_for(task)
+    return [m for m in DEFAULT_METHODS.get(task, avail) if m in avail] or avail
 
 #: Spec keys copied from session state, with their types.
 SPEC_KEYS = {
@@ -118,7 +143,7 @@ def spec_from_state(state, *, task: str) -> dict:
             spec[key] = _coerce(value, typ)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{key} = {value!r} is not valid: {exc}") from None
-    spec["methods"] = [m for m in METHODS if m in spec["methods"]]
+    spec["methods"] = [m for m in methods_for(task) if m in spec["methods"]]
     if not spec["methods"]:
         raise ValueError("methods: select at least one method to compare")
     return spec
@@ -184,12 +209,13 @@ def data_key(ds, public_ds, spec: dict) -> str:
     return fp
 
 
-def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: int) -> PreparedData:
+def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: int, task: str = "regression") -> PreparedData:
     """Arrays for the sweeps, and the split the diagnostics use (the very rows the sweep uses).
 
     The split comes from :func:`engine.experiments.sweep_split` (random split of ``n_pub`` public rows
     with ``split_seed``, or the separate public file; public-only standardisation of the features and
-    centring of y; :data:`TEST_SIZE` of the private rows held out).
+    centring of y for regression only, as ``run_sweep`` does; :data:`TEST_SIZE` of the private rows held
+    out).
 
     Raises
     ------
@@ -204,7 +230,8 @@ def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: in
         raise TypeError(f"n_pub must be a whole number, got {n_pub!r}")
     Xq, yq, Xp, yp, Xt, yt = sweep_split(X, y, n_pub=None if public is not None else int(n_pub),
                                          split_seed=int(split_seed), test_size=TEST_SIZE,
-                                         standardize=bool(standardize), public_data=public)
+                                         standardize=bool(standardize), public_data=public,
+                                         center_y=bool(standardize) and task == "regression")
     h = hashlib.sha256()
     for arr in (Xq, yq, Xp, yp):
         h.update(np.ascontiguousarray(arr).tobytes())
@@ -299,7 +326,7 @@ def pmt_vs_best(head: pd.DataFrame, *, lower_better: bool = True):
     """
     if head.empty or "PMT" not in set(head["method"]):
         return None
-    base = head[head["method"].isin(["DP-RR", "DP-GD"])]
+    base = head[head["method"].isin(PRIVATE_BASELINES)]
     if base.empty:
         return None
     best = base.loc[base["median"].idxmin() if lower_better else base["median"].idxmax()]
@@ -356,8 +383,8 @@ def settings_json(spec: dict, *, ds, prep: PreparedData) -> str:
                  "n_pub": prep.n_pub, "n_priv": prep.n_priv,
                  "public_sample": "random split (simulation)" if prep.public_is_split else "separate public file"},
         "versions": package_versions(),
-        "cli": cli_command(spec, ds=ds),
-        "cli_notes": cli_notes(spec),
+        "cli": None if cli_supported(spec) else cli_command(spec, ds=ds),
+        "cli_notes": [cli_supported(spec)] if cli_supported(spec) else cli_notes(spec),
     }
     return json.dumps(payload, indent=2, default=float)
 
@@ -393,6 +420,16 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
     if data == "synthetic":
         argv += ["--kappa", f"{float(spec.get('synthetic_kappa', 1e3)):g}"]
     return argv
+
+
+def cli_supported(spec: dict) -> str | None:
+    """None if ``python -m engine pmt`` can run this view, else the reason it cannot."""
+    from engine import cli_pmt
+
+    task = ENGINE_TASKS[spec["task"]]
+    if task not in getattr(cli_pmt, "TASK_CHOICES", ["ridge"]):
+        return f"The command line does not offer the {task} task yet."
+    return None
 
 
 def cli_notes(spec: dict) -> list[str]:
@@ -481,6 +518,9 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
                 continue
             est = cls(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
             out["ledgers"][method] = est.report_.ledger.to_frame()
+            if method == "PMT":
+                out["kappa_noisy"] = float(getattr(est.report_, "kappa_noisy", math.nan))
+                out["eig_fixes"] = int(getattr(est.report_, "eig_fixes", 0) or 0)
     out.update(
         kappa_raw=tr.kappa_raw, kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated,
         kappas={"raw": tr.kappa_raw, "public": tr.kappa_pub, "pmt": tr.kappa_pmt, "noisy": out["kappa_noisy"]},
@@ -493,4 +533,10 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
 #: Estimators whose privacy ledger the page shows, per page task: method -> (module, class name).
 #: The logistic task fills this in when its estimators land (they must accept the ridge keywords
 #: epsilon, delta, lam, eta, neighbouring, random_state and expose ``report_.ledger``).
-DIAGNOSTIC_ESTIMATORS: dict = {"classification": {}}
+DIAGNOSTIC_ESTIMATORS: dict = {
+    "classification": {
+        "PMT": ("engine.glm", "PMTLogistic"),
+        "DP-Newton": ("engine.glm", "DPNewtonLogistic"),
+        "DP-GD": ("engine.glm", "DPGDLogistic"),
+    },
+}

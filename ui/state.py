@@ -196,7 +196,7 @@ def _one_of(values):
 
 #: Short URL names of the methods (``?methods=pmt,dp-rr``).
 METHOD_URL = {"PMT": "pmt", "DP-RR": "dp-rr", "DP-RR (oracle C, non-private tuning)": "dp-rr-oracle",
-              "DP-GD": "dp-gd", "Non-private": "non-private"}
+              "DP-GD": "dp-gd", "DP-Newton": "dp-newton", "Non-private": "non-private"}
 
 
 def _methods(text: str) -> list:
