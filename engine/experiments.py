@@ -502,6 +502,7 @@ def run_sweep(
     methods : sequence of str
         Keys or display names: ``"pmt"``, ``"dp-rr"``, ``"dp-rr-oracle"`` (non-private tuning),
         ``"dp-gd"``, ``"non-private"``.
+        (Other tasks: their registered methods; the default is all of them.)
     epsilons : sequence of float
         Each ``0 < epsilon <= inf`` (inf: noise off).
     seeds : int or sequence of int
@@ -571,6 +572,8 @@ def run_sweep(
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+    if methods is DEFAULT_METHODS and task != "ridge":  # the default list names ridge methods
+        methods = [k for (t, k) in METHODS if t == task]
     specs = resolve_methods(task, methods)
     eps_list = [P.validate_epsilon(e, allow_inf=True) for e in np.atleast_1d(epsilons)]
     if not eps_list:

@@ -42,11 +42,13 @@ labels are mapped with it, never inferred), ``newton_dtype`` (float32). ``dp_gd_
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from scipy.special import expit
 from scipy.stats import rankdata
+from threadpoolctl import threadpool_limits
 
 from engine.experiments import _grid, _mus, register_method, register_task
 from engine.glm import (
@@ -67,6 +69,19 @@ from engine.pmt import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transfor
 from engine.regression import dp_gd_noise, penalty_mask
 
 __all__ = ["LOGISTIC_METHODS", "LogisticSweepContext", "prepare_logistic_context", "roc_auc_columns"]
+
+def _single_blas(fn):
+    """Run ``fn`` with single-threaded BLAS: the products here are many and mid-sized, and multi-threaded
+    BLAS slows down badly when other processes share the two cores; the hot loops use their own
+    threads over groups of runs (:func:`engine.glm.noisy_newton`, :func:`engine.glm.dp_gd_logistic_path`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with threadpool_limits(1):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
 
 #: Default methods of the logistic task.
 LOGISTIC_METHODS = ("pmt", "dp-newton", "dp-gd", "non-private")
@@ -105,6 +120,7 @@ class LogisticSweepContext:
 
     extra_columns = EXTRA_COLUMNS
 
+    @_single_blas
     def __init__(self, X, y, X_pub, y_pub, X_test, y_test, *, lams, delta, eta, neighbouring, fit_intercept=True,
                  penalize_intercept=False, **options):
         classes = options.get("classes") or (0, 1)
@@ -146,7 +162,21 @@ class LogisticSweepContext:
         return data + self.lams[lam_idx] * np.einsum("ki,ij,kj->k", theta, self.Pm, theta)
 
     def metrics(self, theta: np.ndarray, lam_idx: np.ndarray) -> dict:
-        """Errors against the reference and held-out classification metrics for runs ``theta`` (k, d)."""
+        """Errors against the reference and held-out classification metrics for runs ``theta`` (k, d).
+
+        Identical (theta, lam) runs (the non-private rows) are evaluated once.
+        """
+        theta = np.asarray(theta, dtype=float)
+        lam_idx = np.asarray(lam_idx)
+        key = np.column_stack([theta, lam_idx])
+        uniq, inv = np.unique(key, axis=0, return_inverse=True)
+        if len(uniq) < len(key):
+            out = self._metrics(uniq[:, :-1], uniq[:, -1].astype(int))
+            return {k: (v[inv.ravel()] if np.ndim(v) else v) for k, v in out.items()}
+        return self._metrics(theta, lam_idx)
+
+    @_single_blas
+    def _metrics(self, theta, lam_idx):
         theta = np.asarray(theta, dtype=float)
         ok = np.all(np.isfinite(theta), axis=1)
         th = np.where(ok[:, None], theta, 0.0)
@@ -200,6 +230,7 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds):
                 sigma_b=sg[ei])
 
 
+@_single_blas
 def _run_pmt(ctx, epsilons, seeds):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
@@ -209,6 +240,7 @@ def _run_pmt(ctx, epsilons, seeds):
     return out
 
 
+@_single_blas
 def _run_dp_newton(ctx, epsilons, seeds):
     C = ctx.options.get("clip_radius")
     C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
@@ -218,6 +250,7 @@ def _run_dp_newton(ctx, epsilons, seeds):
     return out
 
 
+@_single_blas
 def _run_dp_gd(ctx, epsilons, seeds):
     T = int(ctx.options.get("dp_gd_steps") or 100)
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
@@ -240,6 +273,7 @@ def _run_dp_gd(ctx, epsilons, seeds):
                 eig_fix=False)
 
 
+@_single_blas
 def _run_nonprivate(ctx, epsilons, seeds):
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     return dict(li=li, ei=ei, si=si, mu=np.inf, theta=ctx.theta_ref[li], radius=np.nan, frac_truncated=0.0,

@@ -71,6 +71,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
+from threadpoolctl import threadpool_limits
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -436,6 +437,25 @@ def weighted_grams(Z, W, *, dtype=np.float64, K=None) -> np.ndarray:
     return out
 
 
+def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
+    """Call ``fn(cols)`` on groups of run indices in threads, each with single-threaded BLAS.
+
+    Multi-threaded BLAS on small products slows down badly when other processes share the cores;
+    splitting the independent runs over ``n_jobs`` Python threads (numpy releases the GIL) with one
+    BLAS thread each is robust. Default: 2 threads when there are at least ``min_runs`` runs.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    if n_jobs is None:
+        n_jobs = 2 if runs >= min_runs else 1
+    groups = [g for g in np.array_split(np.arange(runs), max(1, min(int(n_jobs), runs))) if g.size]
+    with threadpool_limits(1):
+        if len(groups) == 1:
+            return [fn(groups[0])]
+        with ThreadPoolExecutor(len(groups)) as ex:
+            return list(ex.map(fn, groups))
+
+
 @dataclass
 class NewtonResult:
     """Output of :func:`noisy_newton` for ``runs`` parallel runs.
@@ -491,6 +511,7 @@ def noisy_newton(
     theta_radius: float | None = None,
     tol: float = DEFAULT_CONV_TOL,
     dtype=np.float64,
+    n_jobs: int | None = None,
 ) -> NewtonResult:
     """T noisy Newton steps for many runs at once (PMT.md section 4; module docstring).
 
@@ -524,6 +545,8 @@ def noisy_newton(
     dtype : numpy dtype, default float64
         dtype of the n-sized products (with more than two runs the pair products of Z, n x d(d+1)/2,
         are built once in this dtype and reused at every step).
+    n_jobs : int, optional
+        Threads over groups of runs, each with single-threaded BLAS (default 2 from 16 runs on).
 
     Returns
     -------
@@ -553,19 +576,25 @@ def noisy_newton(
             g = np.broadcast_to(g1, (runs, d)).copy()
             H = np.broadcast_to(H1, (runs, d, d)).copy()
         else:
-            U = Zd @ theta.T.astype(dtype)
-            with np.errstate(over="ignore", invalid="ignore"):
-                R = family.mean(U) - yd
-                W = family.var(U)
-            g = (Zd.T @ R).T.astype(float) / n
-            H = weighted_grams(Zd, W, dtype=dtype, K=K) / n
+            def stats(cols, theta=theta):
+                U = Zd @ theta[cols].T.astype(dtype)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    R = family.mean(U) - yd
+                    W = family.var(U)
+                return cols, (Zd.T @ R).T.astype(float) / n, weighted_grams(Zd, W, dtype=dtype, K=K) / n
+
+            g = np.empty((runs, d))
+            H = np.empty((runs, d, d))
+            for cols, gc, Hc in _run_groups(stats, runs, n_jobs):
+                g[cols], H[cols] = gc, Hc
         g = g + np.einsum("...ij,...j->...i", pen, theta) + sigma_g[:, None] * noise_g[t]
         H = H + pen + sigma_H[:, None, None] * noise_H[t]
         ok = np.all(np.isfinite(H), axis=(1, 2)) & np.all(np.isfinite(g), axis=1)
         finite &= ok
         H = np.where(ok[:, None, None], H, np.eye(d))
         g = np.where(ok[:, None], g, 0.0)
-        w, V = np.linalg.eigh(H)
+        with threadpool_limits(1):  # many tiny eigenproblems: threads only add overhead
+            w, V = np.linalg.eigh(H)
         kappa = _kappa_from_eigs(w)
         kappa = np.atleast_1d(kappa)
         min_eig = w[:, 0].copy()
@@ -662,7 +691,7 @@ def logistic_dp_gd_step_size(lambda_max: float, lam: float) -> float:
 
 
 def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, noise, n_steps: int,
-                        dtype=np.float64, chunk_rows: int | None = None):
+                        dtype=np.float64, chunk_rows: int | None = None, n_jobs: int | None = None):
     """Full-batch DP gradient descent for penalised logistic regression, many runs at once.
 
     Per step t and run r (theta_0 = 0)::
@@ -689,6 +718,9 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
     n_steps : int
     dtype : numpy dtype, default float64
     chunk_rows : int, optional
+        Rows per chunk (default: about 256 KB of residuals per thread).
+    n_jobs : int, optional
+        Threads over groups of runs with single-threaded BLAS (default 2 from 64 runs on).
 
     Returns
     -------
@@ -702,34 +734,44 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
     runs = sigma.shape[0]
     lam = np.broadcast_to(np.asarray(lam, dtype=float), (runs,))
     step = np.broadcast_to(np.asarray(step_size, dtype=float), (runs,))
-    X = np.ascontiguousarray(Xa, dtype=dtype)
-    Xt = np.ascontiguousarray(Xa.T, dtype=dtype)
-    yd = np.asarray(y, dtype=dtype)[:, None]
+    C = float(clip_norm)
     rn = np.linalg.norm(Xa, axis=1)
-    with np.errstate(divide="ignore"):
-        bound = np.where(rn > 0, float(clip_norm) / np.where(rn > 0, rn, 1.0), np.inf).astype(dtype)[:, None]
-    neg_bound = -bound
-    if chunk_rows is None:
-        chunk_rows = max(256, int(2**18 // max(runs, 1)))
-    chunks = [slice(s, min(n, s + chunk_rows)) for s in range(0, n, chunk_rows)]
+    safe = np.where(rn > 0, rn, 1.0)
+    # clipped gradient = u_i clip(||x_i|| (s_i - y_i), -C, C) with u_i = x_i / ||x_i||
+    X = np.ascontiguousarray(Xa, dtype=dtype)
+    Ut = np.ascontiguousarray((Xa / safe[:, None]).T, dtype=dtype)
+    rnd = rn.astype(dtype)[:, None]
+    ryd = (rn * np.asarray(y, dtype=float)).astype(dtype)[:, None]
+
+    def run(cols):
+        k = cols.size
+        cr = chunk_rows or max(32, int(65536 // k))
+        theta = np.zeros((d, k))
+        grad = np.empty((d, k), dtype=dtype)
+        frac = np.zeros(k)
+        nz, sg, lm, st = noise[:, :, cols], sigma[cols], lam[cols], step[cols]
+        for t in range(int(n_steps)):
+            th = theta.astype(dtype)
+            grad.fill(0)
+            last = t == n_steps - 1
+            for s0 in range(0, n, cr):
+                r = expit(X[s0:s0 + cr] @ th)
+                r *= rnd[s0:s0 + cr]
+                r -= ryd[s0:s0 + cr]
+                if last:
+                    frac += np.count_nonzero(np.abs(r) > C, axis=0)
+                np.clip(r, -C, C, out=r)
+                grad += Ut[:, s0:s0 + cr] @ r
+            g = grad.astype(float) / n + sg * nz[t] + 2.0 * lm * (Pm @ theta)
+            theta = theta - st * g
+        return cols, theta, frac / n
+
     theta = np.zeros((d, runs))
-    grad = np.empty((d, runs), dtype=dtype)
     frac = np.zeros(runs)
-    for t in range(int(n_steps)):
-        th = theta.astype(dtype)
-        grad.fill(0)
-        last = t == n_steps - 1
-        for sl in chunks:
-            r = expit(X[sl] @ th)
-            r -= yd[sl]
-            if last:
-                frac += np.count_nonzero(np.abs(r) > bound[sl], axis=0)
-            np.minimum(r, bound[sl], out=r)
-            np.maximum(r, neg_bound[sl], out=r)
-            grad += Xt[:, sl] @ r
-        g = grad.astype(float) / n + sigma * noise[t] + 2.0 * lam * (Pm @ theta)
-        theta = theta - step * g
-    return theta, frac / n
+    for cols, th, fr in _run_groups(run, runs, n_jobs, min_runs=64):
+        theta[:, cols] = th
+        frac[cols] = fr
+    return theta, frac
 
 
 # --------------------------------------------------------------------------------------------
