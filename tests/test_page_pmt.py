@@ -164,8 +164,7 @@ def test_url_query_parameter_sets_the_view():
     ],
 )
 def test_bad_parameter_shows_error_and_keeps_other_settings(key, value, needle):
-    at = _app(seeds=5).run()
-    at.select_slider(key="epsilon").set_value(2.0).run()
+    at = _app(seeds=5, epsilon=2.0).run()
     assert not at.error
     at.number_input(key=key).set_value(value).run()
     assert not at.exception, at.exception
@@ -223,11 +222,9 @@ def test_empty_upload_error_names_the_problem():
 
 
 def test_synthetic_data_and_lam_zero():
-    at = _app(seeds=5).run()
-    at.selectbox(key="data").set_value("synthetic").run()
-    at.select_slider(key="synthetic_kappa").set_value(1e4).run()
-    at.select_slider(key="lam").set_value(0.0).run()
+    at = _app(seeds=5, dataset_name="synthetic", synthetic_kappa=1e4, lam=0.0).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="data").value == "synthetic" and at.select_slider(key="lam").value == 0.0
     k = next(x for x in at.metric if x.label == "kappa after PMT")
     assert float(k.proto.delta.split()[-1]) > 1e3  # raw kappa of the synthetic design
     assert _num(k.value) < 3.0
