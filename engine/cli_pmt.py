@@ -5,6 +5,11 @@ Example::
     python -m engine pmt --dataset ccpp --epsilon 0.5 1 2 --seeds 50 --standardize
     python -m engine pmt --dataset synthetic --kappa 1000 --epsilon 1 --seeds 50 --json
     python -m engine pmt --dataset wine-red --epsilon 1 --lam 0 1e-3 --out results.csv
+    python -m engine pmt --task logistic --dataset bank --standardize --epsilon 0.5 1 2 5 --seeds 20 --lam 1e-4
+
+``--task logistic`` (DP-PMTLR, DP-Newton, DP-GD, non-private; :mod:`engine.experiments_logistic`) also
+prints the median held-out accuracy and ROC AUC and the number of convergence failures per method and
+epsilon; ``--dataset synthetic`` then means :func:`engine.datasets.make_synthetic_logistic`.
 
 ``--out`` writes the full tidy frame (one row per run; columns of :func:`engine.experiments.run_sweep`).
 """
@@ -15,9 +20,10 @@ import argparse
 import sys
 
 #: Tasks the ``--task`` option accepts (the logistic/GLM task appends to this list).
-TASK_CHOICES = ["ridge"]
+TASK_CHOICES = ["ridge", "logistic"]
 #: Default methods per task.
-DEFAULT_METHODS = {"ridge": ["pmt", "dp-rr", "dp-gd", "non-private"]}
+DEFAULT_METHODS = {"ridge": ["pmt", "dp-rr", "dp-gd", "non-private"],
+                   "logistic": ["pmt", "dp-newton", "dp-gd", "non-private"]}
 
 
 def _format_table(summary, metric: str) -> str:
@@ -37,6 +43,17 @@ def _format_table(summary, metric: str) -> str:
     return pd.DataFrame(rows).to_string(index=False)
 
 
+def _classification_table(frame):
+    """Median accuracy / AUC / log-loss and convergence failures per (method, epsilon, lam, n_pub)."""
+    keys = ["method", "epsilon", "lam", "n_pub"]
+    order = {m: i for i, m in enumerate(frame["method"].unique())}
+    g = frame.groupby(keys, sort=False)
+    out = g.agg(accuracy=("accuracy", "median"), auc=("auc", "median"), log_loss=("log_loss", "median"),
+                failures=("converged", lambda c: int((~c.astype(bool)).sum())), seeds=("seed", "size")).reset_index()
+    out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
+    return out.reset_index(drop=True)
+
+
 def _cmd_pmt(args) -> int:
     import numpy as np
 
@@ -52,8 +69,18 @@ def _cmd_pmt(args) -> int:
         raise ValueError("--kappa, --n-rows and --d apply to --dataset synthetic only")
     ds_kwargs = {k: v for k, v in ds_kwargs.items() if v is not None}
     methods = args.methods or DEFAULT_METHODS.get(args.task, DEFAULT_METHODS["ridge"])
+    data = args.dataset
+    task_options = None
+    if args.task == "logistic":
+        task_options = {"newton_steps": args.newton_steps}
+        if args.dataset == "synthetic":
+            from engine.datasets import make_synthetic_logistic
+
+            data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
+    elif args.newton_steps != 5:
+        raise ValueError("--newton-steps applies to --task logistic only")
     frame = run_sweep(
-        args.dataset,
+        data,
         methods=methods,
         epsilons=args.epsilon,
         seeds=args.seeds,
@@ -67,8 +94,10 @@ def _cmd_pmt(args) -> int:
         neighbouring=args.neighbouring,
         dp_gd_steps=args.steps,
         dataset_kwargs=ds_kwargs or None,
+        task_options=task_options,
     )
     summary = summarize(frame, args.metric)
+    classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:
         frame.to_csv(args.out, index=False)
     first = frame.iloc[0]
@@ -88,7 +117,10 @@ def _cmd_pmt(args) -> int:
         "out": args.out,
     }
     if args.json:
-        print(dump_json({"settings": info, "summary": summary.to_dict(orient="records")}))
+        payload = {"settings": info, "summary": summary.to_dict(orient="records")}
+        if classification is not None:
+            payload["classification"] = classification.to_dict(orient="records")
+        print(dump_json(payload))
         return 0
     print(f"dataset {info['dataset']} (task {args.task}): n = {info['n_private_train']} private training rows, "
           f"d = {info['d']} (intercept included), delta = {args.delta:g}, {args.neighbouring}, "
@@ -97,6 +129,9 @@ def _cmd_pmt(args) -> int:
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
     print()
     print(_format_table(summary, args.metric))
+    if classification is not None:
+        print("\nheld-out classification (medians over seeds) and convergence failures:")
+        print(classification.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if "DP-RR (oracle C, non-private tuning)" in set(frame["method"]):
         print("\nnote: the DP-RR oracle picks C by looking at the private error: non-private tuning.")
     if args.out:
@@ -114,7 +149,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--task", choices=TASK_CHOICES, default="ridge", help="model family (default ridge)")
     p.add_argument("--dataset", default="ccpp",
-                   help="wine-red, wine-white, ccpp, synthetic (default ccpp)")
+                   help="wine-red, wine-white, ccpp, synthetic; logistic: bank, synthetic (default ccpp)")
     p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0],
                    help="one or more epsilons (> 0; 'inf' switches the noise off)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (0 < delta < 1; default 1e-5)")
@@ -123,15 +158,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-pub", type=int, nargs="+", default=[200], dest="n_pub",
                    help="public sample size(s) (default 200)")
     p.add_argument("--methods", nargs="+", default=None,
-                   help="pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private)")
+                   help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
+                   "logistic: pmt dp-newton dp-gd non-private (default: all four)")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
     p.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
+    p.add_argument("--newton-steps", type=int, default=5, dest="newton_steps",
+                   help="logistic only: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")
     p.add_argument("--split-seed", type=int, default=0, dest="split_seed", help="seed of the public/test split")
     p.add_argument("--metric", default="l2_error",
-                   choices=["l2_error", "rel_error", "excess_risk", "rmse"], help="metric to summarise")
+                   choices=["l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss"],
+                   help="metric to summarise (accuracy, auc, log_loss: --task logistic)")
     p.add_argument("--kappa", type=float, default=None, help="synthetic only: kappa(Sigma) (default 1000)")
     p.add_argument("--n-rows", type=int, default=None, dest="n_rows", help="synthetic only: rows (default 20000)")
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")

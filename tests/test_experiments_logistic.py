@@ -144,3 +144,38 @@ def test_bank_sweep_runs_with_public_standardisation():
     pmt = f[f["method"] == "PMT"]
     assert pmt["kappa_pmt"].iloc[0] < pmt["kappa_raw"].iloc[0]
     assert isinstance(pd.unique(f["method"]).tolist(), list)
+
+
+# ------------------------------------------------------------------ CLI: python -m engine pmt --task logistic
+def test_cli_task_logistic_table_and_json(capsys, tmp_path):
+    import json
+
+    from engine.cli import main
+
+    rc = main(["pmt", "--task", "logistic", "--dataset", "synthetic", "--n-rows", "4000", "--d", "4", "--kappa",
+               "10", "--epsilon", "2", "--seeds", "3", "--lam", "1e-3", "--newton-steps", "4"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "task logistic" in out and "convergence failures" in out
+    rows = [ln for ln in out.splitlines() if ln.strip().startswith(("PMT", "DP-Newton", "DP-GD", "Non-private"))]
+    assert len(rows) == 8  # 4 methods x (error table + classification table)
+    out_csv = tmp_path / "r.csv"
+    rc = main(["pmt", "--task", "logistic", "--dataset", "synthetic", "--n-rows", "4000", "--d", "4", "--epsilon",
+               "1", "5", "--seeds", "2", "--methods", "pmt", "dp-newton", "--metric", "auc", "--json", "--out",
+               str(out_csv)])
+    assert rc == 0
+    payload = json.loads(capsys.readouterr().out)
+    summ = pd.DataFrame(payload["summary"])
+    assert set(summ["method"]) == {"PMT", "DP-Newton"} and set(summ["metric"]) == {"auc"}
+    cls = pd.DataFrame(payload["classification"])
+    assert {"accuracy", "auc", "log_loss", "failures"} <= set(cls.columns)
+    frame = pd.read_csv(out_csv)
+    assert len(frame) == 2 * 2 * 2 and frame["n_steps"].eq(5).all()
+    assert int(cls["failures"].sum()) == int((~frame["converged"]).sum())
+
+
+def test_cli_rejects_newton_steps_for_ridge(capsys):
+    from engine.cli import main
+
+    assert main(["pmt", "--dataset", "wine-red", "--epsilon", "1", "--seeds", "2", "--newton-steps", "3"]) == 2
+    assert "newton-steps" in capsys.readouterr().err
