@@ -33,12 +33,14 @@ The harness (:func:`audit`)
    scale are the product's code, so a bug in any of them is caught. The hooks are applied with
    :func:`unittest.mock.patch.object` for the duration of one fit (not thread-safe: audit in one thread).
    What is observed: for sufficient-statistics perturbation (DP-PMTRR, DP-RR) the released noisy
-   ``(A, b)`` (captured at the solver); for DP-GD the final coefficients (black box); for the noisy
-   Newton of DP-PMTLR every released noisy gradient and Hessian.
+   ``(A, b)`` (captured at the solver: white box); for DP-GD (ridge, logistic) and the noisy Newton of
+   DP-PMTLR the final coefficients only (black box; the pairs are built so that they still show all, or
+   a known fraction, of the pair's distinguishability).
 3. **Distinguishing test.** Half of the runs (train) fix a linear score: the difference of the mean
    outputs divided by the per-coordinate variance (the likelihood-ratio test for Gaussians with
-   independent coordinates, estimated), and the threshold that maximises the bound on the train half.
-   The other half (test) gives the counted false positives and false negatives.
+   independent coordinates, estimated), and the threshold: the one that maximises the expected bound
+   under a Gaussian fit of the train-half scores. The other half (test) gives the counted false
+   positives and false negatives.
 4. **Bound.** Clopper-Pearson as above; also ``mu_hat``, the standardised separation of the test
    scores (a point estimate of the pair's mu-GDP), and the **ideal** bound: what a perfect test of an
    exactly tight mu-GDP mechanism (N(0,1) vs N(mu,1), mu the claimed total) would give with the same
