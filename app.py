@@ -16,6 +16,7 @@ PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/data.py", title="Data", icon=":material/table:"),
     st.Page("pages/pmt.py", title="PMT regression", icon=":material/query_stats:", url_path="pmt"),
+    st.Page("pages/nvdp.py", title="NVDP embeddings", icon=":material/text_fields:", url_path="nvdp"),
     st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
     st.Page("pages/about.py", title="About / reproduce", icon=":material/info:", url_path="about"),
 ]
