@@ -35,6 +35,8 @@ with right:
         "**Renyi divergence** between the sample distributions of two sentences. *Clipping* the posterior "
         "means, standard deviations and pseudo-counts caps that divergence and tightens the privacy bound."
     )
+    st.page_link("pages/nvdp.py", label="Explore NVDP on real sentences", icon=":material/text_fields:",
+                 help="Opens the NVDP page on 3,000 review sentences: clipped vs unclipped models, live clipping sliders.")
 
 st.info(
     "Defaults: the Combined Cycle Power Plant data, epsilon = 1, delta = 1e-5, 200 public rows. "
