@@ -296,6 +296,8 @@ def _run_dprr(ctx, epsilons, seeds, C=None, noise=None):
 
 def _run_dprr_oracle(ctx, epsilons, seeds):
     """Non-private tuning: per (lam, epsilon) the C on the grid with the smallest median L2 error."""
+    warnings.warn("dp-rr-oracle picks the clip radius by looking at the private error (non-private tuning); "
+                  "its rows are not differentially private", P.PrivacyLeakWarning, stacklevel=2)
     grid = ctx.options.get("oracle_grid")
     grid = default_clip_grid(ctx.Xa, _raw_clip_radius(ctx)) if grid is None else np.asarray(grid, float)
     noise = _ssp_noise_stack(ctx, seeds)

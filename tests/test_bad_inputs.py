@@ -430,3 +430,16 @@ def test_upload_and_fits_write_no_files_and_log_no_values(tmp_path, monkeypatch,
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for v in (str(secret), "271828", "88.03", "20.006"):
         assert v not in logged
+
+
+def test_sweep_oracle_is_non_private_tuning_and_warns():
+    from engine.datasets import make_synthetic_regression
+    from engine.experiments import run_sweep
+
+    data = make_synthetic_regression(n=600, d=3, kappa=10.0, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="non-private tuning"):
+        f = run_sweep(data, methods=["dp-rr-oracle"], epsilons=[1.0], seeds=2)
+    assert set(f["method"]) == {"DP-RR (oracle C, non-private tuning)"}
+    with warnings.catch_warnings():  # the private methods do not warn
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        run_sweep(data, methods=["pmt", "dp-rr", "dp-gd"], epsilons=[1.0], seeds=2)
