@@ -4,7 +4,7 @@
 Grid: KL weight in {1e-3, 1e-2, 1e-1, 1} x seeds x {unclipped, clipped (authors' rules,
 ClipConfig defaults)}. Every trained model is also evaluated with the guaranteed-finite clipping
 variant applied at inference (``ClipConfig.finite()``: alpha_min = ((lambda-1)/lambda) alpha_max
-(+1 %), sigma_max = 1), because with the authors' rules the *exact* bound is often infinite.
+(+1 %), sigma_max = 0.99), because with the authors' rules the *exact* bound is often infinite.
 
 Rows are appended to ``<out>/runs.csv`` as they finish (so a partial run still gives a table);
 ``--table`` rebuilds ``docs/nvdp_results.md``'s table from the CSV.
@@ -42,7 +42,7 @@ def run(args) -> None:
     from engine.nvdp.clipping import ClipConfig
     from engine.nvdp.diagnostics import run_diagnostics
     from engine.nvdp.encoder import encode_sentences, load_sentiment_sentences, split_indices
-    from engine.nvdp.training import evaluate, train_nvdp
+    from engine.nvdp.training import evaluate, save_trained, train_nvdp
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -65,6 +65,7 @@ def run(args) -> None:
                 t0 = time.perf_counter()
                 trained = train_nvdp(states.subset(tr), labels[tr], val_states=states.subset(va), val_labels=labels[va],
                                      kl_weight=kl, clip=clip, seed=seed, epochs=args.epochs, patience=args.epochs)
+                save_trained(trained, out / "models" / f"kl{kl:g}_seed{seed}_{arm}")
                 rows = []
                 for eval_name, eval_clip in (("own", clip), ("finite", finite)):
                     ev = evaluate(trained, states.subset(te), labels[te], clip=eval_clip, seed=seed)

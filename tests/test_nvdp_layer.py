@@ -69,7 +69,7 @@ def test_sigma_floor_and_finite_alpha_min_values():
     assert finite_alpha_min(1.0, 1.1, margin=0.0) == pytest.approx(1 / 11)
     assert finite_alpha_min(2.0, 1.1) == pytest.approx(2 / 11 * 1.01)
     fin = ClipConfig.finite(C_mu=3.0, alpha_max=2.0)
-    assert fin.sigma_max == 1.0 and fin.alpha_min > (0.1 / 1.1) * 2.0
+    assert fin.sigma_max == 0.99 and fin.alpha_min > (0.1 / 1.1) * 2.0
     with pytest.raises(ValueError, match="sigma_max"):
         ClipConfig(sigma_max=0.2)
     with pytest.raises(ValueError, match="renyi_order"):

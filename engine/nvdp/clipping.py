@@ -28,7 +28,7 @@ about half of the token means (45 % measured), as a radius in the paper's range 
 C_mu = 10 would clip only 3 %. alpha_max = 1.0 is the authors' setting for SST-2 (the sentiment
 task closest to ours); alpha_min = 0 is their default. With these rules the *exact* Renyi bound can
 still be infinite (alpha_min = 0, and sigma has no upper bound, research notes A1/A2):
-:meth:`ClipConfig.finite` adds alpha_min = :func:`finite_alpha_min` and sigma_max = 1, which makes
+:meth:`ClipConfig.finite` adds alpha_min = :func:`finite_alpha_min` and sigma_max = 0.99, which makes
 every Gaussian, Gamma and Dirichlet term finite.
 """
 
@@ -100,7 +100,7 @@ class ClipConfig:
     sigma_max : float or None, default None
         Optional upper clamp of sigma (not in the authors' rules; research notes A1). The floor
         sqrt((lambda-1)/lambda) * 1 makes the Gaussian RD term finite only against neighbours with
-        sigma <= 1, so ``sigma_max = 1`` (with :func:`finite_alpha_min` as alpha_min) gives the
+        sigma < 1, so ``sigma_max = 0.99`` (with :func:`finite_alpha_min` as alpha_min) gives the
         "guaranteed-finite" variant, see :meth:`finite`. Must exceed the floor.
 
     Raises
@@ -127,17 +127,22 @@ class ClipConfig:
     sigma_max: float | None = None
 
     @classmethod
-    def finite(cls, *, C_mu: float = None, alpha_max: float = None, renyi_order: float = 1.1) -> "ClipConfig":
-        """The guaranteed-finite variant: alpha_min = :func:`finite_alpha_min`, sigma_max = 1 (the prior std).
+    def finite(cls, *, C_mu: float = None, alpha_max: float = None, renyi_order: float = 1.1,
+               sigma_max: float = 0.99) -> "ClipConfig":
+        """The guaranteed-finite variant: alpha_min = :func:`finite_alpha_min`, sigma_max = 0.99.
+
+        The Gaussian term needs lambda s_b^2 - (lambda-1) s_a^2 > 0 strictly; with the floor
+        sqrt((lambda-1)/lambda) * 1 this holds for every pair iff every sigma < 1, hence 0.99 (the
+        pair (floor, 1) sits exactly on the boundary and gives +inf).
 
         >>> cfg = ClipConfig.finite()
         >>> round(cfg.alpha_min, 6), cfg.sigma_max
-        (0.091818, 1.0)
+        (0.091818, 0.99)
         """
         C_mu = DEFAULT_C_MU if C_mu is None else C_mu
         alpha_max = DEFAULT_ALPHA_MAX if alpha_max is None else alpha_max
         return cls(enabled=True, C_mu=C_mu, alpha_min=finite_alpha_min(alpha_max, renyi_order), alpha_max=alpha_max,
-                   renyi_order=renyi_order, sigma_max=1.0)
+                   renyi_order=renyi_order, sigma_max=sigma_max)
 
     def __post_init__(self):
         if not isinstance(self.enabled, bool):

@@ -178,7 +178,7 @@ class RunDiagnostics:
             f"({self.rd_paper_n_pairs} within-batch pairs; unfiltered max {self.rd_paper_max_unfiltered:.4g})",
             f"  BDP epsilon (delta 1e-5): {self.bdp_epsilon:.4g} (exact, order lambda+1); "
             f"{self.bdp_epsilon_paper:.4g} (paper plug-in)",
-            f"  clipped fractions   : mu {s['frac_mu']:.3f}, sigma {s['frac_sigma']:.4f}, "
+            f"  {'clipped fractions   ' if c.get('enabled') else 'would clip (defaults)'}: mu {s['frac_mu']:.3f}, sigma {s['frac_sigma']:.4f}, "
             f"alpha low {s['frac_alpha_low']:.3f}, alpha high {s['frac_alpha_high']:.3f}",
             f"  NaN / inf           : {self.nan_count} / {self.inf_count}",
         ])

@@ -1,0 +1,79 @@
+"""``python -m engine nvdp train|evaluate`` (engine.nvdp.cli)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from engine.cli import main
+
+
+@pytest.fixture
+def small_corpus(monkeypatch):
+    """The CLI on the same 600-sentence subset the training test encodes (shared on-disk cache)."""
+    import engine.nvdp.encoder as enc
+
+    sentences, labels = enc.load_sentiment_sentences()
+    idx = np.sort(np.random.default_rng(0).choice(3000, size=600, replace=False))
+    sub = ([sentences[i] for i in idx], labels[idx])
+    monkeypatch.setattr(enc, "load_sentiment_sentences", lambda: sub)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield sub
+    torch.set_num_threads(old)
+
+
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--clip", "--C-mu", "0"], "C_mu"),
+        (["--clip", "--C-mu", "-2"], "C_mu"),
+        (["--alpha-min", "2", "--alpha-max", "1"], "alpha_min"),
+        (["--renyi-order", "1.0"], "renyi_order"),
+        (["--kl-weight", "-1"], "kl-weight"),
+    ],
+)
+def test_cli_rejects_invalid_settings(flags, needle, capsys):
+    argv = ["nvdp", "train"] + (["--kl-weight", "0.01"] if "--kl-weight" not in flags else []) + flags
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and needle in err
+
+
+def test_cli_requires_subcommand_and_model_dir():
+    with pytest.raises(SystemExit):
+        main(["nvdp"])
+    with pytest.raises(SystemExit):
+        main(["nvdp", "evaluate"])  # --model-dir is required
+
+
+def test_cli_train_then_evaluate(small_corpus, tmp_path, capsys):
+    model_dir = tmp_path / "run"
+    rc = main(["nvdp", "train", "--kl-weight", "0.01", "--clip", "--C-mu", "4", "--alpha-max", "1.5", "--seed", "1",
+               "--epochs", "1", "--n-train", "120", "--n-rd", "16", "--json", "--model-dir", str(model_dir)])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["clip"] == {"enabled": True, "C_mu": 4.0, "alpha_min": 0.0, "alpha_max": 1.5, "renyi_order": 1.1,
+                           "sigma_max": None}
+    assert out["n_train"] == 120 and out["n_test"] == 100 and out["kl_weight"] == 0.01 and out["seed"] == 1
+    assert 0.0 <= out["accuracy"] <= 1.0
+    assert out["rd_exact_n_pairs"] == 120 and out["n_rd_inputs"] == 16
+    for key in ("rd_paper_max", "bdp_epsilon", "bdp_epsilon_paper", "clip_stats", "distribution_quantiles", "nan_count"):
+        assert key in out
+    assert (model_dir / "model.pt").is_file() and (model_dir / "config.json").is_file()
+    # evaluate with the saved clipping reproduces the training run's test accuracy (same seed)
+    assert main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--seed", "1", "--n-rd", "16", "--json"]) == 0
+    ev = json.loads(capsys.readouterr().out)
+    assert ev["accuracy"] == out["accuracy"] and ev["clip"] == out["clip"]
+    # switching clipping off at inference is honoured
+    assert main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--no-clip", "--n-rd", "16", "--json"]) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert off["clip"]["enabled"] is False
+    # human-readable output
+    assert main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--n-rd", "16", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "accuracy" in text and "RD exact" in text and "BDP" in text
