@@ -36,3 +36,26 @@ __all__ = [
     "renyi_gaussian_torch",
     "validate_renyi_order",
 ]
+
+# The torch model half (encoder, NVIB layer, clipping, training, diagnostics).
+from engine.nvdp.clipping import ClipConfig, ClipStats, clip_posteriors, finite_alpha_min, sigma_floor  # noqa: E402
+from engine.nvdp.diagnostics import RunDiagnostics, posthoc_clip, run_diagnostics  # noqa: E402
+from engine.nvdp.encoder import TokenStates, encode_sentences, load_sentiment_sentences, split_indices  # noqa: E402
+from engine.nvdp.layer import NVDPClassifier, NVIBConfig, Posteriors, sample_latents  # noqa: E402
+from engine.nvdp.training import (  # noqa: E402
+    EvalResult,
+    TrainedNVDP,
+    TrainingCancelled,
+    evaluate,
+    load_trained,
+    save_trained,
+    train_nvdp,
+)
+
+__all__ += [
+    "ClipConfig", "ClipStats", "clip_posteriors", "finite_alpha_min", "sigma_floor",
+    "RunDiagnostics", "posthoc_clip", "run_diagnostics",
+    "TokenStates", "encode_sentences", "load_sentiment_sentences", "split_indices",
+    "NVDPClassifier", "NVIBConfig", "Posteriors", "sample_latents",
+    "EvalResult", "TrainedNVDP", "TrainingCancelled", "evaluate", "load_trained", "save_trained", "train_nvdp",
+]
