@@ -272,8 +272,11 @@ def sweep_figure(
     if title is None:
         title = f"{label} vs {x}: median over seeds, shaded 25-75% and 5-95% of seeds"
     if notes:
-        title += "<br><sup>" + "; ".join(notes) + "</sup>"
-    return _layout(fig, title=title)
+        title += "<br><span style='font-size:12px'>" + "; ".join(notes) + "</span>"
+    fig = _layout(fig, title=title)
+    if notes:  # room for the second title line above the rule's label
+        fig.update_layout(margin=dict(t=95))
+    return fig
 
 
 def error_vs_epsilon_figure(summary: pd.DataFrame, *, metric: str | None = None, epsilon: float | None = None,
@@ -377,8 +380,10 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     if title is None:
         title = "Conditioning of the second-moment matrices"
     if notes:
-        title += "<br><sup>" + "; ".join(notes) + "</sup>"
-    return _layout(fig, title=title, height=480)
+        title += "<br><span style='font-size:12px'>" + "; ".join(notes) + "</span>"
+    fig = _layout(fig, title=title, height=480)
+    fig.update_layout(margin=dict(t=95 if notes else 80))
+    return fig
 
 
 def truncation_figure(raw_norms: np.ndarray | None, pmt_norms: np.ndarray, *, radius: float,

@@ -53,8 +53,8 @@ with head_r:
               **persist("presenter"))
 presenter = bool(ss.get("presenter", False))
 if presenter:
-    st.markdown("<style>html, body, [class*='st-'] {font-size: 1.12rem;} h1 {font-size: 2.6rem;}</style>",
-                unsafe_allow_html=True)
+    # Streamlit sizes text in rem: a larger root font enlarges every text, heading and metric alike
+    st.markdown("<style>html {font-size: 20px;}</style>", unsafe_allow_html=True)
 
 for msg in url_problems:
     st.warning(msg, icon=":material/link_off:")
@@ -161,7 +161,7 @@ class _Named:
 # ---------------------------------------------------------------------------------------------
 # controls (left)
 # ---------------------------------------------------------------------------------------------
-ctrl, main = st.columns([1, 3], gap="large")
+ctrl, main = st.columns([1.3, 3], gap="large")
 problems: list[str] = []
 
 with ctrl:
@@ -199,15 +199,16 @@ with ctrl:
 
     def _label(name: str) -> str:
         if up is not None and name == up.name:
-            return f"Your upload: {up.name.removeprefix('upload:')} ({up.n} rows x {up.d} features)"
+            return f"upload: {up.name.removeprefix('upload:')} ({up.n} x {up.d})"
         row = reg.loc[name]
-        return f"{name}: {row['rows']} rows x {row['features']} features, target {row['target']}"
+        return f"{name} ({row['rows']} x {row['features']})"
 
     def _on_data() -> None:
         ss["dataset_name"] = ss["data"]
 
     st.selectbox("Data set", options, format_func=_label, on_change=_on_data, **persist("data"),
-                 help="Bundled real data (UCI, CC BY 4.0) or the file you uploaded here or on the Data page.")
+                 help="Bundled real data (UCI, CC BY 4.0) or the file you uploaded here or on the Data page; "
+                 "(rows x features). The Data page previews each set and cites its source.")
     if ss.get("data") in options and (shared in options or shared is None):
         ss["dataset_name"] = ss["data"]  # e.g. a shared link (?data=wine-red) chose it
     if ss.get("data") == "synthetic":
@@ -384,7 +385,7 @@ with main:
                      f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                      f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
         r1, r2, r3, r4 = st.columns(4)
-        r1.metric("PMT / best private baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
+        r1.metric("PMT / best baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
                   help=("PMT's median error divided by that of the best private-only baseline "
                         f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
                   if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
@@ -392,7 +393,7 @@ with main:
                   delta_color="off", **_NO_ARROW,
                   help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
                   "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
-        r3.metric("rows truncated by PMT", f"{100 * diag['frac_truncated']:.2f}%",
+        r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
                   help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
                   "scaled onto the sphere of radius R.")
         r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
@@ -408,12 +409,17 @@ with main:
         tabs = st.tabs(tab_names)
         summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
         cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
+
+        def _show(fig, key: str) -> None:
+            if presenter:  # for a room: larger figure text
+                fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)), height=560)
+            st.plotly_chart(fig, config=cfg, key=key)
         log_y = metric not in ("accuracy", "auc")
 
         with tabs[0]:
             fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric, epsilon=spec["epsilon"],
                                                 log_y=log_y)
-            st.plotly_chart(fig, config=cfg, key="fig_eps")
+            _show(fig, "fig_eps")
             with st.expander("What this shows, and what to try"):
                 st.markdown(
                     f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
@@ -427,7 +433,7 @@ with main:
         with tabs[1]:
             fig = plots.error_vs_lam_figure(summ(results["lam"], "lam"), metric=metric, lam=spec["lam"], log_y=log_y,
                                             title=f"{label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
-            st.plotly_chart(fig, config=cfg, key="fig_lam")
+            _show(fig, "fig_lam")
             with st.expander("What this shows, and what to try"):
                 st.markdown(
                     "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
@@ -443,7 +449,7 @@ with main:
                 fig = plots.error_vs_n_pub_figure(summ(results["npub"], "n_pub"), metric=metric, n_pub=spec["n_pub"],
                                                   log_y=log_y,
                                                   title=f"{label} vs the public sample size at epsilon = {spec['epsilon']:g}")
-                st.plotly_chart(fig, config=cfg, key="fig_npub")
+                _show(fig, "fig_npub")
             with st.expander("What this shows, and what to try"):
                 st.markdown(
                     "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
@@ -452,7 +458,7 @@ with main:
                     "well enough; more public rows help little beyond that.\n\n"
                     "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
         with tabs[3]:
-            st.plotly_chart(plots.conditioning_figure(diag["kappas"], diag["spectra"]), config=cfg, key="fig_cond")
+            _show(plots.conditioning_figure(diag["kappas"], diag["spectra"]), "fig_cond")
             with st.expander("What this shows, and what to try"):
                 st.markdown(
                     "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
@@ -464,10 +470,9 @@ with main:
                     "(kappa near 1) whatever the raw kappa.\n\n"
                     "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
         with tabs[4]:
-            st.plotly_chart(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
-                                                    clip_radius=diag["clip_radius"],
-                                                    frac_truncated=diag["frac_truncated"]),
-                            config=cfg, key="fig_trunc")
+            _show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                          clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
+                  "fig_trunc")
             by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
                   "clipped); " if np.isfinite(diag["B_y"]) else "")
             st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"

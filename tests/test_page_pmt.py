@@ -72,7 +72,7 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     for name in ("PMT", "DP-RR", "DP-GD"):
         assert _num(m[name]) > 0
     assert "Non-private" not in m  # its L2 error to itself is 0 by definition: not a headline
-    assert _num(m["PMT / best private baseline"]) == pytest.approx(
+    assert _num(m["PMT / best baseline"]) == pytest.approx(
         _num(m["PMT"]) / min(_num(m["DP-RR"]), _num(m["DP-GD"])), rel=0.05)
     kappa_metric = next(x for x in at.metric if x.label == "kappa after PMT")
     assert _num(kappa_metric.value) < 3.0  # PMT whitens: condition number near 1
