@@ -449,3 +449,21 @@ def test_shape_validation():
     bad[1, 0] = False
     with pytest.raises(ValueError, match="prior component"):
         pairwise_rd_bound(mu, sigma, alpha, bad)
+
+
+def test_sigma_exactly_at_the_clipping_floor_is_the_boundary():
+    # floor sqrt((lam-1)/lam) * sigma_p with sigma_p = 1: D(N(0,1) || N(0, floor^2)) is +inf,
+    # D(N(0, floor^2) || N(0, 1)) is finite; slightly above the floor both are finite
+    lam = 1.1
+    floor = math.sqrt((lam - 1) / lam)
+    assert renyi_gaussian(0.0, 1.0, 0.0, floor, renyi_order=lam) == np.inf
+    assert np.isfinite(renyi_gaussian(0.0, floor, 0.0, 1.0, renyi_order=lam))
+    assert np.isfinite(renyi_gaussian(0.0, 1.0, 0.0, floor * 1.001, renyi_order=lam))
+    mu = torch.zeros(2, 2, 3, dtype=torch.float64)
+    sigma = torch.ones(2, 2, 3, dtype=torch.float64)
+    sigma[1, 1] = floor
+    alpha = torch.ones(2, 2, dtype=torch.float64)
+    mask = torch.ones(2, 2, dtype=torch.bool)
+    res = {d: pairwise_rd_bound(mu, sigma, alpha, mask, direction=d, dtype=torch.float64).values[0]
+           for d in ("forward", "backward", "max")}
+    assert res["forward"] == math.inf and math.isfinite(res["backward"]) and res["max"] == math.inf

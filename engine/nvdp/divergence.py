@@ -648,7 +648,15 @@ def pairwise_rd_bound(
     *Infinite values* are legitimate: a Gaussian term is +inf where
     ``lambda s_b^2 + (1 - lambda) s_a^2 <= 0`` and the Dirichlet term where some
     ``lambda alpha_a + (1 - lambda) alpha_b <= 0`` (unclipped models; clipping prevents the
-    former). They are kept and counted in ``n_inf``. *NaN* is given to every pair that involves an
+    former only strictly above the floor, see below). They are kept and counted in ``n_inf``.
+
+    *The clipping floor is a boundary, not a margin.* With sigma_b exactly at the floor
+    ``sqrt((lambda - 1)/lambda) * sigma_p`` and sigma_a = sigma_p = 1 (e.g. the prior component
+    that stands in for padding, or any component with sigma >= 1), ``s2 = 0`` exactly and
+    D(a||b) = +inf (the integrand is flat in the tails). Clamped components sit exactly on the
+    floor, so a clipped model can still give infinite exact bounds in that direction; a floor a
+    little above the boundary (or an upper clip of sigma at sigma_p, NVDP background A1) avoids it.
+    *NaN* is given to every pair that involves an
     input with a non-finite mean/std/pseudo-count, a std <= 0 or a pseudo-count <= 0 on a real
     component (a numerical failure of the model); they are counted in ``n_nan`` and a
     ``RuntimeWarning`` is issued.
