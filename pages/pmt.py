@@ -309,6 +309,189 @@ with ctrl:
                             "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features.")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
 
+@st.fragment
+def _results_panel(results: dict, task: str) -> None:
+    """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
+    method reruns only this panel (everything here is cached or cheap)."""
+    ds, spec, diag = results["ds"], results["spec"], results["diag"]
+    metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
+    for w in results["warnings"]:
+        st.warning(w, icon=":material/warning:")
+    st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
+               f"{results['prep'].n_pub} public rows ({'random split: a simulation' if results['prep'].public_is_split else 'separate public file'}), "
+               f"{results['prep'].n_priv} private rows; {spec['seeds']} seeds per setting.")
+
+    # ---- headline metrics -------------------------------------------------------------
+    metric = ss.get("metric", DEFAULTS["metric"])
+    if metric not in metric_cols:
+        metric = ss["metric"] = metric_cols[0]
+    head = plots.headline_table(results["eps_point"], metric=metric, epsilon=spec["epsilon"])
+    label = plots.metric_label(metric)
+    unit = plots.METRICS.get(metric, ("", "", True))[1]
+    lower_better = plots.METRICS.get(metric, ("", "", True))[2]
+    ratio = C.pmt_vs_best(head, lower_better=lower_better)
+    if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
+        head = head[head["method"] != "Non-private"]
+    st.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
+                f"({'lower' if lower_better else 'higher'} is better)")
+    row1 = st.columns(max(len(head), 1))
+    for c, (_, row) in zip(row1, head.iterrows()):
+        c.metric(row["method"].replace(" (oracle C, non-private tuning)", " oracle"), f"{row['median']:.3g}",
+                 help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
+                 f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
+                 f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
+    r1, r2, r3, r4 = st.columns(4)
+    r1.metric("PMT / best baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
+              help=("PMT's median error divided by that of the best private-only baseline "
+                    f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
+              if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
+    r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
+              delta_color="off", **_NO_ARROW,
+              help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
+              "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
+    r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
+              help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
+              "scaled onto the sphere of radius R.")
+    r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
+              help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
+              f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
+
+    st.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
+                 **persist("metric"))
+    metric = ss.get("metric", metric)
+
+    tab_names = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
+                 "Privacy ledger", "Export"]
+    tabs = st.tabs(tab_names)
+    summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
+    cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
+
+    def _show(fig, key: str) -> None:
+        if presenter:  # for a room: larger figure text
+            fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)), height=560)
+        st.plotly_chart(fig, config=cfg, key=key)
+    log_y = metric not in ("accuracy", "auc")
+
+    with tabs[0]:
+        fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric, epsilon=spec["epsilon"],
+                                            log_y=log_y)
+        _show(fig, "fig_eps")
+        with st.expander("What this shows, and what to try"):
+            st.markdown(
+                f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
+                "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
+                "The error is heavy-tailed, so bands say more than averages. The dotted rule marks your epsilon.\n\n"
+                "**Why PMT helps:** after whitening with the public second moment the private rows are round, so "
+                "the truncation radius R rarely bites and the noisy matrix that ridge inverts is well conditioned "
+                "(see *Conditioning*). The baselines clip raw rows and invert a badly conditioned noisy matrix.\n\n"
+                "**Try:** lower lam to 0 (PMT stays stable, DP-RR does not); switch to the synthetic data with "
+                "kappa = 1e4; untick standardisation and watch the baselines' error jump.")
+    with tabs[1]:
+        fig = plots.error_vs_lam_figure(summ(results["lam"], "lam"), metric=metric, lam=spec["lam"], log_y=log_y,
+                                        title=f"{label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
+        _show(fig, "fig_lam")
+        with st.expander("What this shows, and what to try"):
+            st.markdown(
+                "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
+                "A large lam hides noise by shrinking the coefficients towards 0, which is a bias of its own.\n\n"
+                "**Why PMT helps:** PMT's noisy matrix is close to n times the identity, so it is invertible "
+                "without a penalty; the baselines need lam to keep their noisy matrix invertible.\n\n"
+                "**Try:** a smaller epsilon, where the gap widens.")
+    with tabs[2]:
+        if results["npub"] is None:
+            st.info("With a separate public file the public sample size is that file's length, so there is "
+                    "nothing to sweep. Choose the random split to see this figure.")
+        else:
+            fig = plots.error_vs_n_pub_figure(summ(results["npub"], "n_pub"), metric=metric, n_pub=spec["n_pub"],
+                                              log_y=log_y,
+                                              title=f"{label} vs the public sample size at epsilon = {spec['epsilon']:g}")
+            _show(fig, "fig_npub")
+        with st.expander("What this shows, and what to try"):
+            st.markdown(
+                "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
+                "for the transform (all methods use them for the response bound).\n\n"
+                "**Why PMT helps:** a few hundred public rows estimate the shape of the data (its second moment) "
+                "well enough; more public rows help little beyond that.\n\n"
+                "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
+    with tabs[3]:
+        _show(plots.conditioning_figure(diag["kappas"], diag["spectra"]), "fig_cond")
+        with st.expander("What this shows, and what to try"):
+            st.markdown(
+                "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
+                "Ridge inverts the noisy matrix, so a large kappa turns a little noise into a large error. "
+                "Bars: the raw private X^T X, the public estimate Sigma_pub, the whitened X~^T X~ after PMT, "
+                "and the noisy matrix PMT actually solves (one noise draw). Right: the eigenvalues, each "
+                "divided by the largest (a flat line at 1 is perfect).\n\n"
+                "**Why PMT helps:** whitening with Sigma_pub^(-1/2) makes X~^T X~ close to n times the identity "
+                "(kappa near 1) whatever the raw kappa.\n\n"
+                "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
+    with tabs[4]:
+        _show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                      clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
+              "fig_trunc")
+        by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
+              "clipped); " if np.isfinite(diag["B_y"]) else "")
+        st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
+                   f"baseline clip radius C = {diag['clip_radius']:.4g}.")
+        with st.expander("What this shows, and what to try"):
+            st.markdown(
+                "Left: the lengths of the raw private rows, with the radius C at which DP-RR clips them. "
+                "Right: the lengths after whitening, with PMT's radius R = sqrt(d (1 + ln(2n/eta))). "
+                "Bounding the row length bounds how much one person can move the released statistics "
+                "(the sensitivity), which sets the noise.\n\n"
+                "**Why PMT helps:** whitened rows have length about sqrt(d), so almost none reach R; "
+                "raw rows have wildly different scales, so any single C either clips many rows (bias) or "
+                "is huge (noise).\n\n"
+                "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
+    with tabs[5]:
+        st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
+                    f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
+        ledgers = diag["ledgers"]
+        if not ledgers:
+            st.info("The engine does not report a ledger for this task yet.")
+            ledgers = {"-": pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring",
+                                                  "epsilon", "delta"])}
+        which = st.radio("Method", list(ledgers), horizontal=True, key="pmt_ledger_method")
+        st.dataframe(C.ledger_display(ledgers[which]), hide_index=True, width="stretch",
+                     column_config={
+                         "name": st.column_config.TextColumn("release", help="what was released with noise"),
+                         "sensitivity": st.column_config.TextColumn(
+                             "sensitivity", help="L2 / Frobenius sensitivity: how far one person can move it"),
+                         "sigma": st.column_config.TextColumn("sigma", help="Gaussian noise standard deviation"),
+                         "mu": st.column_config.TextColumn("mu (GDP)", help="sensitivity / sigma"),
+                         "epsilon": st.column_config.TextColumn("epsilon", help="this release alone at the delta "
+                                                                "shown; the total row composes all releases"),
+                         "delta": st.column_config.TextColumn("delta"),
+                     })
+        with st.expander("What this shows"):
+            st.markdown(
+                "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
+                "releases compose as the square root of the sum of the squared mu's (the *total* row), which "
+                "converts back to (epsilon, delta). The total never exceeds your epsilon. The oracle DP-RR "
+                "is not listed as private: its clip radius was tuned on the error.")
+    with tabs[6]:
+        frames = {"epsilon": results["eps"], "lam": results["lam"], "n_pub": results["npub"]}
+        csv = C.results_csv(frames)
+        settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"])
+        c1, c2 = st.columns(2)
+        c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
+                           key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
+        c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
+                           mime="application/json", key="dl_json",
+                           help="Every setting, the seeds and the package versions.")
+        why_not = C.cli_supported(spec)
+        if why_not:
+            st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
+        else:
+            cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
+            st.markdown("The same error-vs-epsilon sweep from a terminal:")
+            st.code(cmd, language="bash", wrap_lines=True)
+            for note in C.cli_notes(spec):
+                st.caption(f":material/info: {note}")
+        st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+    url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
+
+
 # ---------------------------------------------------------------------------------------------
 # compute (cached) and draw (right)
 # ---------------------------------------------------------------------------------------------
@@ -357,181 +540,6 @@ with main:
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")
 
     if results is not None:
-        ds, spec, diag = results["ds"], results["spec"], results["diag"]
-        metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
-        for w in results["warnings"]:
-            st.warning(w, icon=":material/warning:")
-        st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
-                   f"{results['prep'].n_pub} public rows ({'random split: a simulation' if results['prep'].public_is_split else 'separate public file'}), "
-                   f"{results['prep'].n_priv} private rows; {spec['seeds']} seeds per setting.")
-
-        # ---- headline metrics -------------------------------------------------------------
-        metric = ss.get("metric", DEFAULTS["metric"])
-        if metric not in metric_cols:
-            metric = ss["metric"] = metric_cols[0]
-        head = plots.headline_table(results["eps_point"], metric=metric, epsilon=spec["epsilon"])
-        label = plots.metric_label(metric)
-        unit = plots.METRICS.get(metric, ("", "", True))[1]
-        lower_better = plots.METRICS.get(metric, ("", "", True))[2]
-        ratio = C.pmt_vs_best(head, lower_better=lower_better)
-        if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
-            head = head[head["method"] != "Non-private"]
-        st.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
-                    f"({'lower' if lower_better else 'higher'} is better)")
-        row1 = st.columns(max(len(head), 1))
-        for c, (_, row) in zip(row1, head.iterrows()):
-            c.metric(row["method"].replace(" (oracle C, non-private tuning)", " oracle"), f"{row['median']:.3g}",
-                     help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
-                     f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
-                     f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
-        r1, r2, r3, r4 = st.columns(4)
-        r1.metric("PMT / best baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
-                  help=("PMT's median error divided by that of the best private-only baseline "
-                        f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
-                  if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
-        r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
-                  delta_color="off", **_NO_ARROW,
-                  help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
-                  "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
-        r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
-                  help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
-                  "scaled onto the sphere of radius R.")
-        r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
-                  help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
-                  f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
-
-        st.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
-                     **persist("metric"))
-        metric = ss.get("metric", metric)
-
-        tab_names = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
-                     "Privacy ledger", "Export"]
-        tabs = st.tabs(tab_names)
-        summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
-        cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
-
-        def _show(fig, key: str) -> None:
-            if presenter:  # for a room: larger figure text
-                fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)), height=560)
-            st.plotly_chart(fig, config=cfg, key=key)
-        log_y = metric not in ("accuracy", "auc")
-
-        with tabs[0]:
-            fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric, epsilon=spec["epsilon"],
-                                                log_y=log_y)
-            _show(fig, "fig_eps")
-            with st.expander("What this shows, and what to try"):
-                st.markdown(
-                    f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
-                    "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
-                    "The error is heavy-tailed, so bands say more than averages. The dotted rule marks your epsilon.\n\n"
-                    "**Why PMT helps:** after whitening with the public second moment the private rows are round, so "
-                    "the truncation radius R rarely bites and the noisy matrix that ridge inverts is well conditioned "
-                    "(see *Conditioning*). The baselines clip raw rows and invert a badly conditioned noisy matrix.\n\n"
-                    "**Try:** lower lam to 0 (PMT stays stable, DP-RR does not); switch to the synthetic data with "
-                    "kappa = 1e4; untick standardisation and watch the baselines' error jump.")
-        with tabs[1]:
-            fig = plots.error_vs_lam_figure(summ(results["lam"], "lam"), metric=metric, lam=spec["lam"], log_y=log_y,
-                                            title=f"{label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
-            _show(fig, "fig_lam")
-            with st.expander("What this shows, and what to try"):
-                st.markdown(
-                    "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
-                    "A large lam hides noise by shrinking the coefficients towards 0, which is a bias of its own.\n\n"
-                    "**Why PMT helps:** PMT's noisy matrix is close to n times the identity, so it is invertible "
-                    "without a penalty; the baselines need lam to keep their noisy matrix invertible.\n\n"
-                    "**Try:** a smaller epsilon, where the gap widens.")
-        with tabs[2]:
-            if results["npub"] is None:
-                st.info("With a separate public file the public sample size is that file's length, so there is "
-                        "nothing to sweep. Choose the random split to see this figure.")
-            else:
-                fig = plots.error_vs_n_pub_figure(summ(results["npub"], "n_pub"), metric=metric, n_pub=spec["n_pub"],
-                                                  log_y=log_y,
-                                                  title=f"{label} vs the public sample size at epsilon = {spec['epsilon']:g}")
-                _show(fig, "fig_npub")
-            with st.expander("What this shows, and what to try"):
-                st.markdown(
-                    "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
-                    "for the transform (all methods use them for the response bound).\n\n"
-                    "**Why PMT helps:** a few hundred public rows estimate the shape of the data (its second moment) "
-                    "well enough; more public rows help little beyond that.\n\n"
-                    "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
-        with tabs[3]:
-            _show(plots.conditioning_figure(diag["kappas"], diag["spectra"]), "fig_cond")
-            with st.expander("What this shows, and what to try"):
-                st.markdown(
-                    "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
-                    "Ridge inverts the noisy matrix, so a large kappa turns a little noise into a large error. "
-                    "Bars: the raw private X^T X, the public estimate Sigma_pub, the whitened X~^T X~ after PMT, "
-                    "and the noisy matrix PMT actually solves (one noise draw). Right: the eigenvalues, each "
-                    "divided by the largest (a flat line at 1 is perfect).\n\n"
-                    "**Why PMT helps:** whitening with Sigma_pub^(-1/2) makes X~^T X~ close to n times the identity "
-                    "(kappa near 1) whatever the raw kappa.\n\n"
-                    "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
-        with tabs[4]:
-            _show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
-                                          clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
-                  "fig_trunc")
-            by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
-                  "clipped); " if np.isfinite(diag["B_y"]) else "")
-            st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
-                       f"baseline clip radius C = {diag['clip_radius']:.4g}.")
-            with st.expander("What this shows, and what to try"):
-                st.markdown(
-                    "Left: the lengths of the raw private rows, with the radius C at which DP-RR clips them. "
-                    "Right: the lengths after whitening, with PMT's radius R = sqrt(d (1 + ln(2n/eta))). "
-                    "Bounding the row length bounds how much one person can move the released statistics "
-                    "(the sensitivity), which sets the noise.\n\n"
-                    "**Why PMT helps:** whitened rows have length about sqrt(d), so almost none reach R; "
-                    "raw rows have wildly different scales, so any single C either clips many rows (bias) or "
-                    "is huge (noise).\n\n"
-                    "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
-        with tabs[5]:
-            st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
-                        f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
-            ledgers = diag["ledgers"]
-            if not ledgers:
-                st.info("The engine does not report a ledger for this task yet.")
-                ledgers = {"-": pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring",
-                                                      "epsilon", "delta"])}
-            which = st.radio("Method", list(ledgers), horizontal=True, key="pmt_ledger_method")
-            st.dataframe(C.ledger_display(ledgers[which]), hide_index=True, width="stretch",
-                         column_config={
-                             "name": st.column_config.TextColumn("release", help="what was released with noise"),
-                             "sensitivity": st.column_config.TextColumn(
-                                 "sensitivity", help="L2 / Frobenius sensitivity: how far one person can move it"),
-                             "sigma": st.column_config.TextColumn("sigma", help="Gaussian noise standard deviation"),
-                             "mu": st.column_config.TextColumn("mu (GDP)", help="sensitivity / sigma"),
-                             "epsilon": st.column_config.TextColumn("epsilon", help="this release alone at the delta "
-                                                                    "shown; the total row composes all releases"),
-                             "delta": st.column_config.TextColumn("delta"),
-                         })
-            with st.expander("What this shows"):
-                st.markdown(
-                    "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
-                    "releases compose as the square root of the sum of the squared mu's (the *total* row), which "
-                    "converts back to (epsilon, delta). The total never exceeds your epsilon. The oracle DP-RR "
-                    "is not listed as private: its clip radius was tuned on the error.")
-        with tabs[6]:
-            frames = {"epsilon": results["eps"], "lam": results["lam"], "n_pub": results["npub"]}
-            csv = C.results_csv(frames)
-            settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"])
-            c1, c2 = st.columns(2)
-            c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
-                               key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
-            c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
-                               mime="application/json", key="dl_json",
-                               help="Every setting, the seeds and the package versions.")
-            why_not = C.cli_supported(spec)
-            if why_not:
-                st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
-            else:
-                cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
-                st.markdown("The same error-vs-epsilon sweep from a terminal:")
-                st.code(cmd, language="bash", wrap_lines=True)
-                for note in C.cli_notes(spec):
-                    st.caption(f":material/info: {note}")
-            st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+        _results_panel(results, task)
 
 url_sync(URL_KEYS)

@@ -314,3 +314,15 @@ def test_supported_tasks_follow_the_engine_registry(monkeypatch):
     assert C.supported_tasks() == ["regression"]
     monkeypatch.setattr(E, "TASKS", {"ridge": E.TASKS["ridge"], "logistic": object()})
     assert C.supported_tasks() == ["regression", "classification"]
+
+
+def test_metric_switch_redraws_the_panel_with_the_reference():
+    at = _app().run()
+    assert "Non-private" not in _metrics(at)
+    at.selectbox(key="metric").set_value("rmse").run()
+    assert not at.exception and not at.error
+    m = _metrics(at)
+    # held-out RMSE of the non-private fit is a real reference (CCPP: a few MW), the private ones are above it
+    assert 2.0 < _num(m["Non-private"]) < 10.0
+    assert _num(m["PMT"]) >= _num(m["Non-private"]) * 0.99
+    assert any("held-out RMSE" in md.value for md in at.markdown)
