@@ -479,8 +479,8 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     Per element, with x = v_a / v_b: r_ab = lambda + (1 - lambda) x = s2_ab / v_b and
     D_ab = (lambda/2) (m_a - m_b)^2 / (v_b r_ab) + ln(r_ab) / (2 (1 - lambda)) + (ln v_b - ln v_a) / 2.
 
-    Speed: pairs are taken row by row (input i against a contiguous block of inputs j), so the
-    a side broadcasts and the b side is a view; all work buffers are allocated once and reused
+    Speed: pairs are taken in tiles (input i against a contiguous block of inputs j), so the
+    a side broadcasts and the b side is a view, and the j blocks stay in cache; all work buffers are allocated once and reused
     (``out=``), which also stops the allocator from fragmenting; and the logarithms, the dominant
     cost, are taken of products of up to 4 dims (ln r1 + ln r2 = ln(r1 r2)). r <= lambda, and a
     positive r is a rounded difference of numbers near 1 (>= ~1e-8 in float32), so a product of 4
@@ -515,12 +515,23 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
             r = dst
         return r.log_().sum(-1)
 
+    # Tiles: the j axis is cut into blocks of m_max inputs and, block by block, every row i is
+    # compared with the block, so the block's data stays in cache while the rows stream past
+    # (row by row, all of j > i would be re-read from memory for every i).
+    offsets = []
     pos = 0
-    for i, j0, j1, _ in rows:
-        ma, ova, iva, lva = mu[i], oml_var[i], inv_var[i], lam_var[i]
-        for s in range(j0, j1, m_max):
-            e = min(s + m_max, j1)
+    for _, j0, j1, _ in rows:
+        offsets.append(pos)
+        pos += j1 - j0
+    for blk in range(0, n_inputs, m_max):
+        blk_end = blk + m_max
+        for (i, j0, j1, _), off in zip(rows, offsets):
+            s, e = max(j0, blk), min(j1, blk_end)
+            if s >= e:
+                continue
             m = e - s
+            pos = off + (s - j0)
+            ma, ova, iva, lva = mu[i], oml_var[i], inv_var[i], lam_var[i]
             mb, ovb, ivb, lvb = mu[s:e], oml_var[s:e], inv_var[s:e], lam_var[s:e]
             d2, r, t = d2_buf[:m], r_buf[:m], t_buf[:m]
             torch.sub(mb, ma, out=d2)
@@ -537,7 +548,6 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
             r.mul_(iva)
             ob = out_b[pos : pos + m]
             ob.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log(r, m), alpha=c)
-            pos += m
     return out_f, out_b
 
 
