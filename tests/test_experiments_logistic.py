@@ -179,3 +179,15 @@ def test_cli_rejects_newton_steps_for_ridge(capsys):
 
     assert main(["pmt", "--dataset", "wine-red", "--epsilon", "1", "--seeds", "2", "--newton-steps", "3"]) == 2
     assert "newton-steps" in capsys.readouterr().err
+
+
+def test_convergence_flag_separates_diverging_runs(synthetic):
+    """Fixed 1e-3 floor at epsilon = 1: noisy Newton diverges and is flagged; the default floor settles."""
+    f_fixed = run_sweep(synthetic, task="logistic", methods=["pmt"], epsilons=[1.0], seeds=12, lams=[0.0],
+                        test_size=0.0, task_options={"eig_floor": 1e-3})
+    f_auto = run_sweep(synthetic, task="logistic", methods=["pmt"], epsilons=[1.0], seeds=12, lams=[0.0],
+                       test_size=0.0)
+    assert f_fixed["l2_error"].median() > 20 * f_auto["l2_error"].median()
+    assert (~f_fixed["converged"]).sum() >= 10
+    assert f_auto["converged"].all()
+    assert (f_fixed["eig_floor"] == 1e-3).all() and (f_auto["eig_floor"] > 1e-3).all()
