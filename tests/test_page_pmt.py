@@ -326,3 +326,16 @@ def test_metric_switch_redraws_the_panel_with_the_reference():
     assert 2.0 < _num(m["Non-private"]) < 10.0
     assert _num(m["PMT"]) >= _num(m["Non-private"]) * 0.99
     assert any("held-out RMSE" in md.value for md in at.markdown)
+
+
+def test_data_page_choice_and_pmt_choice_are_shared():
+    at = _app(seeds=3).run()
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="data_active_choice").set_value("wine-red").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="data").value == "wine-red"
+    assert any("**wine-red**: 1599 rows, 11 features" in c.value for c in at.caption)
+    at.selectbox(key="data").set_value("wine-white").run()
+    at.switch_page("pages/data.py").run()
+    assert at.selectbox(key="data_active_choice").value == "wine-white"
