@@ -50,7 +50,9 @@ The harness (:func:`audit`)
 Broken copies (teeth): ``broken="noise-0.2"`` multiplies every noise draw by 0.2 (a mis-scaled
 Gaussian); ``broken="skip-clipping"`` replaces row truncation / gradient clipping by the identity while
 the sensitivity is still computed from the stated radius (the "clip, then release the unclipped data"
-bug, smartnoise-sdk #622). These live here, never in the product's estimators.
+bug, smartnoise-sdk #622); ``broken="partial-noise"`` adds no noise to some entries (the diagonal of the
+symmetric noise of A or of the Newton Hessian, and coordinate 0 of the gradients: the diffprivlib #105
+bug class). These live here, never in the product's estimators.
 
 Examples
 --------
@@ -88,7 +90,7 @@ __all__ = [
 ]
 
 #: Deliberately broken variants the harness can run (never part of the product).
-BROKEN = ("noise-0.2", "skip-clipping")
+BROKEN = ("noise-0.2", "skip-clipping", "partial-noise")
 
 #: Factor applied to every noise draw by ``broken="noise-0.2"``.
 BROKEN_NOISE_FACTOR = 0.2
@@ -336,6 +338,14 @@ def _skip_clipping_patches(broken):
     return [(pmt_mod, "truncate_rows", _identity_truncate), (R, "truncate_rows", _identity_truncate)]
 
 
+def _drop_diagonal(M):
+    """``broken="partial-noise"``: zero the noise on the diagonal of a stack of symmetric noise matrices."""
+    M = M.copy()
+    i = np.arange(M.shape[-1])
+    M[..., i, i] = 0.0
+    return M
+
+
 def _noise_factor(broken) -> float:
     return BROKEN_NOISE_FACTOR if broken == "noise-0.2" else 1.0
 
@@ -354,7 +364,8 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
 
     def stacked_noise(rng_, d):
         draws = [real_noise(rng_, d) for _ in range(trials)]
-        return factor * np.stack([a for a, _ in draws]), factor * np.stack([b for _, b in draws])
+        W, w = factor * np.stack([a for a, _ in draws]), factor * np.stack([b for _, b in draws])
+        return (_drop_diagonal(W) if broken == "partial-noise" else W), w
 
     def capture_solve(A_priv, b_priv, penalty, **kw):
         captured["A"], captured["b"] = np.asarray(A_priv), np.asarray(b_priv)
@@ -392,6 +403,8 @@ def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
         T, d = noise.shape[0], noise.shape[1]
         more = [real_noise(captured["rng"], T, d)[:, :, None] for _ in range(trials - 1)]
         full = factor * np.concatenate([noise] + more, axis=2)
+        if broken == "partial-noise":
+            full[:, 0, :] = 0.0  # no noise on coefficient 0's gradient
         C = math.inf if broken == "skip-clipping" else clip_norm
         theta, frac = real_path(Xa, y_, noise=full, sigma=np.full(trials, float(sigma[0])), clip_norm=C, **kw)
         captured["theta"] = theta
@@ -429,6 +442,9 @@ def _newton_releases(estimator, X, y, X_pub, trials, rng, broken):
         more = [real_noise(rng, n_steps, Z.shape[1]) for _ in range(trials - 1)]
         ng = factor * np.concatenate([noise_g] + [g[:, None, :] for _, g in more], axis=1)
         nH = factor * np.concatenate([noise_H] + [H[:, None] for H, _ in more], axis=1)
+        if broken == "partial-noise":
+            ng[:, :, 0] = 0.0
+            nH = _drop_diagonal(nH)
         res = real_newton(Z, y_, sigma_g=np.full(trials, float(sigma_g[0])), sigma_H=np.full(trials, float(sigma_H[0])),
                           noise_g=ng, noise_H=nH, n_steps=n_steps, **kw)
         captured["theta"] = res.theta
@@ -453,6 +469,8 @@ def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken):
         T, d = noise.shape[0], noise.shape[1]
         more = [P.gaussian_noise((T, d), 1.0, rng)[:, :, None] for _ in range(trials - 1)]
         full = factor * np.concatenate([noise] + more, axis=2)
+        if broken == "partial-noise":
+            full[:, 0, :] = 0.0
         C = math.inf if broken == "skip-clipping" else clip_norm
         theta, frac = real_path(Xa, y_, noise=full, sigma=np.full(trials, float(sigma[0])), clip_norm=C, **kw)
         captured["theta"] = theta

@@ -94,7 +94,9 @@ BROKEN_HEADER = """
 Defined in `engine/audit.py` only (never in the product): *noise-0.2* multiplies every noise draw by
 0.2; *skip-clipping* skips row truncation (DP-PMTRR, DP-PMTLR), row clipping (DP-RR) or per-example
 gradient clipping (DP-GD) while the sensitivity is still computed from the stated radius (the "clip,
-then release the unclipped data" bug of smartnoise-sdk #622).
+then release the unclipped data" bug of smartnoise-sdk #622); *partial-noise* adds no noise to some
+entries (the diagonal of the symmetric noise on A or on the Newton Hessian, coordinate 0 of the
+gradients: the "no noise on X^T X[0,0]" bug class of diffprivlib #105).
 
 | mechanism | broken copy | claimed epsilon | audited epsilon >= | mu_hat / mu | trials per data set | verdict |
 |---|---|---|---|---|---|---|

@@ -182,6 +182,18 @@ def test_correct_mechanism_stays_below_its_claim_and_is_calibrated(mechanism):
     assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
 
 
+def _originals():
+    import engine.pmt as pmt_mod
+    import engine.regression as R
+
+    out = {k: getattr(R, k) for k in ("ssp_noise", "ssp_solve", "dp_gd_ridge_path", "dp_gd_noise")}
+    out["truncate_rows"] = pmt_mod.truncate_rows
+    if A._glm_module() is not None:
+        out.update(noisy_newton=A._glm_module().noisy_newton, dp_gd_logistic_path=A._glm_module().dp_gd_logistic_path)
+    return out
+
+
+ORIGINALS = _originals()
 CAUGHT = [(m, b) for m in RIDGE + LOGISTIC for b in A.BROKEN if (m, b) != ("dp-pmtlr", "noise-0.2")]
 
 
@@ -190,9 +202,17 @@ def test_broken_copies_are_caught(mechanism, broken):
     trials = 12_000 if mechanism == "dp-pmtlr" else 4_000
     r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=trials, seed=1, broken=broken)
     assert r.violation and r.epsilon_lb > 2.0, (r.epsilon_lb, r.mu_hat)
-    # and the product is untouched afterwards
-    ok = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=2_000, seed=1)
-    assert not ok.violation
+    # and the product is untouched afterwards: every hooked function is the original again
+    import engine.pmt as pmt_mod
+    import engine.regression as R
+
+    assert R.ssp_noise is ORIGINALS["ssp_noise"] and R.ssp_solve is ORIGINALS["ssp_solve"]
+    assert R.dp_gd_ridge_path is ORIGINALS["dp_gd_ridge_path"] and R.dp_gd_noise is ORIGINALS["dp_gd_noise"]
+    assert R.truncate_rows is ORIGINALS["truncate_rows"] and pmt_mod.truncate_rows is ORIGINALS["truncate_rows"]
+    if A._glm_module() is not None:
+        G = A._glm_module()
+        assert G.noisy_newton is ORIGINALS["noisy_newton"]
+        assert G.dp_gd_logistic_path is ORIGINALS["dp_gd_logistic_path"]
 
 
 @pytest.mark.skipif("dp-pmtlr" not in A.MECHANISMS, reason="engine.glm not present")
