@@ -166,6 +166,16 @@ def _poisson_exp(u):
         return np.exp(u)
 
 
+def _sigmoid_inplace(r):
+    """``r <- 1 / (1 + e^{-r})`` in place as ``(1 + tanh(r / 2)) / 2``: no overflow, and numpy's SIMD tanh
+    is ~6x faster than ``scipy.special.expit`` on float32 (absolute error ~1 ulp of 1)."""
+    r *= 0.5
+    np.tanh(r, out=r)
+    r *= 0.5
+    r += 0.5
+    return r
+
+
 LOGISTIC = GLMFamily("logistic", lambda u: np.logaddexp(0, u), expit, _logistic_var)
 POISSON = GLMFamily("poisson", _poisson_exp, _poisson_exp, _poisson_exp)
 
@@ -584,8 +594,13 @@ def noisy_newton(
             def stats(cols, theta=theta):
                 U = Zd @ theta[cols].T.astype(dtype)
                 with np.errstate(over="ignore", invalid="ignore"):
-                    R = family.mean(U) - yd
-                    W = family.var(U)
+                    if family is LOGISTIC:  # one sigmoid for both: W = s (1 - s)
+                        S = _sigmoid_inplace(U)
+                        W = S * (1 - S)
+                        R = np.subtract(S, yd, out=S)
+                    else:
+                        R = family.mean(U) - yd
+                        W = family.var(U)
                 return cols, (Zd.T @ R).T.astype(float) / n, weighted_grams(Zd, W, dtype=dtype, K=K) / n
 
             g = np.empty((runs, d))
@@ -760,7 +775,7 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
             grad.fill(0)
             last = t == n_steps - 1
             for s0 in range(0, n, cr):
-                r = expit(X[s0:s0 + cr] @ th)
+                r = _sigmoid_inplace(X[s0:s0 + cr] @ th)
                 r *= rnd[s0:s0 + cr]
                 r -= ryd[s0:s0 + cr]
                 if last:
