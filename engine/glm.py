@@ -72,6 +72,7 @@ user-given ``classes`` pair (default ``(0, 1)``), never inferred from the privat
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -896,7 +897,8 @@ class LogisticReference(_LogisticBase):
     """Non-private logistic regression on the untruncated private data: the target of the error metric.
 
     Minimises ``(1/n) sum [log(1 + e^{u_i}) - y_i u_i] + lam theta^T P theta`` by damped Newton
-    (:func:`glm_reference_solve`). With the intercept unpenalised (default) this is
+    (:func:`glm_reference_solve`). At lam = 0 a mean loss below 1e-6 (perfect separation: no finite
+    MLE) or the iteration limit sets ``converged_ = False`` and warns. With the intercept unpenalised (default) this is
     ``sklearn.linear_model.LogisticRegression(C=1 / (2 n lam))`` (``penalty=None`` at lam = 0).
 
     Parameters
@@ -945,6 +947,16 @@ class LogisticReference(_LogisticBase):
         Xa = add_intercept(Xp) if self.fit_intercept else Xp
         Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
         theta, ok, it = glm_reference_solve(Xa, yv, lam, Pm, LOGISTIC, max_iter=max_iter, tol=tol)
+        u = Xa @ theta
+        if lam == 0 and float(np.mean(np.logaddexp(0, u) - yv * u)) < 1e-6:
+            ok = False  # (near) perfect separation: the decrement vanishes while ||theta|| -> inf
+        if not ok:
+            warnings.warn(
+                f"the non-private logistic fit did not converge in max_iter={max_iter} Newton steps (at lam=0 "
+                "separable data have no finite MLE); use lam > 0",
+                UserWarning,
+                stacklevel=2,
+            )
         self._set_theta(theta, p)
         self.converged_ = ok
         self.report_ = FitReport(

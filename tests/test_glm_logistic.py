@@ -371,3 +371,14 @@ def test_dp_gd_report():
     assert r.noise_scales["gradient (per step)"] == pytest.approx(2 * C / n / mu_t)
     assert 0.0 <= r.frac_truncated <= 1.0
     assert m.predict_proba(X[:4]).shape == (4, 2)
+
+
+def test_reference_warns_on_separable_data_at_lam0():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)  # perfectly separable: no finite MLE
+    with pytest.warns(UserWarning, match="did not converge"):
+        m = LogisticReference(lam=0.0, max_iter=30).fit(X, y)
+    assert not m.converged_ and m.report_.converged is False
+    m2 = LogisticReference(lam=1e-2).fit(X, y)  # a penalty gives a finite fit
+    assert m2.converged_
