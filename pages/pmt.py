@@ -7,6 +7,7 @@ Thin page: it reads widgets, calls the engine (``engine.experiments.run_sweep``,
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import warnings
@@ -309,6 +310,32 @@ with ctrl:
                             "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features.")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
 
+def _sweep_args(results: dict, kind: str):
+    """(cache key, spec JSON) of the lam or n_pub sweep at the chosen settings; None if not applicable."""
+    spec = results["spec"]
+    if kind == "lam":
+        return results["key"], C.dumps(C.sweep_spec(spec, "lam", LAM_OPTIONS))
+    if results["npub_grid"] is None:
+        return None
+    return results["dkey"], C.dumps(C.sweep_spec(spec, "n_pub", results["npub_grid"]))
+
+
+def _lazy_sweep(results: dict, kind: str):
+    """The lam / n_pub sweep through the page cache (computed the first time its tab is opened)."""
+    args = _sweep_args(results, kind)
+    return None if args is None else _sweep(args[0], results["prep"], args[1])
+
+
+def _export_frames(results: dict) -> dict:
+    """Every sweep of the view, for the CSV download. Runs on click, in a thread without the Streamlit
+    script context, so it calls the engine directly (the sweeps are deterministic: same numbers)."""
+    frames = {"epsilon": results["eps"]}
+    for kind in ("lam", "n_pub"):
+        args = _sweep_args(results, kind)
+        frames[kind] = None if args is None else C.sweep(results["prep"], json.loads(args[1]))
+    return frames
+
+
 @st.fragment
 def _results_panel(results: dict, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
@@ -362,7 +389,9 @@ def _results_panel(results: dict, task: str) -> None:
 
     tab_names = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
                  "Privacy ledger", "Export"]
-    tabs = st.tabs(tab_names)
+    # on_change="rerun" tracks the open tab, so only its figure is built (and the lam / n_pub sweeps run
+    # only when their tab is opened): a slider change then recomputes just what is on screen
+    tabs = st.tabs(tab_names, key="pmt_tab", on_change="rerun")
     summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
     cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
 
@@ -373,9 +402,10 @@ def _results_panel(results: dict, task: str) -> None:
     log_y = metric not in ("accuracy", "auc")
 
     with tabs[0]:
-        fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric, epsilon=spec["epsilon"],
-                                            log_y=log_y)
-        _show(fig, "fig_eps")
+        if tabs[0].open:
+            fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric,
+                                                epsilon=spec["epsilon"], log_y=log_y)
+            _show(fig, "fig_eps")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
@@ -387,9 +417,14 @@ def _results_panel(results: dict, task: str) -> None:
                 "**Try:** lower lam to 0 (PMT stays stable, DP-RR does not); switch to the synthetic data with "
                 "kappa = 1e4; untick standardisation and watch the baselines' error jump.")
     with tabs[1]:
-        fig = plots.error_vs_lam_figure(summ(results["lam"], "lam"), metric=metric, lam=spec["lam"], log_y=log_y,
-                                        title=f"{label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
-        _show(fig, "fig_lam")
+        if tabs[1].open:
+            try:
+                lam_frame = _lazy_sweep(results, "lam")
+                fig = plots.error_vs_lam_figure(summ(lam_frame, "lam"), metric=metric, lam=spec["lam"], log_y=log_y,
+                                                title=f"{label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
+                _show(fig, "fig_lam")
+            except (ValueError, TypeError) as exc:
+                st.error(f"**Cannot compute the lam sweep.** {exc}", icon=":material/error:")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
@@ -398,14 +433,18 @@ def _results_panel(results: dict, task: str) -> None:
                 "without a penalty; the baselines need lam to keep their noisy matrix invertible.\n\n"
                 "**Try:** a smaller epsilon, where the gap widens.")
     with tabs[2]:
-        if results["npub"] is None:
+        if results["npub_grid"] is None:
             st.info("With a separate public file the public sample size is that file's length, so there is "
                     "nothing to sweep. Choose the random split to see this figure.")
-        else:
-            fig = plots.error_vs_n_pub_figure(summ(results["npub"], "n_pub"), metric=metric, n_pub=spec["n_pub"],
-                                              log_y=log_y,
-                                              title=f"{label} vs the public sample size at epsilon = {spec['epsilon']:g}")
-            _show(fig, "fig_npub")
+        elif tabs[2].open:
+            try:
+                npub_frame = _lazy_sweep(results, "n_pub")
+                fig = plots.error_vs_n_pub_figure(summ(npub_frame, "n_pub"), metric=metric, n_pub=spec["n_pub"],
+                                                  log_y=log_y, title=f"{label} vs the public sample size at "
+                                                  f"epsilon = {spec['epsilon']:g}")
+                _show(fig, "fig_npub")
+            except (ValueError, TypeError) as exc:
+                st.error(f"**Cannot compute the n_pub sweep.** {exc}", icon=":material/error:")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
@@ -414,7 +453,8 @@ def _results_panel(results: dict, task: str) -> None:
                 "well enough; more public rows help little beyond that.\n\n"
                 "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
     with tabs[3]:
-        _show(plots.conditioning_figure(diag["kappas"], diag["spectra"]), "fig_cond")
+        if tabs[3].open:
+            _show(plots.conditioning_figure(diag["kappas"], diag["spectra"]), "fig_cond")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
@@ -426,9 +466,10 @@ def _results_panel(results: dict, task: str) -> None:
                 "(kappa near 1) whatever the raw kappa.\n\n"
                 "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
     with tabs[4]:
-        _show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
-                                      clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
-              "fig_trunc")
+        if tabs[4].open:
+            _show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                          clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
+                  "fig_trunc")
         by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
               "clipped); " if np.isfinite(diag["B_y"]) else "")
         st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
@@ -470,8 +511,8 @@ def _results_panel(results: dict, task: str) -> None:
                 "converts back to (epsilon, delta). The total never exceeds your epsilon. The oracle DP-RR "
                 "is not listed as private: its clip radius was tuned on the error.")
     with tabs[6]:
-        frames = {"epsilon": results["eps"], "lam": results["lam"], "n_pub": results["npub"]}
-        csv = C.results_csv(frames)
+        # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
+        csv = functools.partial(lambda r: C.results_csv(_export_frames(r)), results)
         settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"])
         c1, c2 = st.columns(2)
         c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
@@ -526,14 +567,12 @@ with main:
             if True:  # the cached functions show their own spinner while they compute
                 eps_grid = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID)))
                 eps_point = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]])))
-                lam_sweep = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "lam", LAM_OPTIONS)))
-                npub_sweep = None
-                if prep.public_is_split:
-                    grid = sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
-                    npub_sweep = _sweep(dkey, prep, C.dumps(C.sweep_spec(spec, "n_pub", grid)))
                 diag = _diagnostics(key, prep, C.dumps(spec))
-        results = dict(ds=ds, prep=prep, spec=spec, eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point,
-                       lam=lam_sweep, npub=npub_sweep, diag=diag,
+        # the lam and n_pub sweeps are computed when their tab is opened (see _lazy_sweep)
+        npub_grid = (sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
+                     if prep.public_is_split else None)
+        results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid,
+                       eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag))
     except (ValueError, TypeError) as exc:
         st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")

@@ -60,6 +60,17 @@ def captured_downloads(monkeypatch):
         return orig(self, path_or_data, mimetype, kind, filename)
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+
+    # deferred downloads (data=callable) are generated on click: record the callable and run it here
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    orig_deferred = MediaFileManager.add_deferred
+
+    def spy_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        seen[file_name] = data_callable()
+        return orig_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
     return seen
 
 
@@ -339,3 +350,17 @@ def test_data_page_choice_and_pmt_choice_are_shared():
     at.selectbox(key="data").set_value("wine-white").run()
     at.switch_page("pages/data.py").run()
     assert at.selectbox(key="data_active_choice").value == "wine-white"
+
+
+def test_each_figure_tab_draws_its_chart_when_opened():
+    at = _app(seeds=5).run()
+    assert len(at.get("plotly_chart")) == 1  # only the open tab's figure is built
+    for tab in ("Error vs lam", "Error vs n_pub", "Conditioning", "Truncation"):
+        at.session_state["pmt_tab"] = tab
+        at.run()
+        assert not at.exception and not at.error, (tab, [e.value for e in at.error])
+        assert len(at.get("plotly_chart")) == 1, tab
+    assert any("R = " in c.value and "baseline clip radius C" in c.value for c in at.caption)
+    at.session_state["pmt_tab"] = "Privacy ledger"
+    at.run()
+    assert len(at.get("plotly_chart")) == 0 and len(at.dataframe) == 1
