@@ -109,6 +109,17 @@ def observations(frame: pd.DataFrame, const: int) -> list[str]:
                    + ", ".join(f"eps {e:g}: {best[e]} ({fmt(med.loc[(best[e], lam, e), 'l2_error'])})"
                                for e in EPSILONS)
                    + f". Non-private held-out AUC {fmt(ref.loc[lam, 'auc'])}, accuracy {fmt(ref.loc[lam, 'accuracy'])}.")
+    fl = frame[frame["method"] == "PMT"].groupby("epsilon")["eig_floor"].median()
+    fx = frame[frame["method"] == "PMT"]["eig_fixes"].mean()
+    out.append("- Eigenvalue floor in force for PMT (whitened units, = 2 sqrt(d) sigma_H here): "
+               + ", ".join(f"eps {e:g}: {fmt(fl[e])}" for e in EPSILONS)
+               + f"; it fired at {fmt(fx)} of 5 steps on average. The noise-free whitened Hessian is "
+               "b'' X~^T X~ / n with b'' <= 1/4 (about 0.1 at the 11.7 % base rate) and "
+               f"kappa(X~^T X~) = {fmt(frame[frame['method'] == 'PMT']['kappa_pmt'].iloc[0])}, so with "
+               f"d = {int(frame['d'].iloc[0])} the floor (the Hessian noise level) is at or above the Hessian's "
+               "own eigenvalues: the five Newton steps then act like preconditioned gradient steps of size "
+               "~1/floor. A likely reason why 100 DP-GD steps on the already standardised (kappa "
+               f"{fmt(frame['kappa_raw'].iloc[0])}) features reach a lower error here.")
     p0 = med.loc[("PMT", 0.0, 5.0)]
     p1 = med.loc[("PMT", 1e-4, 5.0)]
     out.append(
