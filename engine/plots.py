@@ -174,7 +174,7 @@ def sweep_figure(
     ...                   "q05": [1.0, 0.5], "q25": [1.5, 0.8], "q75": [2.5, 1.2], "q95": [3.0, 1.5]})
     >>> fig = sweep_figure(s, x="epsilon", metric="l2_error", chosen=1.0)
     >>> [t.name for t in fig.data if t.showlegend is not False]
-    ['PMT']
+    ['PMT', 'shaded: 25-75% (dark), 5-95% (light) of seeds']
     """
     summary = _check_summary(summary, x)
     if metric is None:
@@ -229,6 +229,10 @@ def sweep_figure(
                                f"<br><i>{unit}</i><extra></extra>"),
             )
         )
+    if methods and bands:  # explain the shading in the legend itself (screenshots travel without captions)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="shaded: 25-75% (dark), 5-95% (light) of seeds",
+                                 marker=dict(symbol="square", size=12, color="rgba(120,120,120,0.35)"),
+                                 hoverinfo="skip", showlegend=True))
     if not ref.empty:
         ref_vals = ref["median"].to_numpy(dtype=float)
         ref_x = ref["_x"].to_numpy(dtype=float)

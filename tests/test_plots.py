@@ -26,7 +26,7 @@ def _summary(x="epsilon", values=(0.1, 1.0, 10.0), methods=("PMT", "DP-RR", "DP-
 
 
 def _legend_traces(fig):
-    return [t for t in fig.data if t.showlegend is not False]
+    return [t for t in fig.data if t.showlegend is not False and not (t.name or "").startswith("shaded:")]
 
 
 def test_method_colours_follow_the_contract():
@@ -62,6 +62,7 @@ def test_error_vs_epsilon_lines_bands_rule_and_axes():
     rules = [sh for sh in fig.layout.shapes if sh.type == "line" and sh.x0 == sh.x1]
     assert len(rules) == 1 and rules[0].x0 == 1.0
     assert "Non-private reference = 0" in fig.layout.title.text
+    assert any((t.name or "").startswith("shaded: 25-75%") for t in fig.data)  # the legend explains the bands
 
 
 def test_non_private_reference_drawn_when_positive():
