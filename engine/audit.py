@@ -335,7 +335,11 @@ def _skip_clipping_patches(broken):
 
     if broken != "skip-clipping":
         return []
-    return [(pmt_mod, "truncate_rows", _identity_truncate), (R, "truncate_rows", _identity_truncate)]
+    out = [(pmt_mod, "truncate_rows", _identity_truncate), (R, "truncate_rows", _identity_truncate)]
+    G = _glm_module()
+    if G is not None and hasattr(G, "truncate_rows"):
+        out.append((G, "truncate_rows", _identity_truncate))
+    return out
 
 
 def _drop_diagonal(M):
@@ -607,23 +611,40 @@ def _pmtlr_pair(n, p, n_pub, seed, orthogonal=False):
     return (np.vstack([X, rows[0]]), np.append(y, 0)), (np.vstack([X, rows[1]]), np.append(y, 1)), X_pub
 
 
+def _newton_raw_pair(n, p, n_pub, seed):
+    """D, D' for DP-Newton (raw rows clipped at C): the same extreme row ``10 C e_0`` with label 0 on D and 1
+    on D'; clipped to norm ~C, its gradient terms differ by exactly ``x_clipped / n`` at every step, so the
+    pair is ``mu / (2 sqrt 2)`` GDP as for DP-PMTLR."""
+    from engine.pmt import pmt_radius
+
+    X, y, X_pub = _base_logistic_data(n, p, n_pub, seed)
+    C = pmt_radius(p + 1, n, 0.05)
+    x_c = np.zeros(p)
+    x_c[0] = PMTLR_CANARY_SCALE * C
+    return (np.vstack([X, x_c]), np.append(y, 0)), (np.vstack([X, x_c]), np.append(y, 1)), X_pub
+
+
+def _sample_newton(kind):
+    def sampler(epsilon, delta, trials, seed, broken, n):
+        G = _glm_module()
+        p, n_pub = 2, 200
+        pair = _pmtlr_pair if kind == "pmt" else _newton_raw_pair
+        (X0, y0), (X1, y1), X_pub = pair(n, p, n_pub, seed)
+        cls = G.PMTLogistic if kind == "pmt" else G.DPNewtonLogistic
+        make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, n_steps=PMTLR_AUDIT_STEPS)  # noqa: E731
+        ss = np.random.SeedSequence([int(seed), 13 if kind == "pmt" else 19])
+        r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
+        out0, est = _newton_releases(make(), X0, y0, X_pub, trials, r0, broken)
+        out1, _ = _newton_releases(make(), X1, y1, X_pub, trials, r1, broken)
+        # Same row, labels 0 / 1: the gradient terms differ by exactly x~/n (norm R/n) at EVERY step, the
+        # Hessian terms not at all, so over T steps the pair is sqrt(T) mu_0 / 2 = mu / (2 sqrt 2) GDP, exactly.
+        return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": 1.0 / (2.0 * math.sqrt(2.0)), "n": n,
+                            "d": p + 1, "noise_scales": dict(est.report_.noise_scales), "n_steps": PMTLR_AUDIT_STEPS}
+    return sampler
+
+
 #: Newton steps in the DP-PMTLR audit (the estimator's default T = 5).
 PMTLR_AUDIT_STEPS = 5
-
-
-def _sample_pmtlr(epsilon, delta, trials, seed, broken, n):
-    G = _glm_module()
-    p, n_pub = 2, 200
-    (X0, y0), (X1, y1), X_pub = _pmtlr_pair(n, p, n_pub, seed)
-    make = lambda: G.PMTLogistic(epsilon=epsilon, delta=delta, lam=0.0, n_steps=PMTLR_AUDIT_STEPS)  # noqa: E731
-    ss = np.random.SeedSequence([int(seed), 13])
-    r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
-    out0, est = _newton_releases(make(), X0, y0, X_pub, trials, r0, broken)
-    out1, _ = _newton_releases(make(), X1, y1, X_pub, trials, r1, broken)
-    # Same row, labels 0 / 1: the gradient terms differ by exactly x~/n (norm R/n) at EVERY step, the Hessian
-    # terms not at all, so over T steps the pair is sqrt(T) mu_0 / 2 = mu / (2 sqrt 2) GDP, exactly.
-    return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": 1.0 / (2.0 * math.sqrt(2.0)), "n": n,
-                        "d": p + 1, "noise_scales": dict(est.report_.noise_scales), "n_steps": PMTLR_AUDIT_STEPS}
 
 
 def _sample_dpgd_logistic(epsilon, delta, trials, seed, broken, n):
@@ -707,7 +728,9 @@ MECHANISMS: dict[str, _Mechanism] = {
 }
 if _glm_module() is not None and hasattr(_glm_module(), "PMTLogistic"):
     MECHANISMS["dp-pmtlr"] = _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "final whitened coefficients",
-                                        _sample_pmtlr)
+                                        _sample_newton("pmt"))
+    MECHANISMS["dp-newton"] = _Mechanism("dp-newton", "DP-Newton logistic (DPNewtonLogistic)",
+                                         "final coefficients", _sample_newton("raw"))
     MECHANISMS["dp-gd-logistic"] = _Mechanism("dp-gd-logistic", "DP-GD logistic (DPGDLogistic)",
                                               "final coefficients", _sample_dpgd_logistic)
 

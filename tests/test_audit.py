@@ -160,14 +160,18 @@ def test_dpgd_stacked_fast_path_reproduces_a_plain_fit():
 # audits of the product's mechanisms, and of broken copies
 # ------------------------------------------------------------------------------------------------
 RIDGE = ["dp-pmtrr", "dp-rr", "dp-gd-ridge"]
-LOGISTIC = [m for m in ("dp-pmtlr", "dp-gd-logistic") if m in A.MECHANISMS]
+LOGISTIC = [m for m in ("dp-pmtlr", "dp-newton", "dp-gd-logistic") if m in A.MECHANISMS]
 #: trials per data set in the suite (the logistic paths cost more per run)
-TRIALS = {"dp-pmtrr": 20_000, "dp-rr": 20_000, "dp-gd-ridge": 20_000, "dp-pmtlr": 12_000, "dp-gd-logistic": 8_000}
+TRIALS = {"dp-pmtrr": 20_000, "dp-rr": 20_000, "dp-gd-ridge": 20_000, "dp-pmtlr": 12_000, "dp-newton": 12_000,
+          "dp-gd-logistic": 8_000}
+#: DP-Newton's final iterate (raw rows: a noisier Hessian) does not show all of the pair's separation
+#: (post-processing can only lose it): checked as a band there, as an equality elsewhere.
+MU_HAT_BAND = {"dp-newton": (0.8, 1.05)}
 
 
 def test_logistic_mechanisms_are_registered_when_engine_glm_is_present():
     if A._glm_module() is not None and hasattr(A._glm_module(), "PMTLogistic"):
-        assert LOGISTIC == ["dp-pmtlr", "dp-gd-logistic"]
+        assert LOGISTIC == ["dp-pmtlr", "dp-newton", "dp-gd-logistic"]
 
 
 @pytest.mark.parametrize("mechanism", RIDGE + LOGISTIC)
@@ -178,7 +182,8 @@ def test_correct_mechanism_stays_below_its_claim_and_is_calibrated(mechanism):
     assert r.epsilon_lb > 0.5 * r.ideal_pair_epsilon_lb > 0.05
     # calibrated: the observed separation matches the noise the mechanism claims to add (too little
     # noise would show a larger mu_hat, too much a smaller one); pair_mu_ratio is exact for each pair
-    assert r.mu_hat == pytest.approx(r.pair_mu_ratio * r.mu_claimed, rel=0.12)
+    lo, hi = MU_HAT_BAND.get(mechanism, (0.88, 1.12))
+    assert lo < r.mu_hat / (r.pair_mu_ratio * r.mu_claimed) < hi, r.mu_hat / r.mu_claimed
     assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
 
 
@@ -194,12 +199,13 @@ def _originals():
 
 
 ORIGINALS = _originals()
-CAUGHT = [(m, b) for m in RIDGE + LOGISTIC for b in A.BROKEN if (m, b) != ("dp-pmtlr", "noise-0.2")]
+CAUGHT = [(m, b) for m in RIDGE + LOGISTIC for b in A.BROKEN
+          if (m, b) not in (("dp-pmtlr", "noise-0.2"), ("dp-newton", "noise-0.2"))]
 
 
 @pytest.mark.parametrize("mechanism, broken", CAUGHT)
 def test_broken_copies_are_caught(mechanism, broken):
-    trials = 12_000 if mechanism == "dp-pmtlr" else 4_000
+    trials = 12_000 if mechanism in ("dp-pmtlr", "dp-newton") else 4_000
     r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=trials, seed=1, broken=broken)
     assert r.violation and r.epsilon_lb > 2.0, (r.epsilon_lb, r.mu_hat)
     # and the product is untouched afterwards: every hooked function is the original again
@@ -211,17 +217,17 @@ def test_broken_copies_are_caught(mechanism, broken):
     assert R.truncate_rows is ORIGINALS["truncate_rows"] and pmt_mod.truncate_rows is ORIGINALS["truncate_rows"]
     if A._glm_module() is not None:
         G = A._glm_module()
-        assert G.noisy_newton is ORIGINALS["noisy_newton"]
+        assert G.noisy_newton is ORIGINALS["noisy_newton"] and G.truncate_rows is ORIGINALS["truncate_rows"]
         assert G.dp_gd_logistic_path is ORIGINALS["dp_gd_logistic_path"]
 
 
-@pytest.mark.skipif("dp-pmtlr" not in A.MECHANISMS, reason="engine.glm not present")
-def test_pmtlr_noise_scaled_by_0_2_shows_in_the_separation():
-    """DP-PMTLR's pair shows only mu / (2 sqrt 2) (see _pmtlr_pair), so a 5x too small noise gives
+@pytest.mark.parametrize("mechanism", [m for m in ("dp-pmtlr", "dp-newton") if m in A.MECHANISMS])
+def test_newton_noise_scaled_by_0_2_shows_in_the_separation(mechanism):
+    """The noisy-Newton pairs show only mu / (2 sqrt 2) (see _pmtlr_pair), so a 5x too small noise gives
     ~1.77 mu: caught by the bound only with ~10^5 runs (slow test below); here the separation itself
     is checked against the correct mechanism's."""
-    ok = A.audit("dp-pmtlr", epsilon=2.0, delta=DELTA, trials=6_000, seed=2)
-    bad = A.audit("dp-pmtlr", epsilon=2.0, delta=DELTA, trials=6_000, seed=2, broken="noise-0.2")
+    ok = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=6_000, seed=2)
+    bad = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=6_000, seed=2, broken="noise-0.2")
     assert bad.mu_hat == pytest.approx(5 * ok.mu_hat, rel=0.2)
     assert bad.mu_hat > 1.5 * bad.mu_claimed > ok.mu_hat
 
@@ -282,7 +288,7 @@ def test_long_audit_approaches_the_ideal(mechanism):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif("dp-pmtlr" not in A.MECHANISMS, reason="engine.glm not present")
-def test_long_audit_catches_pmtlr_with_noise_scaled_by_0_2():
-    r = A.audit("dp-pmtlr", epsilon=2.0, delta=DELTA, trials=120_000, seed=8, broken="noise-0.2")
+@pytest.mark.parametrize("mechanism", [m for m in ("dp-pmtlr", "dp-newton") if m in A.MECHANISMS])
+def test_long_audit_catches_newton_with_noise_scaled_by_0_2(mechanism):
+    r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=120_000, seed=8, broken="noise-0.2")
     assert r.violation, (r.epsilon_lb, r.mu_hat)
