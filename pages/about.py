@@ -57,8 +57,13 @@ st.markdown(
   coefficients fitted on the same private rows (the non-private fit is the target), with relative error,
   excess empirical risk and held-out RMSE as alternatives.
 - **Baselines** see only the private data: DP-RR (private ridge regression from noisy sufficient statistics of
-  clipped rows) and DP-GD (gradient descent with per-row gradient clipping and Gaussian noise). The "oracle"
-  DP-RR picks its clip radius by looking at the error: it is *not* private and shows the best the baseline could do.
+  clipped rows) and DP-GD (gradient descent with per-row gradient clipping and Gaussian noise); for logistic
+  regression DP-Newton (noisy Newton steps on clipped rows) and DP-GD. The "oracle" DP-RR picks its clip radius
+  by looking at the error: it is *not* private and shows the best the baseline could do.
+- **Standardisation** (optional) centres and scales the features, and centres the response of a regression,
+  with the *public* sample's statistics only, so it costs no privacy.
+- **Caching.** The dashboard caches every result by (data fingerprint, parameters): moving a slider back is
+  instant, and the same settings always give the same numbers (seeds drive all the noise).
 """
 )
 
