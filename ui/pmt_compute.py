@@ -346,8 +346,10 @@ def advisories(data: PreparedData, diag: dict) -> list[str]:
         out.append("The noisy matrix PMT solved was not positive definite in the diagnostic fit; its eigenvalues were "
                    "floored (counted in the sweep's eig_fix column).")
     if not data.standardize:
-        out.append("Features are not standardised: the private-only baselines clip raw rows at a radius made for "
-                   "standardised data, so they lose a lot. PMT is unaffected (it whitens with the public moment).")
+        out.append("Features are not standardised and the response is not centred (public statistics would cost no "
+                   "privacy): the response bound B_y then grows with the raw response (about 450 MW for CCPP), which "
+                   "adds noise to every method, and the private-only baselines clip raw rows at a radius made for "
+                   "standardised data. PMT's whitening itself does not need standardised features.")
     return out
 
 
