@@ -347,7 +347,7 @@ def advisories(data: PreparedData, diag: dict) -> list[str]:
                    "floored (counted in the sweep's eig_fix column).")
     if not data.standardize:
         out.append("Features are not standardised and the response is not centred (public statistics would cost no "
-                   "privacy): the response bound B_y then grows with the raw response (about 450 MW for CCPP), which "
+                   "privacy): the response bound B_y then grows with the raw response (e.g. about 450 MW on CCPP), which "
                    "adds noise to every method, and the private-only baselines clip raw rows at a radius made for "
                    "standardised data. PMT's whitening itself does not need standardised features.")
     return out
