@@ -82,7 +82,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from engine import privacy as P
-from engine.pmt import ON_SINGULAR, _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
+from engine.pmt import (
+    ON_SINGULAR,
+    _kappa_from_eigs,
+    add_intercept,
+    pmt_radius,
+    pmt_transform,
+    public_moment,
+    truncate_rows,
+)
 from engine.regression import (
     FitReport,
     _check_eta,
@@ -874,7 +882,8 @@ class _LogisticBase(ClassifierMixin, _GLMBase):
     @property
     def classes_(self):
         """The user-given ``classes`` pair as an array (negative first)."""
-        return np.asarray(_check_classes(self.classes), dtype=object if any(isinstance(c, str) for c in self.classes) else None)
+        c = _check_classes(self.classes)
+        return np.asarray(c, dtype=object if any(isinstance(v, str) for v in c) else None)
 
     def predict_proba(self, X):
         """Probabilities of (negative, positive) class, shape (n_samples, 2)."""
@@ -1039,7 +1048,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     Attributes
     ----------
-    coef_, intercept_, theta_, theta_tilde_, eig_floor_ (the floor used), report_ (:class:`engine.regression.FitReport`: noise scales,
+    coef_, intercept_, theta_, theta_tilde_, eig_floor_ (the floor used),
+    report_ (:class:`engine.regression.FitReport`: noise scales,
     sensitivities, R, kappas, fraction truncated, ledger, ``n_iter``, ``eig_fixes``, ``converged``),
     transform_
 
