@@ -383,3 +383,13 @@ def test_reference_warns_on_separable_data_at_lam0():
     assert not m.converged_ and m.report_.converged is False
     m2 = LogisticReference(lam=1e-2).fit(X, y)  # a penalty gives a finite fit
     assert m2.converged_
+
+
+@pytest.mark.parametrize("cls, arg", [(DPNewtonLogistic, "clip_radius"), (DPGDLogistic, "clip_norm")])
+def test_private_bounds_warn(cls, arg):
+    X, y, Xq, _ = DATA
+    with pytest.warns(P.PrivacyLeakWarning, match=arg):
+        m = cls(epsilon=1.0, random_state=0, **{arg: "private"}).fit(X, y, X_pub=Xq)
+    assert m.report_.radius == pytest.approx(np.max(np.linalg.norm(add_intercept(X), axis=1)))
+    with pytest.raises(ValueError, match=arg):
+        cls(**{arg: "huge"}).fit(X, y, X_pub=Xq)
