@@ -162,6 +162,21 @@ class _Named:
 # ---------------------------------------------------------------------------------------------
 # controls (left)
 # ---------------------------------------------------------------------------------------------
+if "data" in st.query_params and "task" not in st.query_params \
+        and not ss.get("_url_task_inferred"):
+    # a link that names a data set but no task: take the task from the data set (e.g. ?data=bank)
+    ss["_url_task_inferred"] = True
+    _reg = _registry().set_index("name")
+    _name = st.query_params["data"]
+    if _name in _reg.index:
+        _task = next((t for t in C.supported_tasks() if _reg.loc[_name, "task"] in C.DATA_TASKS[t]), None)
+        if _task and _task != ss.get("task"):
+            ss["task"] = _task
+            if "methods" not in st.query_params:
+                ss["methods"] = C.default_methods(_task)
+            if "metric" not in st.query_params:
+                ss["metric"] = C.metrics_for(_task)[0]
+
 ctrl, main = st.columns([1.3, 3], gap="large")
 problems: list[str] = []
 
@@ -564,10 +579,10 @@ with main:
             prep = _prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]),
                             task)
             key = dkey + prep.key
-            if True:  # the cached functions show their own spinner while they compute
-                eps_grid = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID)))
-                eps_point = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]])))
-                diag = _diagnostics(key, prep, C.dumps(spec))
+            # the cached functions show their own spinner while they compute (and nothing when cached)
+            eps_grid = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID)))
+            eps_point = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]])))
+            diag = _diagnostics(key, prep, C.dumps(spec))
         # the lam and n_pub sweeps are computed when their tab is opened (see _lazy_sweep)
         npub_grid = (sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
                      if prep.public_is_split else None)

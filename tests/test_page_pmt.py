@@ -364,3 +364,19 @@ def test_each_figure_tab_draws_its_chart_when_opened():
     at.session_state["pmt_tab"] = "Privacy ledger"
     at.run()
     assert len(at.get("plotly_chart")) == 0 and len(at.dataframe) == 1
+
+
+def test_link_naming_a_classification_data_set_opens_the_logistic_task():
+    from ui import pmt_compute as C
+
+    if "classification" not in C.supported_tasks():
+        pytest.skip("the engine registers no logistic task")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["data"] = "bank"
+    at.query_params["seeds"] = "1"
+    at.query_params["methods"] = "pmt,non-private"
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.session_state["task"] == "classification" and at.selectbox(key="data").value == "bank"
+    assert at.session_state["methods"] == ["PMT", "Non-private"]  # the link's methods are kept
+    assert at.selectbox(key="metric").value == "accuracy"
