@@ -155,6 +155,8 @@ class LogisticSweepContext:
         self.Xt = add_intercept(self.X_test) if fit_intercept else self.X_test
         self.obj_ref = np.array([self._objective(self.theta_ref[i:i + 1], np.array([i]))[0]
                                  for i in range(len(self.lams))])
+        # (near) perfect separation at lam = 0: no finite MLE (as engine.glm.LogisticReference)
+        self.ref_converged &= ~((self.lams == 0) & (self.obj_ref < 1e-6))
 
     def _objective(self, theta, lam_idx):
         U = self.Xa @ theta.T
