@@ -166,7 +166,7 @@ TRIALS = {"dp-pmtrr": 20_000, "dp-rr": 20_000, "dp-gd-ridge": 20_000, "dp-pmtlr"
           "dp-gd-logistic": 8_000}
 #: DP-Newton's final iterate (raw rows: a noisier Hessian) does not show all of the pair's separation
 #: (post-processing can only lose it): checked as a band there, as an equality elsewhere.
-MU_HAT_BAND = {"dp-newton": (0.8, 1.05)}
+MU_HAT_BAND = {"dp-newton": (0.8, 1.12)}
 
 
 def test_logistic_mechanisms_are_registered_when_engine_glm_is_present():
