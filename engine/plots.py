@@ -273,6 +273,10 @@ def sweep_figure(
     fig.update_yaxes(title=f"{label} ({better}{', log scale' if log_y else ''})", type="log" if log_y else "linear")
     if log_y:
         fig.update_yaxes(dtick=1, minor=dict(showgrid=True, gridcolor="#F2F2F2"))
+        lows = df.loc[df["method"] != _REFERENCE, "q05"].to_numpy(dtype=float)
+        lows = lows[np.isfinite(lows) & (lows > 0)]
+        if lows.size and lows.min() < 0.01:  # avoid SI prefixes such as "100µ" for small errors
+            fig.update_yaxes(exponentformat="power")
     if title is None:
         title = f"{label} vs {x}: median over seeds, shaded 25-75% and 5-95% of seeds"
     if notes:
@@ -351,17 +355,20 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
                         subplot_titles=("Condition number kappa (largest / smallest eigenvalue)",
                                         "Eigenvalues / largest eigenvalue")[:cols])
     vals = [float(kappas[k]) for k in keys]
-    shown = [v if math.isfinite(v) else np.nan for v in vals]
+    finite_vals = [v for v in vals if math.isfinite(v) and v > 0]
+    top = max(finite_vals) if finite_vals else 10.0
+    # an infinite kappa (a noisy matrix that is not positive definite) is drawn as a hatched bar to the top
+    shown = [v if math.isfinite(v) else top * 3.0 for v in vals]
     fig.add_trace(go.Bar(
         x=[_COND_SHORT.get(k, k) for k in keys], y=shown, customdata=[CONDITIONING_LABELS.get(k, k) for k in keys],
         marker_color=[_COND_COLORS.get(k, "#999999") for k in keys],
-        text=[f"{v:.3g}" if math.isfinite(v) else "inf (singular)" for v in vals], textposition="outside",
-        hovertemplate="%{customdata}<br>kappa = %{y:.4g} (1 = perfectly conditioned)<extra></extra>", showlegend=False,
+        marker_pattern_shape=["" if math.isfinite(v) else "/" for v in vals],
+        text=[f"{v:.3g}" if math.isfinite(v) else "inf: not positive definite" for v in vals], textposition="outside",
+        hovertemplate="%{customdata}<br>kappa = %{text} (1 = perfectly conditioned)<extra></extra>", showlegend=False,
     ), row=1, col=1)
     fig.update_yaxes(type="log", title="kappa (log scale; bars start at the ideal 1)", dtick=1, row=1, col=1)
-    finite = [v for v in shown if v is not None and np.isfinite(v) and v > 0]
-    if finite:
-        fig.update_yaxes(range=[0.0, max(1.0, math.log10(max(finite)) * 1.2 + 0.3)], row=1, col=1)
+    if shown:
+        fig.update_yaxes(range=[0.0, max(1.0, math.log10(max(shown)) * 1.2 + 0.3)], row=1, col=1)
     notes = []
     if spectra:
         for k, ev in spectra.items():
@@ -378,7 +385,8 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
                 line=dict(color=_COND_COLORS.get(k, "#999999"), width=3 if k == "pmt" else 2),
                 hovertemplate="eigenvalue #%{x}: %{y:.3g} x the largest<extra>" + CONDITIONING_LABELS.get(k, k) + "</extra>",
             ), row=1, col=2)
-        fig.update_yaxes(type="log", title="eigenvalue / largest (log scale)", dtick=1, row=1, col=2)
+        fig.update_yaxes(type="log", title="eigenvalue / largest (log scale)", dtick=1, exponentformat="power",
+                         row=1, col=2)
         fig.update_xaxes(title="eigenvalue index (largest first)", dtick=1 if max((len(np.ravel(v)) for v in spectra.values()), default=0) <= 20 else None, row=1, col=2)
     fig.update_xaxes(tickangle=0, row=1, col=1)
     if title is None:

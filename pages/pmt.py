@@ -473,7 +473,8 @@ def _results_panel(results: dict, task: str) -> None:
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
-                "Ridge inverts the noisy matrix, so a large kappa turns a little noise into a large error. "
+                "Ridge inverts a noisy matrix (logistic regression one per Newton step), so a large kappa turns a "
+                "little noise into a large error. "
                 "Bars: the raw private X^T X, the public estimate Sigma_pub, the whitened X~^T X~ after PMT, "
                 "and the noisy matrix PMT actually solves (one noise draw). Right: the eigenvalues, each "
                 "divided by the largest (a flat line at 1 is perfect).\n\n"
@@ -491,7 +492,8 @@ def _results_panel(results: dict, task: str) -> None:
                    f"baseline clip radius C = {diag['clip_radius']:.4g}.")
         with st.expander("What this shows, and what to try"):
             st.markdown(
-                "Left: the lengths of the raw private rows, with the radius C at which DP-RR clips them. "
+                "Left: the lengths of the raw private rows, with the radius C at which the private-only baselines "
+                "clip them. "
                 "Right: the lengths after whitening, with PMT's radius R = sqrt(d (1 + ln(2n/eta))). "
                 "Bounding the row length bounds how much one person can move the released statistics "
                 "(the sensitivity), which sets the noise.\n\n"
@@ -519,6 +521,9 @@ def _results_panel(results: dict, task: str) -> None:
                                                                 "shown; the total row composes all releases"),
                          "delta": st.column_config.TextColumn("delta"),
                      })
+        if diag.get("task") != "regression" and diag.get("eig_fixes"):
+            st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {diag['eig_fixes']} Newton "
+                       "step(s): the documented safeguard that keeps each noisy Newton step defined.")
         with st.expander("What this shows"):
             st.markdown(
                 "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "

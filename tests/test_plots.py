@@ -116,8 +116,8 @@ def test_conditioning_figure_bars_and_spectra():
     fig = plots.conditioning_figure(kappas, spectra)
     bars = fig.data[0]
     assert isinstance(bars, go.Bar)
-    assert list(bars.text) == ["1.5e+04", "1.2e+04", "1.3", "inf (singular)"]
-    assert math.isnan(bars.y[3])
+    assert list(bars.text) == ["1.5e+04", "1.2e+04", "1.3", "inf: not positive definite"]
+    assert bars.y[3] > 1.5e4 and bars.marker.pattern.shape[3] == "/"  # hatched, drawn to the top
     assert fig.layout.yaxis.type == "log"
     raw = next(t for t in fig.data if t.name == plots.CONDITIONING_LABELS["raw"] and isinstance(t, go.Scatter))
     assert list(raw.y) == pytest.approx([1.0, 0.5, 1e-4])  # sorted descending, normalised by the largest

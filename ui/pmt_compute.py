@@ -342,7 +342,7 @@ def advisories(data: PreparedData, diag: dict) -> list[str]:
     if data.n_pub <= data.d + 1:
         out.append(f"n_pub = {data.n_pub} public rows for {data.d} features (+ intercept): the public second moment is "
                    "singular, so the engine adds a tiny ridge (tau I) before whitening. Use n_pub >= d + 2.")
-    if diag.get("eig_fixes"):
+    if diag.get("eig_fixes") and diag.get("task", "regression") == "regression":
         out.append("The noisy matrix PMT solved was not positive definite in the diagnostic fit; its eigenvalues were "
                    "floored (counted in the sweep's eig_fix column).")
     if not data.standardize:
@@ -491,7 +491,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
                   neighbouring=spec["neighbouring"], random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
-    out = {"raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+    out = {"task": spec["task"], "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
