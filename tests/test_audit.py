@@ -292,3 +292,20 @@ def test_long_audit_approaches_the_ideal(mechanism):
 def test_long_audit_catches_newton_with_noise_scaled_by_0_2(mechanism):
     r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=120_000, seed=8, broken="noise-0.2")
     assert r.violation, (r.epsilon_lb, r.mu_hat)
+
+
+@pytest.mark.skipif(A._glm_module() is None, reason="engine.glm not present")
+def test_logistic_stacked_fast_paths_reproduce_plain_fits():
+    G = A._glm_module()
+    (X0, y0), _, X_pub = A._pmtlr_pair(100, 2, 200, 0)
+    out, est = A._newton_releases(G.PMTLogistic(epsilon=1.0, lam=0.0), X0, y0, X_pub, 40, np.random.default_rng(6), None)
+    plain = G.PMTLogistic(epsilon=1.0, lam=0.0, random_state=np.random.default_rng(6)).fit(X0, y0, X_pub)
+    np.testing.assert_allclose(out[0], plain.theta_tilde_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(est.coef_, plain.coef_, rtol=1e-10, atol=1e-12)
+    assert out.shape == (40, 3) and np.unique(out[:, 0]).size == 40
+    X, y, X_pub = A._base_logistic_data(100, 2, 200, 0)
+    make = lambda rs=None: G.DPGDLogistic(epsilon=1.0, lam=0.0, n_steps=10, random_state=rs)  # noqa: E731
+    out, est = A._dpgd_logistic_releases(make(), X, y, X_pub, 30, np.random.default_rng(4), None)
+    plain = make(np.random.default_rng(4)).fit(X, y, X_pub)
+    np.testing.assert_allclose(out[0], plain.theta_, rtol=1e-10)
+    assert out.shape == (30, 3) and np.unique(out[:, 0]).size == 30
