@@ -840,7 +840,7 @@ def audit(mechanism: str, *, epsilon: float, delta: float = 1e-5, trials: int = 
     Parameters
     ----------
     mechanism : str
-        ``"dp-pmtrr"``, ``"dp-rr"``, ``"dp-gd-ridge"`` (and ``"dp-pmtlr"``, ``"dp-gd-logistic"`` when
+        ``"dp-pmtrr"``, ``"dp-rr"``, ``"dp-gd-ridge"`` (and ``"dp-pmtlr"``, ``"dp-newton"``, ``"dp-gd-logistic"`` when
         :mod:`engine.glm` provides them): see :data:`MECHANISMS`.
     epsilon : float
         Claimed epsilon, ``0 < epsilon < inf``.
@@ -849,7 +849,7 @@ def audit(mechanism: str, *, epsilon: float, delta: float = 1e-5, trials: int = 
     trials : int, default 20000
         Runs per data set (half fix the test, half are counted).
     seed : int, default 0
-    broken : None, "noise-0.2" or "skip-clipping"
+    broken : None, "noise-0.2", "skip-clipping" or "partial-noise"
         Audit a deliberately broken copy instead (see the module docstring).
     confidence : float, default 0.95
     n : int, default 100
