@@ -323,7 +323,7 @@ _COND_COLORS = {"raw": "#E69F00", "public": "#56B4E9", "pmt": "#0072B2", "noisy"
 
 
 def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.ndarray] | None = None,
-                        *, title: str | None = None) -> go.Figure:
+                        *, title: str | None = None, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Condition numbers as bars (log axis) and, optionally, the normalised eigenvalue spectra.
 
     Parameters
@@ -336,6 +336,10 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
         Eigenvalues of the same matrices; each is sorted descending and divided by its largest
         eigenvalue, so the curves compare shapes (a flat line at 1 = perfectly conditioned).
         Non-positive eigenvalues (possible for the noisy matrix) are listed in the title and not drawn.
+    labels : mapping str -> str, optional
+        Bar labels replacing the defaults (e.g. ``{"noisy": "noisy<br>Hessian"}`` for logistic regression).
+        An infinite kappa (a noisy matrix that is not positive definite) is drawn as a hatched bar reaching
+        above the others, labelled ``inf``, and named in the title.
 
     Returns
     -------
@@ -350,6 +354,7 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     if not isinstance(kappas, Mapping):
         raise TypeError(f"kappas must be a mapping name -> condition number, got {type(kappas).__name__}")
     keys = [k for k, v in kappas.items() if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    short = {**_COND_SHORT, **(labels or {})}
     cols = 2 if spectra else 1
     fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.12,
                         subplot_titles=("Condition number kappa (largest / smallest eigenvalue)",
@@ -360,16 +365,19 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     # an infinite kappa (a noisy matrix that is not positive definite) is drawn as a hatched bar to the top
     shown = [v if math.isfinite(v) else top * 3.0 for v in vals]
     fig.add_trace(go.Bar(
-        x=[_COND_SHORT.get(k, k) for k in keys], y=shown, customdata=[CONDITIONING_LABELS.get(k, k) for k in keys],
+        x=[short.get(k, k) for k in keys], y=shown,
+        customdata=[short.get(k, k).replace("<br>", " ") if labels and k in labels else CONDITIONING_LABELS.get(k, k)
+                    for k in keys],
         marker_color=[_COND_COLORS.get(k, "#999999") for k in keys],
         marker_pattern_shape=["" if math.isfinite(v) else "/" for v in vals],
-        text=[f"{v:.3g}" if math.isfinite(v) else "inf: not positive definite" for v in vals], textposition="outside",
+        text=[f"{v:.3g}" if math.isfinite(v) else "inf" for v in vals], textposition="outside",
         hovertemplate="%{customdata}<br>kappa = %{text} (1 = perfectly conditioned)<extra></extra>", showlegend=False,
     ), row=1, col=1)
     fig.update_yaxes(type="log", title="kappa (log scale; bars start at the ideal 1)", dtick=1, row=1, col=1)
     if shown:
         fig.update_yaxes(range=[0.0, max(1.0, math.log10(max(shown)) * 1.2 + 0.3)], row=1, col=1)
-    notes = []
+    notes = [f"{short.get(k, k).replace('<br>', ' ')}: not positive definite (kappa = inf), hatched"
+             for k, v in zip(keys, vals) if not math.isfinite(v)]
     if spectra:
         for k, ev in spectra.items():
             ev = np.sort(np.asarray(ev, dtype=float).ravel())[::-1]

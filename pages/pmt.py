@@ -469,7 +469,9 @@ def _results_panel(results: dict, task: str) -> None:
                 "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
     with tabs[3]:
         if tabs[3].open:
-            _show(plots.conditioning_figure(diag["kappas"], diag["spectra"]), "fig_cond")
+            _show(plots.conditioning_figure(diag["kappas"], diag["spectra"],
+                                            labels=None if task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
+                  "fig_cond")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "

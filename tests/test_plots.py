@@ -116,7 +116,8 @@ def test_conditioning_figure_bars_and_spectra():
     fig = plots.conditioning_figure(kappas, spectra)
     bars = fig.data[0]
     assert isinstance(bars, go.Bar)
-    assert list(bars.text) == ["1.5e+04", "1.2e+04", "1.3", "inf: not positive definite"]
+    assert list(bars.text) == ["1.5e+04", "1.2e+04", "1.3", "inf"]
+    assert "noisy A_priv: not positive definite" in fig.layout.title.text
     assert bars.y[3] > 1.5e4 and bars.marker.pattern.shape[3] == "/"  # hatched, drawn to the top
     assert fig.layout.yaxis.type == "log"
     raw = next(t for t in fig.data if t.name == plots.CONDITIONING_LABELS["raw"] and isinstance(t, go.Scatter))
