@@ -402,7 +402,7 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     if notes:
         title += "<br><span style='font-size:12px'>" + "; ".join(notes) + "</span>"
     fig = _layout(fig, title=title, height=480)
-    fig.update_layout(margin=dict(t=95 if notes else 80))
+    fig.update_layout(margin=dict(t=115 if notes else 80))
     return fig
 
 
