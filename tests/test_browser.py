@@ -124,5 +124,25 @@ def test_pmt_page_epsilon_slider_changes_the_figure(server):
                 page.wait_for_timeout(250)
             assert "epsilon=0.5" in page.url, page.url
             page.screenshot(path=str(ARTIFACTS / "browser_pmt_after.png"), full_page=True)
+
+            # every tab opens and draws what it should (figures are built when their tab opens)
+            tabs = page.get_by_role("tab")
+            names = [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
+            assert names == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
+                             "Privacy ledger", "Export"]
+            panel = page.locator('[data-testid="stTabs"]')
+            for i, name in enumerate(names):
+                tabs.nth(i).click()
+                if i <= 4:
+                    visible = panel.locator(".js-plotly-plot:visible")
+                    visible.first.wait_for(timeout=60_000)
+                    page.wait_for_timeout(300)
+                else:
+                    page.wait_for_timeout(1500)
+                panel.screenshot(path=str(ARTIFACTS / f"browser_tab_{i}_{name.replace(' ', '_')}.png"))
+            # the last tab opened is Export: the CLI command for the view is visible, with the new epsilon
+            code = panel.locator('[data-testid="stCode"]:visible').first.inner_text()
+            assert code.startswith("python -m engine pmt") and " 0.5 " in code, code
+            assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()
