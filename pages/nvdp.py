@@ -32,8 +32,9 @@ ensure_frame()
 init_state()
 ss = st.session_state
 
-#: Live-path sizes (see engine.nvdp.explore): exact all-pairs on 64 test sentences, paper form and BDP on 256.
-N_RD, N_BDP = 64, 256
+#: Live-path sizes (see engine.nvdp.explore): exact all-pairs bound on N_RD test sentences, paper form and BDP on N_BDP.
+N_RD, N_BDP = 48, 128
+SIGMA_CAP = X.DEFAULT_TRAIN_CLIP.sigma_max or 0.99
 RENYI_ORDERS = (1.01, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0)
 TARGETS = {"trained": "the model trained with clipping", "release": "the unclipped model, clipped only at release"}
 DEFAULT_SENTENCES = ("The battery lasts all day and the screen is gorgeous.",
@@ -128,17 +129,22 @@ def _exists(key: str, _settings: X.ExploreSettings, nonce: int) -> bool:
     return X.cached_models_exist(_settings)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _live(key: str, which: str, _models, _data) -> X.LiveEvaluator:
+    """The model prepared for fast post-hoc clipping on the test sentences (unclipped posteriors computed once)."""
+    states, y = _data.split("test")
+    return X.LiveEvaluator(_models[which], states, y)
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def _mu_range(key: str, which: str, _models, _data) -> tuple[float, float]:
-    states, _ = _data.split("test")
-    return X.mu_norm_range(X.raw_posteriors(_models[which], states))
+    return X.mu_norm_range(_live(key, which, _models, _data).raw)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _posthoc(key: str, which: str, clip_json: str, _models, _data, seed: int) -> X.PosthocResult:
-    states, y = _data.split("test")
-    return X.posthoc_evaluate(_models[which], states, y, ClipConfig.from_dict(json.loads(clip_json)), seed=seed,
-                              n_rd=N_RD, n_bdp=N_BDP)
+    return _live(key, which, _models, _data).evaluate(ClipConfig.from_dict(json.loads(clip_json)), seed=seed,
+                                                      n_rd=N_RD, n_bdp=N_BDP)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -307,9 +313,10 @@ with ctrl:
                      help="The order of the Renyi divergence (1.1 in the papers). It also sets the blur floor "
                      "sigma >= sqrt((lambda-1)/lambda).")
     if not presenter:
-        st.checkbox("Cap sigma at 1 (the prior's blur)", **persist("nvdp_sigma_cap"),
-                    help="Not one of the paper's three rules. Without it, a token blurrier than the floor allows for "
-                    "its neighbour makes the exact RD infinite.")
+        st.checkbox(f"Cap sigma at {SIGMA_CAP:g} (just under the prior's blur 1)", **persist("nvdp_sigma_cap"),
+                    help="Not one of the paper's three rules. The exact RD is finite only if every blur stays below "
+                    "1 when another can sit on the floor; without the cap (or with a cap of exactly 1) some pairs "
+                    "of sentences get an infinite bound.")
     lam = float(ss["nvdp_renyi_order"])
     st.caption(f"Blur floor at lambda = {lam:g}: sigma >= {sigma_floor(lam):.4f}. "
                f"Finite exact bound needs alpha_min > {finite_alpha_min(float(ss['nvdp_alpha_max']), lam, margin=0.0):.4f}.")
@@ -332,7 +339,7 @@ clip = None
 if not problems:
     try:
         clip = ClipConfig(enabled=True, C_mu=float(ss["nvdp_C_mu"]), alpha_min=a_min, alpha_max=a_max,
-                          renyi_order=lam, sigma_max=1.0 if ss.get("nvdp_sigma_cap") else None)
+                          renyi_order=lam, sigma_max=SIGMA_CAP if ss.get("nvdp_sigma_cap") else None)
     except (ValueError, TypeError) as exc:
         problems.append(str(exc))
 ss["_nvdp_slider_clip"] = clip.to_dict() if clip is not None else None
@@ -397,7 +404,7 @@ with main:
     with tabs[0]:
         st.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
                  format_func={"paper": "paper protocol (comparable with the papers)",
-                              "exact": "exact (nats, all pairs of 64 sentences)"}.get)
+                              "exact": f"exact (nats, all pairs of {N_RD} sentences)"}.get)
         form = ss.get("nvdp_form", "paper")
         rc, ru = (res_c.rd_paper, res_u.rd_paper) if form == "paper" else (res_c.rd_exact, res_u.rd_exact)
         st.plotly_chart(P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form),

@@ -184,3 +184,17 @@ def test_cli_command_parses_with_the_nvdp_cli():
     assert (args.epochs, args.n_train, args.patience) == (s.epochs, s.n_train, s.patience)
     off = parser.parse_args(shlex.split(X.cli_command(s, ClipConfig(enabled=False)))[3:])
     assert off.clip is False and off.C_mu is None
+
+
+def test_live_evaluator_reproduces_evaluate_exactly(pair):
+    _, data, models, _ = pair
+    states, y = data.split("test")
+    live = X.LiveEvaluator(models["clipped"], states, y)
+    for clip in (ClipConfig(enabled=False), ClipConfig(enabled=True, C_mu=1.0, alpha_min=0.3, alpha_max=0.6)):
+        for seed in (0, 11):
+            ev = evaluate(models["clipped"], states, y, clip=clip, seed=seed)
+            acc, nan, inf = live.accuracy(clip, seed)
+            assert acc == ev.accuracy and (nan, inf) == (ev.nan_count, ev.inf_count)
+            post, stats = live.raw.clip(clip)
+            assert torch.equal(post.mu, ev.post.mu) and torch.equal(post.alpha, ev.post.alpha)
+            assert stats == ev.clip_stats
