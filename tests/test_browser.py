@@ -146,3 +146,89 @@ def test_pmt_page_epsilon_slider_changes_the_figure(server):
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# NVDP explorer: a tiny model pair is trained into a temporary cache first, so the page loads it
+# ---------------------------------------------------------------------------------------------
+NVDP_ENV = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
+
+
+@pytest.fixture(scope="module")
+def nvdp_server(tmp_path_factory):
+    from engine.nvdp import explore
+
+    cache = tmp_path_factory.mktemp("nvdp_browser_cache")
+    old = {k: os.environ.get(k) for k in (*NVDP_ENV, "NVDP_CACHE_DIR")}
+    os.environ.update(NVDP_ENV, NVDP_CACHE_DIR=str(cache))
+    try:
+        explore.load_or_train(explore.ExploreSettings.from_env())
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    port = _free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NVDP_CACHE_DIR=str(cache), **NVDP_ENV)
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_server_nvdp.log", "w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"streamlit did not start (see {log.name})")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_nvdp_page_C_mu_slider_moves_the_clipped_bound(nvdp_server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1100})
+            page.goto(f"{nvdp_server}/nvdp", timeout=120_000)
+            # the first figure is the RD distribution: one dashed rule per model at its worst pair
+            before = _wait_for(page, lambda s: len(s["rules"]) == 2 and len(s["lines"]) == 2, 150,
+                               "the RD distribution figure (clipped and unclipped)")
+            assert any(t["name"].startswith("clipped") for t in before["lines"])
+            exact = page.locator('[data-testid="stMetric"]').filter(has_text="RD max (exact)").first
+            exact_before = exact.inner_text()
+            page.screenshot(path=str(ARTIFACTS / "browser_nvdp_before.png"), full_page=True)
+
+            slider = page.locator('[data-testid="stSlider"]').filter(has_text="C_mu: longest allowed").get_by_role("slider")
+            slider.focus()
+            for _ in range(15):  # 5.0 -> 3.5 in steps of 0.1
+                slider.press("ArrowLeft")
+            for _ in range(80):  # the URL is rewritten at the end of the rerun
+                if "C_mu=3.5" in page.url:
+                    break
+                page.wait_for_timeout(250)
+            assert "C_mu=3.5" in page.url, page.url
+            after = _wait_for(page, lambda s: sorted(s["rules"]) != sorted(before["rules"]), 60,
+                              "the clipped model's worst-pair rule to move")
+            unclipped = [t for t in after["lines"] if t["name"].startswith("unclipped")]
+            assert unclipped == [t for t in before["lines"] if t["name"].startswith("unclipped")]
+            assert exact.inner_text() != exact_before, "the headline exact RD should change with C_mu"
+            page.screenshot(path=str(ARTIFACTS / "browser_nvdp_after.png"), full_page=True)
+        finally:
+            browser.close()
