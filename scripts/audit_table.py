@@ -81,7 +81,7 @@ Why some pairs cannot reach the claim (the accounting is conservative there, not
 - In the test suite (`tests/test_audit.py`, about 40-60 s): every mechanism at epsilon = 2 with
   8,000-20,000 trials (below its claim, mu_hat within 12 % of the pair's mu), every broken copy caught
   (noisy Newton with noise x 0.2: its mu_hat checked to be 5x the correct one).
-- Long runs (opt-in, about 5-10 minutes): `./test.sh -m slow tests/test_audit.py`: 400,000 trials per
+- Long runs (opt-in, about 2.5 minutes here): `./test.sh -m slow tests/test_audit.py`: 400,000 trials per
   ridge mechanism and 100,000 per logistic one at epsilon = 4 (bound within 80 % of the pair's ideal),
   and DP-PMTLR / DP-Newton with noise x 0.2 caught with 120,000 trials.
 - This table: `.venv/bin/python scripts/audit_table.py`.
