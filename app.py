@@ -22,9 +22,11 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-summary = st.sidebar.container()  # filled after the page ran, so it shows the values the page used
+summary = st.sidebar.empty()
+with summary.container():  # visible while the page computes ...
+    settings_summary()
 try:
     page.run()
 finally:
-    with summary:
+    with summary.container():  # ... and redrawn after it, with the values the page used (e.g. from a link)
         settings_summary()

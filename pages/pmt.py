@@ -92,13 +92,12 @@ def _bundled(name: str, synthetic_kappa: float):
     return load_dataset(name)
 
 
-@st.cache_data(max_entries=256, show_spinner="Running the private fits (methods x epsilons x seeds); each result is "
-               "cached, so moving a slider back is instant ...")
+@st.cache_data(max_entries=256, show_spinner=False)  # progress: see _run_stages
 def _sweep(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
     return C.sweep(_data, json.loads(spec_json))
 
 
-@st.cache_data(max_entries=64, show_spinner="Fitting each method once for the diagnostics ...")
+@st.cache_data(max_entries=64, show_spinner=False)  # progress: see _run_stages
 def _diagnostics(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
     return C.diagnostics(_data, json.loads(spec_json))
 
@@ -325,6 +324,27 @@ with ctrl:
                             "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features.")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
 
+def _run_stages(key: str, prep, stages) -> list:
+    """Run the cached computations in order with a progress bar naming each stage.
+
+    The bar appears only when something is not yet computed in this session (cached results return at
+    once); Streamlit's Stop button (top right while running) cancels the run, and the settings stay.
+    """
+    done = ss.setdefault("_pmt_done", set())
+    todo = [i for i, (_, _, spec_json) in enumerate(stages) if (key, spec_json) not in done]
+    bar = st.progress(0.0, text="Computing ...") if todo else None
+    out = []
+    for i, (label, fn, spec_json) in enumerate(stages):
+        if bar is not None and i in todo:
+            bar.progress(todo.index(i) / len(todo),
+                         text=f"Computing {todo.index(i) + 1}/{len(todo)}: {label} (Stop, top right, cancels)")
+        out.append(fn(key, prep, spec_json))
+        done.add((key, spec_json))
+    if bar is not None:
+        bar.empty()
+    return out
+
+
 def _sweep_args(results: dict, kind: str):
     """(cache key, spec JSON) of the lam or n_pub sweep at the chosen settings; None if not applicable."""
     spec = results["spec"]
@@ -338,7 +358,13 @@ def _sweep_args(results: dict, kind: str):
 def _lazy_sweep(results: dict, kind: str):
     """The lam / n_pub sweep through the page cache (computed the first time its tab is opened)."""
     args = _sweep_args(results, kind)
-    return None if args is None else _sweep(args[0], results["prep"], args[1])
+    if args is None:
+        return None
+    spec = results["spec"]
+    what = (f"{len(LAM_OPTIONS)} values of lam" if kind == "lam" else f"{len(results['npub_grid'])} public sample sizes")
+    with st.spinner(f"Computing the {kind} sweep: {what} x {spec['seeds']} seeds x {len(spec['methods'])} methods "
+                    "(cached afterwards) ..."):
+        return _sweep(args[0], results["prep"], args[1])
 
 
 def _export_frames(results: dict) -> dict:
@@ -586,10 +612,16 @@ with main:
             prep = _prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]),
                             task)
             key = dkey + prep.key
-            # the cached functions show their own spinner while they compute (and nothing when cached)
-            eps_grid = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID)))
-            eps_point = _sweep(key, prep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]])))
-            diag = _diagnostics(key, prep, C.dumps(spec))
+            n_methods, n_seeds = len(spec["methods"]), int(spec["seeds"])
+            stages = [
+                (f"error vs epsilon: {len(EPSILON_GRID)} epsilons x {n_seeds} seeds x {n_methods} methods",
+                 _sweep, C.dumps(C.sweep_spec(spec, "epsilon", EPSILON_GRID))),
+                (f"your epsilon = {spec['epsilon']:g}: {n_seeds} seeds x {n_methods} methods",
+                 _sweep, C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]]))),
+                ("one fit of each method for the diagnostics and the privacy ledger", _diagnostics, C.dumps(spec)),
+            ]
+            out = _run_stages(key, prep, stages)
+            eps_grid, eps_point, diag = out
         # the lam and n_pub sweeps are computed when their tab is opened (see _lazy_sweep)
         npub_grid = (sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
                      if prep.public_is_split else None)

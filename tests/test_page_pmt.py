@@ -138,6 +138,7 @@ def test_epsilon_change_updates_metrics_summary_and_survives_page_switch():
     assert _num(after["mu (Gaussian DP)"]) < _num(before["mu (Gaussian DP)"])
     assert _num(after["PMT"]) > _num(before["PMT"])  # more privacy, more error
     assert any("epsilon** = 0.1" in md.value for md in at.sidebar.markdown)
+    assert [c.value for c in at.sidebar.caption].count("Active settings") == 1  # drawn once, then replaced
     assert any("very strong privacy" in c.value for c in at.caption)  # advisory below 0.2
     at.switch_page("pages/home.py").run()
     at.switch_page(PAGE).run()
