@@ -6,9 +6,9 @@ cores); with a warm disk cache a first visit is ready in <= 5 s.
 
 Measures, with the page's default settings (``ExploreSettings.from_env()``):
 
-1. ``posthoc``: the engine call behind a slider move (``engine.nvdp.explore.posthoc_evaluate`` on the
-   500 test sentences with a new clipping: model re-run, exact bound on 64 sentences, paper form and
-   both BDP figures on 256), for several C_mu values;
+1. ``posthoc``: the engine call behind a slider move (``LiveEvaluator.evaluate`` on the 500 test
+   sentences with a new clipping: the model after the bottleneck re-run, exact bound on LIVE_N_RD = 48
+   sentences, paper form and both BDP figures on LIVE_N_BDP = 128), for several C_mu values;
 2. ``rerun``: an AppTest rerun of the page after moving the C_mu slider (models loaded and cached);
 3. ``warm``: the first AppTest run of the page in a fresh process with both models on disk;
 4. ``cold`` (only with ``--cold``): the first AppTest run with an empty ``NVDP_CACHE_DIR``
@@ -58,12 +58,15 @@ def bench_posthoc(repeat: int) -> None:
                                    if int(1000 * f) % 50 == 0 else None)
     print(f"models ready in {time.perf_counter() - t:.1f} s ({_load()})")
     states, y = data.split("test")
+    t = time.perf_counter()
+    live = X.LiveEvaluator(models["clipped"], states, y)
+    print(f"LiveEvaluator prepared in {time.perf_counter() - t:.2f} s (once per model)")
     base = settings.train_clip.to_dict()
     times = []
     for i in range(repeat):
         clip = ClipConfig(**{**base, "C_mu": 2.0 + 0.7 * i})
         t = time.perf_counter()
-        res = X.posthoc_evaluate(models["clipped"], states, y, clip, seed=settings.seed)
+        res = live.evaluate(clip, seed=settings.seed, n_rd=X.LIVE_N_RD, n_bdp=X.LIVE_N_BDP)
         times.append(time.perf_counter() - t)
         print(f"  posthoc C_mu={clip.C_mu:.1f}: {times[-1]:.3f} s  accuracy {res.accuracy:.3f}  "
               f"RD paper max {res.rd_paper.max:.4g}  exact max {res.rd_exact.max:.4g}  BDP paper {res.bdp_paper.epsilon:.4g}")

@@ -33,7 +33,7 @@ init_state()
 ss = st.session_state
 
 #: Live-path sizes (see engine.nvdp.explore): exact all-pairs bound on N_RD test sentences, paper form and BDP on N_BDP.
-N_RD, N_BDP = 48, 128
+N_RD, N_BDP = X.LIVE_N_RD, X.LIVE_N_BDP
 SIGMA_CAP = X.DEFAULT_TRAIN_CLIP.sigma_max or 0.99
 RENYI_ORDERS = (1.01, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0)
 TARGETS = {"trained": "the model trained with clipping", "release": "the unclipped model, clipped only at release"}
@@ -162,6 +162,10 @@ def _versions() -> dict:
         except md.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def _inspect_on() -> None:
+    ss["nvdp_inspect_on"] = True
 
 
 def _cancel() -> None:
@@ -491,12 +495,20 @@ with main:
         c1.text_input("Sentence A", max_chars=300, **persist("nvdp_sent_a"))
         c2.text_input("Sentence B", max_chars=300, **persist("nvdp_sent_b"))
         st.caption("Typed sentences are encoded in memory only; nothing is written to disk or logged.")
+        if not ss.get("nvdp_inspect_on"):
+            # The language model is loaded only on request, so the page's first visit stays fast.
+            st.button("Compare these two sentences", type="primary", key="nvdp_inspect_go",
+                      on_click=_inspect_on,
+                      help="Loads the sentence encoder (a few seconds the first time); afterwards the comparison "
+                      "follows your typing and the sliders.")
+        ins = None
         try:
-            ins = _inspect(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), ss["nvdp_sent_a"], ss["nvdp_sent_b"],
-                           models, settings.max_length)
+            if ss.get("nvdp_inspect_on"):
+                ins = _inspect(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), ss["nvdp_sent_a"], ss["nvdp_sent_b"],
+                               models, settings.max_length)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot inspect these sentences.** {exc}", icon=":material/error:")
-        else:
+        if ins is not None:
             m1, m2, m3 = st.columns(3)
             m1.metric("RD bound between A and B (exact)", P.fmt_bound(ins.rd_exact),
                       delta=f"unclipped {P.fmt_bound(ins.rd_exact_unclipped)}", delta_color="off", **_NO_ARROW,

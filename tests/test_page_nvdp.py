@@ -129,6 +129,9 @@ def test_shared_link_sets_the_sliders_and_bad_values_are_reported(tiny_cache):
 def test_sentence_inspector_identical_and_empty_sentences(tiny_cache):
     at = _app(nvdp_sent_a="Great food.", nvdp_sent_b="Great food.").run()
     _no_exceptions(at)
+    assert "RD bound between A and B (exact)" not in _metrics(at)  # the encoder loads only on request
+    at.button(key="nvdp_inspect_go").click().run()
+    _no_exceptions(at)
     m = _metrics(at)
     assert float(m["RD bound between A and B (exact)"][0]) == pytest.approx(0.0, abs=1e-6)
     at.text_input(key="nvdp_sent_b").set_value("   ").run()

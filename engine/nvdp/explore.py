@@ -13,10 +13,11 @@ Nothing here imports Streamlit. The page (``pages/nvdp.py``) calls three things:
 - :func:`inspect_pair` -- two typed sentences: their posterior components before and after
   clipping and the RD bound between them.
 
-Choices made for speed (the dashboard's sliders must answer in about a second on 2 cores):
-the exact all-pairs bound uses the first ``n_rd`` = 64 test sentences (2,016 pairs, a true maximum
-over those pairs), the paper-protocol bound and both BDP figures the first ``n_bdp`` = 256 (16 eval
-batches of 16, 1,920 within-batch pairs). ``engine.nvdp.diagnostics.run_diagnostics`` (the CLI's
+Choices made for speed (the dashboard's sliders must answer in about a second on 2 cores): the
+page's exact all-pairs bound uses the first :data:`LIVE_N_RD` = 48 test sentences (1,128 pairs, a
+true maximum over those pairs), the paper-protocol bound and both BDP figures the first
+:data:`LIVE_N_BDP` = 128 (8 eval batches of 16, 960 within-batch pairs); the functions' own defaults
+are 64 and 256. ``engine.nvdp.diagnostics.run_diagnostics`` (the CLI's
 report) uses 256 and all 500 test sentences; pass those values to reproduce it exactly.
 
 The default demo model is small enough to train twice within the first-visit budget of the
@@ -56,6 +57,8 @@ __all__ = [
     "LiveEvaluator",
     "PairInspection",
     "KL_WEIGHTS",
+    "LIVE_N_RD",
+    "LIVE_N_BDP",
     "DEFAULT_TRAIN_CLIP",
     "load_data",
     "models_dir",
@@ -76,6 +79,12 @@ __all__ = [
 #: floor s_b = sqrt((lambda-1)/lambda) that means s_a < 1, so a cap of exactly 1 (``ClipConfig.finite``)
 #: leaves a floor-vs-cap pair at s^2 = 0 (infinite; 21 of 2,016 pairs on our trained model). Hence 0.99.
 DEFAULT_TRAIN_CLIP = ClipConfig(enabled=True, C_mu=5.0, alpha_min=0.1, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99)
+
+#: Live-path sizes of the dashboard: the exact all-pairs bound on the first LIVE_N_RD test sentences
+#: (1,128 pairs), the paper-protocol bound and both BDP figures on the first LIVE_N_BDP (8 eval
+#: batches of 16, 960 within-batch pairs), so that a slider move answers in about a second.
+LIVE_N_RD = 48
+LIVE_N_BDP = 128
 
 #: KL weights offered by the page (the experiment grid of NVDP.md section 6).
 KL_WEIGHTS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0)
