@@ -59,6 +59,7 @@ def rd_distribution_figure(
     form: str = "exact",
     bins: int = 40,
     unit: str | None = None,
+    notes: Mapping[str, str] | None = None,
     title: str | None = None,
 ) -> go.Figure:
     """Distribution of the per-pair RD bound, one step histogram per series, on a log x axis.
@@ -75,6 +76,9 @@ def rd_distribution_figure(
         Log-spaced bins shared by all series (>= 2).
     unit : str, optional
         x-axis unit text (default: "nats" for exact, "normalised nats" for paper).
+    notes : mapping name -> str, optional
+        Text appended to a series' legend entry (e.g. the paper protocol's max after its outlier
+        filter, which differs from the max over all pairs drawn here).
     title : str, optional
 
     Returns
@@ -126,6 +130,8 @@ def rd_distribution_figure(
         mx = float(np.max(a[~np.isnan(a)])) if np.any(~np.isnan(a)) else float("nan")
         mean = float(np.mean(a[~np.isnan(a)])) if np.any(~np.isnan(a)) else float("nan")
         label = f"{name}: {a.size} pairs, max {fmt_bound(mx)}, mean {fmt_bound(mean)}"
+        if notes and name in notes:
+            label += f" {notes[name]}"
         if n_inf:
             label += f" ({n_inf} infinite, not drawn)"
         if n_other:
@@ -269,10 +275,10 @@ def posterior_histograms_figure(
     def pct(key):
         return f"{100 * float(f[key]):.1f}%" if key in f else None
 
-    t_mu = "Mean length ||mu|| per token"
+    t_mu = "||mu|| per token"
     if C_mu is not None:
         t_mu += f"<br><span style='font-size:12px'>C_mu = {C_mu:.3g}" + (f": {pct('frac_mu')} of tokens shrunk" if pct("frac_mu") else "") + "</span>"
-    t_sig = "Standard deviation sigma (per dimension)"
+    t_sig = "sigma per dimension"
     parts = []
     if sigma_min is not None:
         parts.append(f"floor {sigma_min:.3g}" + (f": {pct('frac_sigma')} raised" if pct("frac_sigma") else ""))
@@ -280,7 +286,7 @@ def posterior_histograms_figure(
         parts.append(f"cap {sigma_max:.3g}" + (f": {pct('frac_sigma_high')} lowered" if pct("frac_sigma_high") else ""))
     if parts:
         t_sig += "<br><span style='font-size:12px'>" + "; ".join(parts) + "</span>"
-    t_a = "Pseudo-count alpha per token"
+    t_a = "alpha per token"
     parts = []
     if alpha_min is not None:
         parts.append(f"min {alpha_min:.3g}" + (f": {pct('frac_alpha_low')} raised" if pct("frac_alpha_low") else ""))
@@ -290,7 +296,7 @@ def posterior_histograms_figure(
         t_a += "<br><span style='font-size:12px'>" + "; ".join(parts) + "</span>"
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t_mu, t_sig, t_a], horizontal_spacing=0.07)
     keys = ("mu_norm", "sigma", "alpha")
-    units = ("||mu|| (L2 norm over the 384 dimensions)", "sigma (prior = 1)", "alpha (prior component = 1)")
+    units = ("mean length ||mu|| (L2 norm, 384 dims)", "std sigma (prior = 1)", "pseudo-count alpha (prior = 1)")
     for col, (k, unit) in enumerate(zip(keys, units), start=1):
         b = np.asarray(before[k], dtype=float)
         b = b[np.isfinite(b)]
@@ -312,7 +318,7 @@ def posterior_histograms_figure(
                                        histnorm="percent",
                                        hovertemplate="%{x}<br>%{y:.1f}% of values<extra>" + name + "</extra>"),
                           row=1, col=col)
-        fig.update_xaxes(title=unit, row=1, col=col)
+        fig.update_xaxes(title=unit, range=[lo - size, hi + 2 * size], row=1, col=col)
         fig.update_yaxes(title="% of values" if col == 1 else None, row=1, col=col)
     for col, th, label in ((1, C_mu, "C_mu"), (2, sigma_min, "floor"), (2, sigma_max, "cap"),
                            (3, alpha_min, "alpha_min"), (3, alpha_max, "alpha_max")):
@@ -321,7 +327,8 @@ def posterior_histograms_figure(
                           annotation_position="top right" if label not in ("floor", "alpha_min") else "top left")
     fig.update_layout(barmode="overlay")
     if title is None:
-        title = "Posterior parameters of the test sentences' tokens, before and after clipping"
+        title = ("Posterior parameters of the test sentences' tokens, before and after clipping"
+                 "<br><sup>dashed rules = your caps; values beyond them are moved onto them</sup>")
     fig = _layout(fig, title=title, height=440)
     fig.update_layout(margin=dict(t=100))
     return fig

@@ -377,7 +377,7 @@ with main:
            "|z-score| > 0.5 within a batch set aside), comparable with the papers' 0.01-1.4.")
     metric(r[1], "RD mean (paper protocol)", res_c.rd_paper.mean, res_u.rd_paper.mean,
            "Average over the same pairs (batch means averaged).")
-    metric(r[2], "BDP epsilon (papers' figure)", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
+    metric(r[2], "BDP epsilon (papers)", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
            "Bayesian differential privacy budget at delta = 1e-5 from the paper-protocol RDs (the plug-in figure "
            "the papers report, 10.4-22). 10.47 is the floor reached when every RD is 0.")
     metric(r[3], "Accuracy", res_c.accuracy, res_u.accuracy,
@@ -395,10 +395,28 @@ with main:
                "guarantee (Triastcyn & Faltings 2020). Clipping at order lambda does not bound order lambda + 1, "
                "so this is often infinite.")
         s = res_c.clip_stats
-        r2[3].metric("Tokens changed by clipping", f"{100 * max(s.frac_mu, s.frac_alpha):.0f}%",
+        r2[3].metric("Tokens clipped", f"{100 * max(s.frac_mu, s.frac_alpha):.0f}%",
                      delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **_NO_ARROW)
+    ec, eu = res_c.rd_exact, res_u.rd_exact
+    verdict = []
+    if ec.n_inf == 0 and eu.n_inf > 0:
+        verdict.append(f"**Clipping makes the exact bound finite for every pair**; without it {eu.n_inf} of "
+                       f"{eu.n_pairs} pairs have no bound at all.")
+    elif ec.n_inf > 0:
+        verdict.append(f"Even with these caps, {ec.n_inf} of {ec.n_pairs} pairs have an infinite exact bound "
+                       "(see the sigma cap and alpha_min hints on the left).")
+    elif math.isfinite(ec.max) and math.isfinite(eu.max):
+        verdict.append(f"Exact worst pair: {P.fmt_bound(ec.max)} nats with clipping vs {P.fmt_bound(eu.max)} without.")
+    pc, pu = res_c.rd_paper.max, res_u.rd_paper.max
+    if math.isfinite(pc) and math.isfinite(pu):
+        verdict.append(f"The paper-protocol worst pair is {'lower' if pc < pu else 'higher'} with clipping here "
+                       f"({P.fmt_bound(pc)} vs {P.fmt_bound(pu)})"
+                       + ("." if pc < pu else ": that normalised figure averages over dimensions and positions, so "
+                          "it need not follow the guarantee."))
+    if verdict:
+        st.markdown(" ".join(verdict))
     if res_c.nan_count or res_u.nan_count:
         st.warning(f"Numerical failures: {res_c.nan_count} NaN values with clipping, {res_u.nan_count} without.",
                    icon=":material/warning:")
@@ -411,7 +429,11 @@ with main:
                               "exact": f"exact (nats, all pairs of {N_RD} sentences)"}.get)
         form = ss.get("nvdp_form", "paper")
         rc, ru = (res_c.rd_paper, res_u.rd_paper) if form == "paper" else (res_c.rd_exact, res_u.rd_exact)
-        st.plotly_chart(P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form),
+        notes = None
+        if form == "paper":
+            notes = {label_c: f"(reported after the authors' outlier filter: max {P.fmt_bound(rc.max)})",
+                     "unclipped": f"(reported after the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
+        st.plotly_chart(P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes),
                         config=CFG, key="nvdp_fig_rd")
         rows = []
         for name, rr in ((label_c, res_c), ("unclipped", res_u)):
@@ -557,12 +579,12 @@ with main:
                            help="Every setting, the seed, the live sizes and the package versions.")
         st.markdown("Train the two models from a terminal (each prints accuracy, both RD forms and BDP):")
         st.code(X.cli_command(settings, model_dir="artifacts/nvdp/clipped") + "\n"
-                + X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped"), language="bash")
+                + X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped"), language="bash", wrap_lines=True)
         ev_model = "artifacts/nvdp/clipped" if which == "clipped" else "artifacts/nvdp/unclipped"
         st.markdown("Evaluate with the clipping on the sliders:")
         st.code(f"python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
                 f"--alpha-min {clip.alpha_min:.10g} --alpha-max {clip.alpha_max:.10g} --renyi-order {clip.renyi_order:g} "
-                f"--seed {settings.seed} --json", language="bash")
+                f"--seed {settings.seed} --json", language="bash", wrap_lines=True)
         notes = [f"The CLI reports on all {res_c.n_test} test sentences (exact bound over 256 of them); the page uses "
                  f"{N_RD} (exact) and {N_BDP} (paper form, BDP) so that sliders answer at once."]
         if clip.sigma_max is not None or settings.train_clip.sigma_max is not None:
@@ -573,6 +595,15 @@ with main:
         for n in notes:
             st.caption(f":material/info: {n}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+
+with st.sidebar:
+    st.caption("NVDP settings")
+    st.markdown(f"**KL weight** = {settings.kl_weight:g}, **seed** = {settings.seed}  \n"
+                f"**C_mu** = {float(ss['nvdp_C_mu']):g}, **alpha** in [{float(ss['nvdp_alpha_min']):g}, "
+                f"{float(ss['nvdp_alpha_max']):g}]  \n**Renyi order** = {lam:g}"
+                + (f", **sigma cap** = {SIGMA_CAP:g}" if ss.get("nvdp_sigma_cap") else ""),
+                help="The model and clipping settings of this page. The 'Active settings' below belong to the PMT "
+                "regression page.")
 
 # URL: settings that differ from the defaults (a shared link reproduces the view)
 want = {}

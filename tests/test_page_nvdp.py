@@ -72,7 +72,7 @@ def test_page_shows_headline_metrics_from_the_cached_models(tiny_cache):
     assert m["Accuracy"] == (f"{100 * clipped.accuracy:.1f}%", f"unclipped {100 * unclipped.accuracy:.1f}%")
     assert m["RD max (paper protocol)"][0] == f"{clipped.rd_paper.max:.3g}"
     assert m["RD max (paper protocol)"][1] == f"unclipped {unclipped.rd_paper.max:.3g}"
-    assert m["BDP epsilon (papers' figure)"][0] == f"{clipped.bdp_paper.epsilon:.3g}"
+    assert m["BDP epsilon (papers)"][0] == f"{clipped.bdp_paper.epsilon:.3g}"
     assert m["RD max (exact)"][0] == f"{clipped.rd_exact.max:.3g}"
     # every abbreviation is spelled out on the page
     intro = " ".join(md.value for md in at.markdown)
