@@ -144,7 +144,8 @@ def rd_distribution_figure(
             fig.add_vline(x=fmax, line=dict(color=c, dash="dash", width=1.5),
                           annotation_text=f"max {name}", annotation_position="top left" if i % 2 else "top right",
                           annotation_font_color=c)
-    fig.update_xaxes(type="log", title=f"RD bound of a pair of test sentences ({unit})", exponentformat="power")
+    fig.update_xaxes(type="log", title=f"RD bound of a pair of test sentences ({unit})", exponentformat="power",
+                     range=[math.log10(edges[0]) - 0.05, math.log10(edges[-1]) + 0.1])
     fig.update_yaxes(title="share of pairs", tickformat=".0%", rangemode="tozero")
     if title is None:
         title = (f"Renyi-divergence (RD) bound over pairs of sentences, {form} form"
@@ -329,8 +330,8 @@ def posterior_histograms_figure(
     if title is None:
         title = ("Posterior parameters of the test sentences' tokens, before and after clipping"
                  "<br><sup>dashed rules = your caps; values beyond them are moved onto them</sup>")
-    fig = _layout(fig, title=title, height=440)
-    fig.update_layout(margin=dict(t=100))
+    fig = _layout(fig, title=title, height=470)
+    fig.update_layout(margin=dict(t=140))
     return fig
 
 
