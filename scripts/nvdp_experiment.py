@@ -30,7 +30,7 @@ FIELDS = [
     "kl_weight", "seed", "arm", "eval_clip", "accuracy", "rd_exact_max", "rd_exact_mean", "rd_exact_mean_finite",
     "rd_paper_max", "rd_paper_mean", "bdp_epsilon", "bdp_epsilon_paper", "nan_count", "inf_count", "rd_n_inf",
     "frac_mu", "frac_sigma", "frac_alpha_high", "frac_alpha_low", "mu_norm_q50", "mu_norm_q95", "best_epoch",
-    "train_seconds", "epochs", "n_rd_inputs", "rd_exact_n_pairs", "rd_paper_n_pairs",
+    "train_seconds", "epochs", "n_rd_inputs", "rd_exact_n_pairs", "rd_paper_n_pairs", "nan_steps",
 ]
 
 
@@ -83,7 +83,7 @@ def run(args) -> None:
                         "mu_norm_q50": q[0], "mu_norm_q95": q[1], "best_epoch": trained.best_epoch,
                         "train_seconds": round(trained.train_seconds, 1), "epochs": args.epochs,
                         "n_rd_inputs": dg.n_rd_inputs, "rd_exact_n_pairs": dg.rd_exact_n_pairs,
-                        "rd_paper_n_pairs": dg.rd_paper_n_pairs,
+                        "rd_paper_n_pairs": dg.rd_paper_n_pairs, "nan_steps": trained.nan_losses,
                     })
                 new = not csv_path.is_file()
                 with open(csv_path, "a", newline="") as fh:
@@ -123,14 +123,14 @@ def table(args) -> str:
         sub = df[df.eval_clip == eval_clip]
         lines += [f"#### {title}", "",
                   "| KL weight | arm | seeds | accuracy | RD exact max | RD exact mean (finite pairs) | RD paper max | RD paper mean "
-                  "| BDP eps (exact, order λ+1) | BDP eps (paper plug-in) | frac mu clipped | frac alpha clipped | NaN | inf |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| BDP eps (exact, order λ+1) | BDP eps (paper plug-in) | frac mu clipped | frac alpha clipped | NaN | inf pair RDs | other inf |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for (kl, arm), g in sub.groupby(["kl_weight", "arm"], sort=True):
             lines.append(
                 f"| {kl:g} | {arm} | {len(g)} | {_fmt(g.accuracy)} | {_fmt(g.rd_exact_max)} | {_fmt(g.rd_exact_mean_finite)} | "
                 f"{_fmt(g.rd_paper_max)} | {_fmt(g.rd_paper_mean)} | {_fmt(g.bdp_epsilon)} | {_fmt(g.bdp_epsilon_paper)} | "
                 f"{g.frac_mu.mean():.3f} | {(g.frac_alpha_high + g.frac_alpha_low).mean():.3f} | {int(g.nan_count.sum())} | "
-                f"{int(g.inf_count.sum())} |")
+                f"{int(g.rd_n_inf.sum())} | {int((g.inf_count - g.rd_n_inf).sum())} |")
         lines.append("")
     return "\n".join(lines)
 

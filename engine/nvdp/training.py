@@ -53,6 +53,8 @@ class TrainedNVDP:
     params : dict
         The remaining hyper-parameters (epochs, lr, batch_size, patience, weight_decay, n_train).
     train_seconds : float
+    nan_losses : int
+        Optimisation steps skipped because the loss or the gradient was NaN/inf (numerical failures).
     """
 
     model: NVDPClassifier
@@ -301,8 +303,13 @@ def train_nvdp(
                 continue
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            if grad_clip:
-                nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+            gnorm = nn.utils.clip_grad_norm_(model.parameters(), grad_clip if grad_clip else float("inf"))
+            if not torch.isfinite(gnorm):
+                # A non-finite gradient (e.g. from the Gamma reparameterisation at extreme alpha) would turn
+                # every weight into NaN: skip the step and count it (reported as a numerical failure).
+                nan_losses += 1
+                opt.zero_grad(set_to_none=True)
+                continue
             opt.step()
             m = len(idx)
             sums["loss"] += float(loss.detach()) * m
