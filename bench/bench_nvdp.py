@@ -30,20 +30,19 @@ def _rss_mb() -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1, help="torch threads for training (encoding uses torch's default)")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--skip-encode", action="store_true", help="skip the fresh (uncached) encoding")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    torch.set_num_threads(args.threads)
     from engine.nvdp.clipping import ClipConfig
     from engine.nvdp.diagnostics import posthoc_clip
     from engine.nvdp.encoder import encode_sentences, load_sentiment_sentences, split_indices
     from engine.nvdp.training import evaluate, train_nvdp
 
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpus {os.cpu_count()}, load {os.getloadavg()}")
+    print(f"torch {torch.__version__}, default threads {torch.get_num_threads()}, cpus {os.cpu_count()}, load {os.getloadavg()}")
     sentences, labels = load_sentiment_sentences()
     if not args.skip_encode:
         with tempfile.TemporaryDirectory() as tmp:
@@ -63,6 +62,8 @@ def main(argv=None) -> int:
     states = encode_sentences(sentences)
     print(f"cached load of the token states: {time.perf_counter() - t0:.2f} s")
     tr, va, te = split_indices(labels, seed=0)
+    torch.set_num_threads(args.threads)
+    print(f"training threads: {torch.get_num_threads()}")
     t0 = time.perf_counter()
     trained = train_nvdp(states.subset(tr), labels[tr], val_states=states.subset(va), val_labels=labels[va],
                          kl_weight=1e-2, clip=ClipConfig(enabled=True), seed=0, epochs=args.epochs, patience=args.epochs)
