@@ -232,3 +232,23 @@ def test_real_sentences_short_training_beats_chance(real_subset):
     # Measured 0.87 on this split (100 test sentences); chance is 0.5.
     assert ev.accuracy >= 0.7, ev.accuracy
     assert ev.nan_count == 0
+
+
+def test_non_finite_gradient_steps_are_skipped_and_counted(monkeypatch):
+    import engine.nvdp.training as T
+
+    real = T.kl_dirichlet
+    calls = {"n": 0}
+
+    def poisoned(post, *a, **k):
+        calls["n"] += 1
+        out = real(post, *a, **k)
+        if calls["n"] == 1:  # value 0, gradient NaN (d sqrt(x)/dx at 0 times 0)
+            out = out + torch.sqrt(post.alpha.sum(-1) * 0.0)
+        return out
+
+    monkeypatch.setattr(T, "kl_dirichlet", poisoned)
+    states, y = _synthetic(n=64)
+    trained = train_nvdp(states, y, kl_weight=1.0, epochs=1, config=TINY, batch_size=16)
+    assert trained.nan_losses == 1
+    assert all(bool(torch.isfinite(p).all()) for p in trained.model.parameters())
