@@ -11,7 +11,7 @@ Rows are appended to ``<out>/runs.csv`` as they finish (so a partial run still g
 
 Usage::
 
-    python scripts/nvdp_experiment.py --epochs 3 --seeds 0 1 2 --out artifacts/nvdp_experiment
+    python scripts/nvdp_experiment.py --epochs 4 --seeds 0 1 2 --out artifacts/nvdp_experiment
     python scripts/nvdp_experiment.py --table --out artifacts/nvdp_experiment
 """
 
@@ -138,7 +138,7 @@ def table(args) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="artifacts/nvdp_experiment")
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--kl-weights", type=float, nargs="+", default=[1e-3, 1e-2, 1e-1, 1.0])
     p.add_argument("--n-rd", type=int, default=128, help="inputs for the exact all-pairs bound")
