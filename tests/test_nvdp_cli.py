@@ -65,6 +65,14 @@ def test_cli_train_then_evaluate(small_corpus, tmp_path, capsys):
     for key in ("rd_paper_max", "bdp_epsilon", "bdp_epsilon_paper", "clip_stats", "distribution_quantiles", "nan_count"):
         assert key in out
     assert (model_dir / "model.pt").is_file() and (model_dir / "config.json").is_file()
+    from engine.nvdp.clipping import ClipConfig
+    from engine.nvdp.diagnostics import posthoc_clip
+    from engine.nvdp.training import load_posteriors
+
+    raw, acc = load_posteriors(model_dir / "posteriors_test.pt")
+    assert acc == out["accuracy"] and len(raw) == 100 and bool(raw.mask[:, 0].all())
+    clipped, _ = posthoc_clip(raw, ClipConfig(enabled=True, C_mu=0.5))
+    assert float(torch.linalg.vector_norm(clipped.mu, dim=-1).max()) <= 0.5 + 1e-5
     # evaluate with the saved clipping reproduces the training run's test accuracy (same seed)
     assert main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--seed", "1", "--n-rd", "16", "--json"]) == 0
     ev = json.loads(capsys.readouterr().out)

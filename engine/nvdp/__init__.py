@@ -47,7 +47,9 @@ from engine.nvdp.training import (  # noqa: E402
     TrainedNVDP,
     TrainingCancelled,
     evaluate,
+    load_posteriors,
     load_trained,
+    save_posteriors,
     save_trained,
     train_nvdp,
 )
@@ -58,4 +60,5 @@ __all__ += [
     "TokenStates", "encode_sentences", "load_sentiment_sentences", "split_indices",
     "NVDPClassifier", "NVIBConfig", "Posteriors", "sample_latents",
     "EvalResult", "TrainedNVDP", "TrainingCancelled", "evaluate", "load_trained", "save_trained", "train_nvdp",
+    "load_posteriors", "save_posteriors",
 ]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -97,6 +98,11 @@ def _cmd_train(args) -> int:
         save_trained(trained, args.model_dir)
         extra["model_dir"] = str(args.model_dir)
     ev = evaluate(trained, states.subset(te), labels[te], seed=args.seed)
+    if args.model_dir:
+        from engine.nvdp.training import save_posteriors
+
+        # Unclipped test posteriors, for post-hoc clipping (dashboard sliders) without re-running the model.
+        save_posteriors(ev.raw, Path(args.model_dir) / "posteriors_test.pt", accuracy=ev.accuracy)
     return _report(args, trained, ev, extra)
 
 

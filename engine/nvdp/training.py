@@ -25,7 +25,10 @@ from engine.nvdp.clipping import ClipConfig, ClipStats
 from engine.nvdp.encoder import TokenStates
 from engine.nvdp.layer import NVDPClassifier, NVIBConfig, Posteriors, kl_dirichlet, kl_gaussian
 
-__all__ = ["TrainedNVDP", "EvalResult", "train_nvdp", "evaluate", "save_trained", "load_trained", "TrainingCancelled"]
+__all__ = [
+    "TrainedNVDP", "EvalResult", "train_nvdp", "evaluate", "save_trained", "load_trained", "TrainingCancelled",
+    "save_posteriors", "load_posteriors",
+]
 
 ProgressFn = Callable[[float, str], object]
 
@@ -441,3 +444,32 @@ def load_trained(directory) -> TrainedNVDP:
         best_epoch=cfg.get("best_epoch", 0), best_val_accuracy=cfg.get("best_val_accuracy", float("nan")),
         params=cfg.get("params", {}), train_seconds=cfg.get("train_seconds", 0.0), nan_losses=cfg.get("nan_losses", 0),
     )
+
+
+def save_posteriors(post: Posteriors, path, *, accuracy: float | None = None) -> Path:
+    """Store unclipped eval posteriors (mu, sigma, alpha, mask) once, for post-hoc clipping later.
+
+    Latent positions that are padding for every input are dropped (they carry nothing).
+
+    Parameters
+    ----------
+    post : Posteriors
+        Typically ``EvalResult.raw``.
+    path : str or Path
+        File to write (``torch.save``; parent folders are created).
+    accuracy : float, optional
+        Stored alongside (the dashboard shows it next to the post-hoc bounds).
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    k = int(post.mask.sum(1).max())
+    torch.save({"mu": post.mu[:, :k].contiguous(), "sigma": post.sigma[:, :k].contiguous(),
+                "alpha": post.alpha[:, :k].contiguous(), "mask": post.mask[:, :k].contiguous(),
+                "accuracy": accuracy}, p)
+    return p
+
+
+def load_posteriors(path) -> tuple[Posteriors, float | None]:
+    """Inverse of :func:`save_posteriors`: ``(Posteriors, accuracy or None)``."""
+    blob = torch.load(Path(path), map_location="cpu", weights_only=True)
+    return Posteriors(blob["mu"], blob["sigma"], blob["alpha"], blob["mask"].bool()), blob.get("accuracy")
