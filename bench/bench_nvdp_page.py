@@ -62,16 +62,17 @@ def bench_posthoc(repeat: int) -> None:
     live = X.LiveEvaluator(models["clipped"], states, y)
     print(f"LiveEvaluator prepared in {time.perf_counter() - t:.2f} s (once per model)")
     base = settings.train_clip.to_dict()
-    times = []
+    times, cpu = [], []
     for i in range(repeat):
         clip = ClipConfig(**{**base, "C_mu": 2.0 + 0.7 * i})
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         res = live.evaluate(clip, seed=settings.seed, n_rd=X.LIVE_N_RD, n_bdp=X.LIVE_N_BDP)
         times.append(time.perf_counter() - t)
-        print(f"  posthoc C_mu={clip.C_mu:.1f}: {times[-1]:.3f} s  accuracy {res.accuracy:.3f}  "
+        cpu.append(time.process_time() - c)
+        print(f"  posthoc C_mu={clip.C_mu:.1f}: {times[-1]:.3f} s wall, {cpu[-1]:.3f} s CPU  accuracy {res.accuracy:.3f}  "
               f"RD paper max {res.rd_paper.max:.4g}  exact max {res.rd_exact.max:.4g}  BDP paper {res.bdp_paper.epsilon:.4g}")
-    print(f"posthoc (engine, one slider move): median {statistics.median(times):.3f} s, max {max(times):.3f} s "
-          f"over {repeat} ({_load()})")
+    print(f"posthoc (engine, one slider move): median {statistics.median(times):.3f} s wall, max {max(times):.3f} s; "
+          f"median {statistics.median(cpu):.3f} s CPU (all threads) over {repeat} ({_load()})")
 
 
 def bench_page(repeat: int) -> None:

@@ -141,7 +141,7 @@ def _mu_range(key: str, which: str, _models, _data) -> tuple[float, float]:
     return X.mu_norm_range(_live(key, which, _models, _data).raw)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_resource(max_entries=128, show_spinner=False)  # a resource: no pickling on every rerun
 def _posthoc(key: str, which: str, clip_json: str, _models, _data, seed: int) -> X.PosthocResult:
     return _live(key, which, _models, _data).evaluate(ClipConfig.from_dict(json.loads(clip_json)), seed=seed,
                                                       n_rd=N_RD, n_bdp=N_BDP)

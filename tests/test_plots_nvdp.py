@@ -74,8 +74,12 @@ def test_posterior_histograms_thresholds_and_fractions():
     assert "55.3% of tokens shrunk" in titles[0]
     assert "15.0% raised" in titles[1] and "31.0% lowered" in titles[1]
     assert "66.0% lowered" in titles[2] and "3.0% raised" in titles[2]
-    # before and after share the bins, so the overlay compares like with like
-    assert fig.data[0].xbins.size == fig.data[1].xbins.size
+    # before and after share the bins, so the overlay compares like with like; each series sums to 100 %
+    assert list(fig.data[0].x) == list(fig.data[1].x)
+    assert np.sum(fig.data[0].y) == pytest.approx(100.0) and np.sum(fig.data[5].y) == pytest.approx(100.0)
+    # the share beyond C_mu before clipping equals the fraction of values above 5 (bin edges are aligned to the data)
+    x0, y0 = np.asarray(fig.data[0].x), np.asarray(fig.data[0].y)
+    assert np.sum(y0[x0 > 5.0 + fig.data[0].width]) <= 100 * np.mean(before["mu_norm"] > 5.0) + 1e-9
     # no thresholds -> no rules; the after series is optional
     bare = P.posterior_histograms_figure(before)
     assert len(bare.data) == 3 and _vlines(bare) == []
