@@ -92,20 +92,57 @@ def _bundled(name: str, synthetic_kappa: float):
     return load_dataset(name)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)  # progress: see _run_stages
-def _sweep(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
+def _sweep_raw(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
     return C.sweep(_data, json.loads(spec_json))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)  # progress: see _run_stages
-def _diagnostics(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
+def _diagnostics_raw(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
     return C.diagnostics(_data, json.loads(spec_json))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _prepare(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, split_seed: int, task: str) -> C.PreparedData:
+def _prepare_raw(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, split_seed: int, task: str) -> C.PreparedData:
     # n_pub / split_seed only matter for a random split; the key still carries them (cheap).
     return C.prepare(_ds, _public_ds, standardize=standardize, n_pub=n_pub, split_seed=split_seed, task=task)
+
+
+_SHARED = {
+    _sweep_raw: st.cache_data(max_entries=256, show_spinner=False)(_sweep_raw),  # progress: see _run_stages
+    _diagnostics_raw: st.cache_data(max_entries=64, show_spinner=False)(_diagnostics_raw),
+    _prepare_raw: st.cache_data(max_entries=32, show_spinner=False)(_prepare_raw),
+}
+#: Uploaded data (and everything computed from them) must stay in this browser session:
+#: ``st.cache_data`` is shared by every session of the server, so upload-derived calls are memoised
+#: in ``st.session_state`` instead (bounded; dropped with the session).
+_SESSION_CACHE_SIZE = 24
+
+
+def _uses_upload() -> bool:
+    return str(ss.get("data", "")).startswith("upload:") or ss.get("public_source") == "file"
+
+
+def _cached(raw, *args):
+    """Call ``raw`` through the shared cache for bundled data, through a per-session memo for uploads."""
+    if not _uses_upload():
+        return _SHARED[raw](*args)
+    memo = ss.setdefault("_pmt_session_cache", {})
+    key = (raw.__name__,) + tuple(a for a in args if a is None or isinstance(a, (str, int, float, bool)))
+    if key not in memo:
+        if len(memo) >= _SESSION_CACHE_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[key] = raw(*args)
+    return memo[key]
+
+
+def _sweep(*args) -> pd.DataFrame:
+    return _cached(_sweep_raw, *args)
+
+
+def _diagnostics(*args) -> dict:
+    return _cached(_diagnostics_raw, *args)
+
+
+def _prepare(*args) -> C.PreparedData:
+    return _cached(_prepare_raw, *args)
 
 
 # ---------------------------------------------------------------------------------------------

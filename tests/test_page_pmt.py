@@ -209,6 +209,9 @@ def test_upload_choose_target_plots_and_export(captured_downloads):
     settings = json.loads(captured_downloads["pmt_settings.json"])
     assert settings["data"]["features"] == ["temp", "speed", "load"] and settings["data"]["target"] == "output"
     assert any("no CLI equivalent" in c.value for c in at.caption)
+    # computations on the upload are memoised in this session only, never in the server-wide st.cache_data
+    memo = at.session_state["_pmt_session_cache"]
+    assert {k[0] for k in memo} >= {"_prepare_raw", "_sweep_raw", "_diagnostics_raw"}
 
 
 def test_bad_upload_shows_error_and_previous_data_stay_selected():
