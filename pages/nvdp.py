@@ -348,6 +348,15 @@ if not problems:
         problems.append(str(exc))
 ss["_nvdp_slider_clip"] = clip.to_dict() if clip is not None else None
 
+with st.sidebar:
+    st.caption("NVDP settings")
+    st.markdown(f"**KL weight** = {settings.kl_weight:g}, **seed** = {settings.seed}  \n"
+                f"**C_mu** = {float(ss['nvdp_C_mu']):g}, **alpha** in [{float(ss['nvdp_alpha_min']):g}, "
+                f"{float(ss['nvdp_alpha_max']):g}]  \n**Renyi order** = {lam:g}"
+                + (f", **sigma cap** = {SIGMA_CAP:g}" if ss.get("nvdp_sigma_cap") else ""),
+                help="The model and clipping settings of this page. The 'Active settings' below belong to the PMT "
+                "regression page.")
+
 with main:
     if problems:
         for p in problems:
@@ -595,15 +604,6 @@ with main:
         for n in notes:
             st.caption(f":material/info: {n}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
-
-with st.sidebar:
-    st.caption("NVDP settings")
-    st.markdown(f"**KL weight** = {settings.kl_weight:g}, **seed** = {settings.seed}  \n"
-                f"**C_mu** = {float(ss['nvdp_C_mu']):g}, **alpha** in [{float(ss['nvdp_alpha_min']):g}, "
-                f"{float(ss['nvdp_alpha_max']):g}]  \n**Renyi order** = {lam:g}"
-                + (f", **sigma cap** = {SIGMA_CAP:g}" if ss.get("nvdp_sigma_cap") else ""),
-                help="The model and clipping settings of this page. The 'Active settings' below belong to the PMT "
-                "regression page.")
 
 # URL: settings that differ from the defaults (a shared link reproduces the view)
 want = {}
