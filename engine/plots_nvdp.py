@@ -331,7 +331,7 @@ def posterior_histograms_figure(
                            (3, alpha_min, "alpha_min"), (3, alpha_max, "alpha_max")):
         if th is not None:
             fig.add_vline(x=float(th), line=_RULE, row=1, col=col, annotation_text=label,
-                          annotation_position="top right" if label not in ("floor", "alpha_min") else "top left")
+                          annotation_position="top right" if label not in ("floor", "alpha_min") else "bottom left")
     fig.update_layout(barmode="overlay")
     if title is None:
         title = ("Posterior parameters of the test sentences' tokens, before and after clipping"

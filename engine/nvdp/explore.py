@@ -76,8 +76,8 @@ __all__ = [
 #: our 384-dim encoder), alpha in [0.1, 1], lambda = 1.1, plus the std cap sigma_max = 0.99 (research
 #: notes A1). alpha_min = 0.1 > ((lambda - 1) / lambda) alpha_max = 0.0909 keeps the Gamma/Dirichlet
 #: terms finite. The Gaussian term needs lambda s_b^2 - (lambda - 1) s_a^2 > 0 *strictly*; with the
-#: floor s_b = sqrt((lambda-1)/lambda) that means s_a < 1, so a cap of exactly 1 (``ClipConfig.finite``)
-#: leaves a floor-vs-cap pair at s^2 = 0 (infinite; 21 of 2,016 pairs on our trained model). Hence 0.99.
+#: floor s_b = sqrt((lambda-1)/lambda) that means s_a < 1, so a cap of exactly 1 leaves a floor-vs-cap
+#: pair at s^2 = 0 (infinite; 21 of 2,016 pairs on our trained model). Hence 0.99, as ``ClipConfig.finite``.
 DEFAULT_TRAIN_CLIP = ClipConfig(enabled=True, C_mu=5.0, alpha_min=0.1, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99)
 
 #: Live-path sizes of the dashboard: the exact all-pairs bound on the first LIVE_N_RD test sentences
