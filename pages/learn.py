@@ -12,6 +12,9 @@ import streamlit as st
 
 from engine import lessons
 from engine.privacy import gdp_mu
+from ui.state import ensure_frame
+
+ensure_frame()  # a first deep link to this page must still run inside the app.py frame
 
 # --------------------------------------------------------------------------------------------
 # cached engine calls (moving a slider back is instant)
