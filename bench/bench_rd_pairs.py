@@ -9,7 +9,10 @@ is the prior (mu = 0, sigma = 1, alpha = 1), sentence lengths 8..47 tokens (the 
 alpha = 0), ||mu|| around 5, sigma in [0.32, 1], alpha log-normal around 0.5 clipped to [0.1, 1] (alpha_min = ((lambda-1)/lambda) alpha_max
 at lambda = 1.1, so every term is finite and the figures are numbers, not inf).
 
-Run: ``.venv/bin/python bench/bench_rd_pairs.py [--threads 1] [--repeat 3] [--float64]``.
+Run: ``.venv/bin/python bench/bench_rd_pairs.py [--threads 2] [--workers 1 2] [--repeat 3] [--float64]``.
+The exact form is timed once per ``--workers`` value (``pairwise_rd_bound(n_workers=...)``: Python
+threads sharing the pair chunks, torch intra-op threads 1 meanwhile) and the values are checked to
+be bit-identical across worker counts.
 Prints wall times and the process CPU time of the same run (the machine is shared, so the CPU
 time is the steadier figure when the load average is high), peak memory (tracemalloc for Python/numpy allocations; torch's CPU allocator is
 not traced, so the process peak RSS from ``resource.getrusage`` is printed too) and
@@ -69,8 +72,12 @@ def timed(fn, repeat):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--threads", type=int, default=1,
-        help="torch intra-op threads (default 1: on the shared 2-core machine 2 threads were slower under load)",
+        "--threads", type=int, default=2,
+        help="torch intra-op threads outside the pair kernel (default 2, the cores of the target machine)",
+    )
+    ap.add_argument(
+        "--workers", type=int, nargs="+", default=[1, 2],
+        help="n_workers values to time for the exact form (default: 1 2)",
     )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--float64", action="store_true", help="also time the float64 working precision")
@@ -83,16 +90,23 @@ def main(argv=None):
     print(f"load average before: {os.getloadavg()}")
 
     tracemalloc.start()
-    t_exact, c_exact, res = timed(
-        lambda: pairwise_rd_bound(mu, sigma, alpha, mask, form="exact", max_chunk_elements=args.chunk), args.repeat
-    )
-    _, peak_exact = tracemalloc.get_traced_memory()
-    tracemalloc.reset_peak()
-    print(
-        f"exact  float32: {res.n_pairs} pairs  best of {args.repeat}: wall {t_exact:.3f} s (cpu {c_exact:.3f} s)  "
-        f"max={res.max:.4g} mean={res.mean:.4g} n_inf={res.n_inf} n_nan={res.n_nan}  "
-        f"tracemalloc peak {peak_exact / 2**20:.1f} MiB"
-    )
+    res = None
+    for nw in args.workers:
+        t_exact, c_exact, r = timed(
+            lambda: pairwise_rd_bound(
+                mu, sigma, alpha, mask, form="exact", max_chunk_elements=args.chunk, n_workers=nw
+            ),
+            args.repeat,
+        )
+        _, peak_exact = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        same = "" if res is None else f"  bit-identical to n_workers={args.workers[0]}: {np.array_equal(r.values, res.values)}"
+        print(
+            f"exact  float32 n_workers={nw}: {r.n_pairs} pairs  best of {args.repeat}: wall {t_exact:.3f} s "
+            f"(cpu {c_exact:.3f} s)  max={r.max:.4g} mean={r.mean:.4g} n_inf={r.n_inf} n_nan={r.n_nan}  "
+            f"tracemalloc peak {peak_exact / 2**20:.1f} MiB  load average {os.getloadavg()}{same}"
+        )
+        res = r if res is None else res
     t_paper, c_paper, resp = timed(lambda: pairwise_rd_bound(mu, sigma, alpha, mask, form="paper"), args.repeat)
     _, peak_paper = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()

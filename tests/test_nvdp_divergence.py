@@ -467,3 +467,63 @@ def test_sigma_exactly_at_the_clipping_floor_is_the_boundary():
     res = {d: pairwise_rd_bound(mu, sigma, alpha, mask, direction=d, dtype=torch.float64).values[0]
            for d in ("forward", "backward", "max")}
     assert res["forward"] == math.inf and math.isfinite(res["backward"]) and res["max"] == math.inf
+
+
+@pytest.mark.parametrize("D", [8, 24, 6])  # 3 halvings (8, 24) and 1 halving (6): products of 8 / 2 dims
+def test_folded_logarithms_match_brute_force(D):
+    mu, sigma, alpha, mask = make_posteriors(B=5, K=4, D=D, seed=3, sigma_lo=0.35)
+    for lam in (1.1, 3.0):
+        res = pairwise_rd_bound(mu, sigma, alpha, mask, renyi_order=lam, dtype=torch.float64)
+        for k, (i, j) in enumerate(res.pair_index):
+            ref = max(brute_pair(mu, sigma, alpha, mask, i, j, lam))
+            assert res.values[k] == pytest.approx(ref, rel=1e-10, abs=1e-10)
+        r32 = pairwise_rd_bound(mu.float(), sigma.float(), alpha.float(), mask, renyi_order=lam)
+        np.testing.assert_allclose(r32.values, res.values, rtol=2e-5, atol=1e-5)
+
+
+def test_underflowing_log_products_fall_back_to_one_log_per_dim():
+    # r = lambda + (1 - lambda) v_a / v_b ~ 1e-6 in each of 8 dims: the float32 product of 8
+    # (~1e-48) underflows to 0 (ln 0 = -inf would read as +inf); the result must stay finite
+    lam = 1.1
+    x = (lam - 1e-6) / (lam - 1)  # v_a / v_b giving r = 1e-6
+    sigma = torch.ones(2, 1, 8, dtype=torch.float64)
+    sigma[1] = 1.0 / math.sqrt(x)
+    sigma = sigma.float().double()  # the float32 inputs, exactly, for the float64 reference
+    r = lam + (1 - lam) * sigma[0, 0, 0] ** 2 / sigma[1, 0, 0] ** 2
+    assert 1e-7 < r < 1e-5 and float(r.float() ** 8) == 0.0
+    mu = torch.zeros(2, 1, 8, dtype=torch.float64)
+    alpha = torch.ones(2, 1, dtype=torch.float64)
+    mask = torch.ones(2, 1, dtype=torch.bool)
+    ref = pairwise_rd_bound(mu, sigma, alpha, mask, renyi_order=lam, direction="forward", dtype=torch.float64)
+    assert ref.values[0] == pytest.approx(8 * math.log(r) / (2 * (1 - lam)) + 8 * math.log(sigma[1, 0, 0] / sigma[0, 0, 0]))
+    r32 = pairwise_rd_bound(mu.float(), sigma.float(), alpha.float(), mask, renyi_order=lam, direction="forward")
+    assert r32.n_inf == 0
+    # float32 cancellation in s2 = lambda v_b + (1 - lambda) v_a (~1e-7 relative to ~1e-7) limits this
+    assert r32.values[0] == pytest.approx(ref.values[0], rel=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_values_are_bit_identical_for_any_number_of_workers(dtype):
+    mu, sigma, alpha, mask = make_posteriors(B=23, K=5, D=8, seed=4)
+    mu, sigma, alpha = mu.to(dtype), sigma.to(dtype), alpha.to(dtype)
+    before = torch.get_num_threads()
+    kw = dict(dtype=dtype, max_chunk_elements=3 * 5 * 8)  # 3 pairs per tile: many tasks to share
+    one = pairwise_rd_bound(mu, sigma, alpha, mask, n_workers=1, **kw)
+    assert one.n_pairs == 23 * 22 // 2 and np.all(np.isfinite(one.values)) and one.max > 0
+    for nw in (2, 3):
+        many = pairwise_rd_bound(mu, sigma, alpha, mask, n_workers=nw, **kw)
+        assert np.array_equal(many.values, one.values)
+        assert np.array_equal(many.pair_index, one.pair_index)
+    paper1 = pairwise_rd_bound(mu, sigma, alpha, mask, form="paper", n_workers=1, **kw)
+    paper2 = pairwise_rd_bound(mu, sigma, alpha, mask, form="paper", n_workers=2, **kw)
+    assert np.array_equal(paper1.values, paper2.values)
+    assert torch.get_num_threads() == before  # the intra-op thread count is restored
+
+
+def test_worker_count_validation():
+    mu, sigma, alpha, mask = make_posteriors(B=3)
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_workers must be a positive integer"):
+            pairwise_rd_bound(mu, sigma, alpha, mask, n_workers=bad)
+    with pytest.raises(ValueError, match="max_chunk_elements must be an integer >= 1"):
+        pairwise_rd_bound(mu, sigma, alpha, mask, max_chunk_elements=0)

@@ -39,7 +39,9 @@ inf
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -469,7 +471,45 @@ def _pair_rows(n_inputs: int, pairs: str, batch_size: int):
     return rows
 
 
-def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements):
+# Process-wide torch intra-op thread count while pair kernels run on worker threads: set to 1 on
+# the first entry, restored on the last exit (a counter, so overlapping calls from several threads
+# of one process, e.g. Streamlit sessions, restore the caller's value, not 1).
+_THREADS_LOCK = threading.Lock()
+_THREADS_STATE = {"depth": 0, "saved": None}
+
+
+@contextlib.contextmanager
+def _single_intraop_thread():
+    with _THREADS_LOCK:
+        if _THREADS_STATE["depth"] == 0:
+            _THREADS_STATE["saved"] = torch.get_num_threads()
+            if _THREADS_STATE["saved"] != 1:
+                torch.set_num_threads(1)
+        _THREADS_STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        with _THREADS_LOCK:
+            _THREADS_STATE["depth"] -= 1
+            if _THREADS_STATE["depth"] == 0 and _THREADS_STATE["saved"] != 1:
+                torch.set_num_threads(_THREADS_STATE["saved"])
+
+
+def _n_folds(D: int, lam: float, dt: torch.dtype) -> list[int]:
+    """Widths of the successive halvings of the dim axis for the product-of-r logarithm.
+
+    Up to 3 halvings (products of 8 dims), fewer if D is not divisible, and fewer when
+    lambda^(2^n) (the largest possible product, r < lambda) would come within 2**8 of overflow.
+    """
+    log2_max = math.log2(torch.finfo(dt).max) - 8.0
+    folds, w = [], D
+    while len(folds) < 3 and w % 2 == 0 and (2 ** (len(folds) + 1)) * math.log2(max(lam, 1.0)) < log2_max:
+        w //= 2
+        folds.append(w)
+    return folds
+
+
+def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements, n_workers=1):
     """Per pair and position, sum over dims of the Gaussian terms in both directions.
 
     Returns two float64 tensors of shape (n_pairs, K): forward D(a||b) and backward D(b||a),
@@ -477,77 +517,129 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     A non-finite entry means that the variance condition failed at that position.
 
     Per element, with x = v_a / v_b: r_ab = lambda + (1 - lambda) x = s2_ab / v_b and
-    D_ab = (lambda/2) (m_a - m_b)^2 / (v_b r_ab) + ln(r_ab) / (2 (1 - lambda)) + (ln v_b - ln v_a) / 2.
+    D_ab = (lambda/2) (m_a - m_b)^2 / s2_ab + ln(r_ab) / (2 (1 - lambda)) + (ln v_b - ln v_a) / 2.
 
-    Speed: pairs are taken in tiles (input i against a contiguous block of inputs j), so the
-    a side broadcasts and the b side is a view, and the j blocks stay in cache; all work buffers are allocated once and reused
-    (``out=``), which also stops the allocator from fragmenting; and the logarithms, the dominant
-    cost, are taken of products of up to 4 dims (ln r1 + ln r2 = ln(r1 r2)). r <= lambda, and a
-    positive r is a rounded difference of numbers near 1 (>= ~1e-8 in float32), so a product of 4
-    does not underflow; r is clamped at 0 first so that two negative factors cannot make a
-    positive product (any r <= 0 gives ln 0 = -inf, reported as +inf by the caller).
+    Speed: pairs are taken in tiles (input i against a contiguous block of up to ``m_max`` inputs
+    j), so the a side broadcasts and the b side is a view, and the j blocks stay in cache. The
+    logarithms, the dominant cost, are taken of products of up to 8 dims
+    (ln r1 + ln r2 = ln(r1 r2)): the first halving multiplies s2 of dims d and d + D/2 and then by
+    the precomputed ``1/(v_b,d v_b,d+D/2)`` (so r itself is never formed at full size), further
+    halvings multiply those products. s2 is clamped at 0 first so that two negative factors
+    cannot make a positive product (any s2 <= 0 gives ln 0 = -inf, reported as +inf by the
+    caller). r < lambda bounds the products from above (:func:`_n_folds`); a tile whose products
+    come below the smallest normal number (underflow, or a legitimate 0) is recomputed with one
+    logarithm per dim, so folding never changes a finite result into an infinite one.
+
+    Tiles are independent and each writes its own rows of the outputs, so ``n_workers`` Python
+    threads (torch releases the GIL inside its kernels) take tasks of consecutive tiles from a
+    shared queue, each with its own work buffers (about 4 x ``max_chunk_elements`` elements);
+    torch's intra-op threads are set to 1 meanwhile. The tiles and the arithmetic per tile do not
+    depend on ``n_workers``: the values are bit-identical for any number of workers.
     """
     n_inputs, K, D = mu.shape
     dt = mu.dtype
     half_lam = 0.5 * lam
     c = 0.5 / (1.0 - lam)
+    tiny = torch.finfo(dt).tiny
     n_pairs = sum(j1 - j0 for _, j0, j1, _ in rows)
     m_max = max(1, min(int(max_chunk_elements) // (K * D), max(j1 - j0 for _, j0, j1, _ in rows)))
-    folds = []
-    w = D
-    for _ in range(2):
-        if w % 2:
-            break
-        w //= 2
-        folds.append(w)
-    d2_buf = torch.empty((m_max, K, D), dtype=dt)
-    r_buf = torch.empty((m_max, K, D), dtype=dt)
-    t_buf = torch.empty((m_max, K, D), dtype=dt)
-    f_bufs = [torch.empty((m_max, K, h), dtype=dt) for h in folds]
+    folds = _n_folds(D, lam, dt)
+    # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
+    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
     out_f = torch.empty((n_pairs, K), dtype=torch.float64)
     out_b = torch.empty((n_pairs, K), dtype=torch.float64)
-
-    def sum_log(r, m):
-        r.clamp_min_(0.0)
-        for h, fb in zip(folds, f_bufs):
-            dst = fb[:m]
-            torch.mul(r[..., :h], r[..., h:], out=dst)
-            r = dst
-        return r.log_().sum(-1)
 
     # Tiles: the j axis is cut into blocks of m_max inputs and, block by block, every row i is
     # compared with the block, so the block's data stays in cache while the rows stream past
     # (row by row, all of j > i would be re-read from memory for every i).
-    offsets = []
-    pos = 0
+    offsets, pos = [], 0
     for _, j0, j1, _ in rows:
         offsets.append(pos)
         pos += j1 - j0
+    tiles = []
     for blk in range(0, n_inputs, m_max):
         blk_end = blk + m_max
         for (i, j0, j1, _), off in zip(rows, offsets):
             s, e = max(j0, blk), min(j1, blk_end)
-            if s >= e:
-                continue
-            m = e - s
-            pos = off + (s - j0)
-            ma, ova, iva, lva = mu[i], oml_var[i], inv_var[i], lam_var[i]
-            mb, ovb, ivb, lvb = mu[s:e], oml_var[s:e], inv_var[s:e], lam_var[s:e]
-            d2, r, t = d2_buf[:m], r_buf[:m], t_buf[:m]
-            torch.sub(mb, ma, out=d2)
-            d2.square_()
-            # forward a || b
-            torch.add(lvb, ova, out=r)  # s2_ab = lambda v_b + (1 - lambda) v_a
-            torch.div(d2, r, out=t)  # d^2 / s2_ab
-            r.mul_(ivb)  # r_ab = s2_ab / v_b
-            of = out_f[pos : pos + m]
-            of.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log(r, m), alpha=c)
-            # backward b || a
-            torch.add(lva, ovb, out=r)
-            torch.div(d2, r, out=t)
-            r.mul_(iva)
-            ob = out_b[pos : pos + m]
-            ob.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log(r, m), alpha=c)
+            if s < e:
+                tiles.append((i, s, e, off + (s - j0)))
+    per_task = 16
+    tasks = [tiles[k : k + per_task] for k in range(0, len(tiles), per_task)]
+    n_workers = max(1, min(int(n_workers), len(tasks)))
+
+    def worker(next_task):
+        d2_buf = torch.empty((m_max, K, D), dtype=dt)
+        s2_buf = torch.empty((m_max, K, D), dtype=dt)
+        t_buf = torch.empty((m_max, K, D), dtype=dt)
+        f_bufs = [torch.empty((m_max, K, h), dtype=dt) for h in folds]
+
+        def sum_log_r(s2, inv_full, inv_half, m, scratch):
+            """sum_d ln(s2 / v), s2 clamped at 0 in place; scratch is free full-size memory."""
+            s2.clamp_min_(0.0)
+            if folds:
+                p = f_bufs[0][:m]
+                h = folds[0]
+                torch.mul(s2[..., :h], s2[..., h:], out=p)
+                p.mul_(inv_half)
+                for h, fb in zip(folds[1:], f_bufs[1:]):
+                    dst = fb[:m]
+                    torch.mul(p[..., :h], p[..., h:], out=dst)
+                    p = dst
+                if float(p.min()) >= tiny:
+                    return p.log_().sum(-1)
+            r = torch.mul(s2, inv_full, out=scratch)  # no folding, or a product came below tiny
+            return r.log_().sum(-1)
+
+        while True:
+            task = next_task()
+            if task is None:
+                return
+            for i, s, e, pos in task:
+                m = e - s
+                ma, ova, iva, lva = mu[i], oml_var[i], inv_var[i], lam_var[i]
+                mb, ovb, ivb, lvb = mu[s:e], oml_var[s:e], inv_var[s:e], lam_var[s:e]
+                ia2 = inv2[i] if folds else None
+                ib2 = inv2[s:e] if folds else None
+                d2, s2, t = d2_buf[:m], s2_buf[:m], t_buf[:m]
+                torch.sub(mb, ma, out=d2)
+                d2.square_()
+                # forward a || b
+                torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
+                torch.div(d2, s2, out=t)  # d^2 / s2_ab
+                of = out_f[pos : pos + m]
+                of.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log_r(s2, ivb, ib2, m, t), alpha=c)
+                # backward b || a
+                torch.add(lva, ovb, out=s2)
+                torch.div(d2, s2, out=t)
+                ob = out_b[pos : pos + m]
+                ob.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log_r(s2, iva, ia2, m, t), alpha=c)
+
+    it = iter(tasks)
+    lock = threading.Lock()
+
+    def next_task():
+        with lock:
+            return next(it, None)
+
+    with _single_intraop_thread():
+        if n_workers == 1:
+            worker(next_task)
+        else:
+            errors = []
+
+            def run():
+                try:
+                    worker(next_task)
+                except BaseException as exc:  # re-raised in the caller's thread below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=run, name=f"rd-pairs-{w}", daemon=True) for w in range(n_workers)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            if errors:
+                raise errors[0]
     return out_f, out_b
 
 
@@ -574,6 +666,7 @@ def pairwise_rd_bound(
     alpha_cutoff: float = 1e-4,
     dtype: torch.dtype = torch.float32,
     max_chunk_elements: int = 1 << 18,
+    n_workers: int | None = None,
 ) -> RDBoundResult:
     """Pairwise Renyi-divergence bound between the NVIB posteriors of pairs of inputs.
 
@@ -639,6 +732,14 @@ def pairwise_rd_bound(
         Pairs are processed in chunks of at most this many (pair, component, dim) elements (at
         least one pair), which bounds the working memory (about 4 buffers of this many elements)
         and keeps it cache-sized; 2**18 was the fastest of 2**16..2**20 in ``bench/bench_rd_pairs.py``.
+        Per worker: each of the ``n_workers`` threads has its own buffers.
+    n_workers : int or None, default None
+        Python threads that share the pair chunks (torch releases the GIL inside its kernels).
+        None means ``torch.get_num_threads()`` (the caller's CPU budget for torch). While the
+        chunks are evaluated, torch's intra-op thread count is set to 1 process-wide and restored
+        afterwards (one worker per core instead of small ops split across cores, which did not
+        scale). The chunks and the arithmetic per pair do not depend on ``n_workers``: values are
+        bit-identical for any number of workers.
 
     Returns
     -------
@@ -730,6 +831,12 @@ def pairwise_rd_bound(
     alpha_cutoff = float(alpha_cutoff)
     if not (alpha_cutoff >= 0 and math.isfinite(alpha_cutoff)):
         raise ValueError(f"alpha_cutoff must be finite and >= 0, got {alpha_cutoff!r}")
+    if isinstance(max_chunk_elements, bool) or not isinstance(max_chunk_elements, (int, np.integer)) or max_chunk_elements < 1:
+        raise ValueError(f"max_chunk_elements must be an integer >= 1, got {max_chunk_elements!r}")
+    if n_workers is None:
+        n_workers = torch.get_num_threads()
+    elif isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
+        raise ValueError(f"n_workers must be a positive integer or None, got {n_workers!r}")
 
     mu = _as_tensor(mu, "mu")
     sigma = _as_tensor(sigma, "sigma")
@@ -789,7 +896,9 @@ def pairwise_rd_bound(
 
     # ---- Gaussian terms, per pair and position (both directions), working precision `dtype`
     with torch.no_grad():
-        g_fwd, g_bwd = _gauss_pair_sums(mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements)
+        g_fwd, g_bwd = _gauss_pair_sums(
+            mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers
+        )
     union = mask[I] | mask[J]  # (n, K): positions compared (padding on both sides is skipped)
     sep = logvar_k[J].sub_(logvar_k[I]).mul_(0.5)  # (n, K): 0.5 * sum_d (ln v_b - ln v_a)
     zero = torch.zeros((), dtype=torch.float64)
