@@ -544,7 +544,7 @@ def _validate_privacy(epsilon, delta, neighbouring):
     return eps, dlt, nb
 
 
-def _resolve_bound(value, name, *, public, private, allow_private=True):
+def _resolve_bound(value, name, *, public, private, allow_private=True, stacklevel=4):
     """A bound: None -> the public default; float -> itself; "private" -> from private data + warning."""
     if value is None:
         return public()
@@ -554,7 +554,7 @@ def _resolve_bound(value, name, *, public, private, allow_private=True):
                 f"{name} is taken from the private data; this bound is not protected by noise and the "
                 "stated privacy guarantee no longer holds",
                 P.PrivacyLeakWarning,
-                stacklevel=4,
+                stacklevel=stacklevel,
             )
             return private()
         raise ValueError(f"{name} must be None (public default), a float > 0 or 'private', got {value!r}")
@@ -599,8 +599,61 @@ def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y"))
     return ledger, s_A, s_b
 
 
-class _LinearBase(RegressorMixin, BaseEstimator):
-    """Shared prediction and coefficient handling (intercept column last)."""
+def _dp_gd_ledger(dlt, mu, T, C, n, nb):
+    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one)
+    or ``C/n`` (add/remove), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
+    mu_t = P.split_mu(mu, T)
+    sens = (2.0 if nb == "replace-one" else 1.0) * C / n
+    sigma_t = P.gaussian_sigma(sens, mu_t)
+    ledger = P.PrivacyLedger(delta=dlt)
+    for t in range(T):
+        ledger.record(f"gradient step {t + 1}", sensitivity=sens, sigma=sigma_t, neighbouring=nb)
+    return ledger, mu_t, sens, sigma_t
+
+
+def _check_steps(T, name="n_steps"):
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {T!r}")
+    return int(T)
+
+
+def _check_on_singular(on_singular):
+    if on_singular not in ON_SINGULAR:
+        raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {on_singular!r}")
+    return on_singular
+
+
+def _gram_kappa(Xa):
+    """Condition number of ``Xa^T Xa`` (``kappa_raw`` in the reports)."""
+    return _kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa))
+
+
+class _CoefBase(BaseEstimator):
+    """Validation preamble, coefficient handling (intercept column last) and the linear predictor shared
+    by the ridge estimators here and the GLM estimators in :mod:`engine.glm`."""
+
+    def _privacy_params(self):
+        """Validate epsilon, delta, neighbouring, lam, eta (in that order, before any noise)."""
+        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
+        return eps, dlt, nb, _check_lam(self.lam), _check_eta(self.eta)
+
+    def _with_intercept(self, Xp):
+        return add_intercept(Xp) if self.fit_intercept else Xp
+
+    def _penalty_mask(self, d):
+        return penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+
+    def _public_kappa(self, Xq):
+        """``(n_pub, kappa_pub)`` of the optional public rows (``(0, nan)`` without them); report only."""
+        if Xq is None:
+            return 0, math.nan
+        return Xq.shape[0], public_moment(Xq, fit_intercept=self.fit_intercept).kappa
+
+    def _response_bound(self, yq, yv, n, eta):
+        """B_y from ``response_bound`` (None: the public labels; "private": ``max |y|`` with a warning)."""
+        return _resolve_bound(self.response_bound, "response_bound",
+                              public=lambda: _public_response_bound(yq, n, eta),
+                              private=lambda: float(np.max(np.abs(yv))) or 1.0, stacklevel=5)
 
     def _set_theta(self, theta, p):
         theta = np.asarray(theta, dtype=float)
@@ -608,6 +661,17 @@ class _LinearBase(RegressorMixin, BaseEstimator):
         self.coef_ = theta[:p].copy()
         self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
         self.n_features_in_ = p
+
+    def _linear_predictor(self, X):
+        check_is_fitted(self, "coef_")
+        A = _check_X(X, "X")
+        if A.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {A.shape[1]} columns but the model was fitted with {self.n_features_in_}")
+        return A @ self.coef_ + self.intercept_
+
+
+class _LinearBase(RegressorMixin, _CoefBase):
+    """Shared prediction and coefficient handling (intercept column last)."""
 
     def predict(self, X):
         """Predict ``X @ coef_ + intercept_``.
@@ -620,11 +684,7 @@ class _LinearBase(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "coef_")
-        A = _check_X(X, "X")
-        if A.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {A.shape[1]} columns but the model was fitted with {self.n_features_in_}")
-        return A @ self.coef_ + self.intercept_
+        return self._linear_predictor(X)
 
 
 # --------------------------------------------------------------------------------------------
@@ -677,8 +737,8 @@ class RidgeReference(_LinearBase):
         lam = _check_lam(self.lam)
         Xp, yv, _, _, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                need_X_pub=False, need_y_pub=False)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        Xa = self._with_intercept(Xp)
+        Pm = self._penalty_mask(d)
         theta = ridge_reference_solve(Xa, yv, lam, Pm)
         self._set_theta(theta, p)
         G = Xa.T @ Xa
@@ -802,14 +862,11 @@ class PMTRidge(_LinearBase):
             Before any noise is drawn: NaN/inf, shape mismatch, n < d, n_pub < 1, lam < 0,
             epsilon <= 0 or NaN, delta outside (0, 1), unknown options.
         """
-        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
-        lam = _check_lam(self.lam)
-        eta = _check_eta(self.eta)
+        eps, dlt, nb, lam, eta = self._privacy_params()
         eig_floor = _check_positive(self.eig_floor, "eig_floor")
         if self.response not in RESPONSES:
             raise ValueError(f"response must be one of {RESPONSES}, got {self.response!r}")
-        if self.on_singular not in ON_SINGULAR:
-            raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {self.on_singular!r}")
+        _check_on_singular(self.on_singular)
         joint = self.response == "joint"
         need_y_pub = joint or self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
@@ -817,15 +874,13 @@ class PMTRidge(_LinearBase):
         if joint and self.response_bound is not None:
             raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
         mu = _mu(eps, dlt)
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        Pm = self._penalty_mask(d)
         if joint:
             return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm)
 
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         R = tr.radius
-        B_y = _resolve_bound(self.response_bound, "response_bound",
-                             public=lambda: _public_response_bound(yq, n, eta),
-                             private=lambda: float(np.max(np.abs(yv))) or 1.0)
+        B_y = self._response_bound(yq, yv, n, eta)
         A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
@@ -848,8 +903,8 @@ class PMTRidge(_LinearBase):
         return self
 
     def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
-        Xqa = add_intercept(Xq) if self.fit_intercept else Xq
+        Xa = self._with_intercept(Xp)
+        Xqa = self._with_intercept(Xq)
         J = np.hstack([Xa, yv[:, None]])
         Jq = np.hstack([Xqa, yq[:, None]])
         mom = public_moment(Jq, fit_intercept=False, on_singular=self.on_singular)
@@ -870,7 +925,7 @@ class PMTRidge(_LinearBase):
         theta, fixed, kappa_noisy = ssp_solve(S_orig[:d, :d], S_orig[:d, d], n * lam * Pm, eig_floor=eig_floor)
         self._set_theta(theta, p)
         self.transform_ = tr
-        kraw = _kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa))
+        kraw = _gram_kappa(Xa)
         self.report_ = FitReport(
             method=METHOD_NAMES["pmt"], epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam,
             ledger=ledger, sensitivities={"S": sens}, noise_scales={"S": s}, radius=R, B_y=math.nan,
@@ -951,36 +1006,29 @@ class DPRidge(_LinearBase):
         ValueError, TypeError
             Before any noise is drawn (see :meth:`PMTRidge.fit`).
         """
-        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
-        lam = _check_lam(self.lam)
-        eta = _check_eta(self.eta)
+        eps, dlt, nb, lam, eta = self._privacy_params()
         eig_floor = _check_positive(self.eig_floor, "eig_floor")
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
+        Xa = self._with_intercept(Xp)
         C = _resolve_bound(self.clip_radius, "clip_radius", public=lambda: pmt_radius(d, n, eta),
                            private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))))
-        B_y = _resolve_bound(self.response_bound, "response_bound",
-                             public=lambda: _public_response_bound(yq, n, eta),
-                             private=lambda: float(np.max(np.abs(yv))) or 1.0)
+        B_y = self._response_bound(yq, yv, n, eta)
         mu = _mu(eps, dlt)
         Xc, _, clipped = truncate_rows(Xa, C)
         A, b = sufficient_statistics(Xc, yv, B_y)
         sens_A, sens_b = ssp_sensitivities(C, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        Pm = self._penalty_mask(d)
         rng = P.check_random_state(self.random_state)
         W, w = ssp_noise(rng, d)
         theta, fixed, kappa_noisy = ssp_solve(A + s_A * W, b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
         self._set_theta(theta, p)
-        kpub = math.nan
-        if Xq is not None:
-            kpub = public_moment(Xq, fit_intercept=self.fit_intercept).kappa
+        n_pub, kpub = self._public_kappa(Xq)
         self.report_ = FitReport(
             method=METHOD_NAMES[self._method_key], epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d,
             lam=lam, ledger=ledger, sensitivities={"A": sens_A, "b": sens_b}, noise_scales={"A": s_A, "b": s_b},
-            radius=C, B_y=B_y, n_pub=0 if Xq is None else Xq.shape[0],
-            kappa_raw=_kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa)), kappa_pub=kpub,
+            radius=C, B_y=B_y, n_pub=n_pub, kappa_raw=_gram_kappa(Xa), kappa_pub=kpub,
             kappa_noisy=float(kappa_noisy), frac_truncated=float(np.mean(clipped)),
             frac_y_clipped=float(np.mean(np.abs(yv) > B_y)), eig_fixes=int(fixed), eig_floor=eig_floor,
         )
@@ -1046,14 +1094,12 @@ class DPRidgeOracle(DPRidge):
 
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Pick C by non-private tuning, then fit DP-RR with it (warns ``PrivacyLeakWarning``)."""
-        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
-        lam = _check_lam(self.lam)
-        eta = _check_eta(self.eta)
+        eps, dlt, nb, lam, eta = self._privacy_params()
         if not isinstance(self.n_trials, (int, np.integer)) or self.n_trials < 1:
             raise ValueError(f"n_trials must be an integer >= 1, got {self.n_trials!r}")
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
+        Xa = self._with_intercept(Xp)
         grid = (default_clip_grid(Xa, pmt_radius(d, n, eta)) if self.clip_grid is None
                 else np.asarray(self.clip_grid, dtype=float).ravel())
         if grid.size < 1 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
@@ -1161,16 +1207,12 @@ class DPGDRidge(_LinearBase):
         ValueError, TypeError
             Before any noise is drawn.
         """
-        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
-        lam = _check_lam(self.lam)
-        eta = _check_eta(self.eta)
-        T = self.n_steps
-        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-            raise ValueError(f"n_steps must be an integer >= 1, got {T!r}")
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        T = _check_steps(self.n_steps)
         need_y_pub = self.clip_norm is None and self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, need_y_pub=need_y_pub)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
+        Xa = self._with_intercept(Xp)
         if self.step_size is None:
             mom = public_moment(Xq, fit_intercept=self.fit_intercept)
             step = 1.0 / (2.0 * float(mom.eigenvalues[-1]) + 2.0 * lam)
@@ -1178,32 +1220,25 @@ class DPGDRidge(_LinearBase):
             step = _check_positive(self.step_size, "step_size")
 
         def public_C():
-            B_y = _resolve_bound(self.response_bound, "response_bound",
-                                 public=lambda: _public_response_bound(yq, n, eta),
-                                 private=lambda: float(np.max(np.abs(yv))) or 1.0)
+            B_y = self._response_bound(yq, yv, n, eta)
             return 2.0 * pmt_radius(d, n, eta) * B_y
 
         C = _resolve_bound(self.clip_norm, "clip_norm", public=public_C,
                            private=lambda: float(np.max(2 * np.linalg.norm(Xa, axis=1) * np.abs(yv))) or 1.0)
         mu = _mu(eps, dlt)
-        mu_t = P.split_mu(mu, int(T))
-        sens = (2.0 if nb == "replace-one" else 1.0) * C / n
-        sigma_t = P.gaussian_sigma(sens, mu_t)
-        ledger = P.PrivacyLedger(delta=dlt)
-        for t in range(int(T)):
-            ledger.record(f"gradient step {t + 1}", sensitivity=sens, sigma=sigma_t, neighbouring=nb)
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
+        Pm = self._penalty_mask(d)
         rng = P.check_random_state(self.random_state)
-        noise = dp_gd_noise(rng, int(T), d)[:, :, None]
+        noise = dp_gd_noise(rng, T, d)[:, :, None]
         theta, frac = dp_gd_ridge_path(Xa, yv, clip_norm=C, lam=lam, Pm=Pm, step_size=step,
-                                       sigma=np.array([sigma_t]), noise=noise, n_steps=int(T))
+                                       sigma=np.array([sigma_t]), noise=noise, n_steps=T)
         self._set_theta(theta[:, 0], p)
         self.report_ = FitReport(
             method=METHOD_NAMES["dp-gd"], epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam,
             ledger=ledger, sensitivities={"gradient (per step)": sens}, noise_scales={"gradient (per step)": sigma_t},
             radius=C, n_pub=0 if Xq is None else Xq.shape[0],
-            kappa_raw=_kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa)),
-            frac_truncated=float(frac[0]), n_iter=int(T), extra={"step_size": step, "mu_per_step": mu_t},
+            kappa_raw=_gram_kappa(Xa),
+            frac_truncated=float(frac[0]), n_iter=T, extra={"step_size": step, "mu_per_step": mu_t},
         )
         return self
 
