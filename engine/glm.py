@@ -78,14 +78,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import ClassifierMixin, RegressorMixin
 
 from engine import privacy as P
 from engine.pmt import (
-    ON_SINGULAR,
     _kappa_from_eigs,
-    add_intercept,
     pmt_radius,
     pmt_transform,
     public_moment,
@@ -93,14 +90,17 @@ from engine.pmt import (
 )
 from engine.regression import (
     FitReport,
-    _check_eta,
     _check_lam,
+    _check_on_singular,
     _check_positive,
+    _check_steps,
     _check_X,
+    _CoefBase,
+    _dp_gd_ledger,
+    _gram_kappa,
     _mu,
+    _pmt_report_fields,
     _resolve_bound,
-    _validate_privacy,
-    penalty_mask,
 )
 
 __all__ = [
@@ -806,12 +806,6 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
 # --------------------------------------------------------------------------------------------
 # estimators
 # --------------------------------------------------------------------------------------------
-def _check_steps(T, name="n_steps"):
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {T!r}")
-    return int(T)
-
-
 def _validate_glm_data(X, y, X_pub, *, fit_intercept, need_X_pub, label_fn):
     Xp = _check_X(X, "X")
     n, p = Xp.shape
@@ -847,15 +841,8 @@ def _newton_ledger(dlt, mu, T, sens_g, sens_H, nb):
     return ledger, s_g, s_H, mu0
 
 
-class _GLMBase(BaseEstimator):
+class _GLMBase(_CoefBase):
     """Coefficient handling (intercept column last) shared by the GLM estimators."""
-
-    def _set_theta(self, theta, p):
-        theta = np.asarray(theta, dtype=float)
-        self.theta_ = theta
-        self.coef_ = theta[:p].copy()
-        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
-        self.n_features_in_ = p
 
     def decision_function(self, X):
         """Linear predictor ``X @ coef_ + intercept_``.
@@ -868,11 +855,7 @@ class _GLMBase(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "coef_")
-        A = _check_X(X, "X")
-        if A.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {A.shape[1]} columns but the model was fitted with {self.n_features_in_}")
-        return A @ self.coef_ + self.intercept_
+        return self._linear_predictor(X)
 
 
 class _LogisticBase(ClassifierMixin, _GLMBase):
@@ -953,8 +936,8 @@ class LogisticReference(_LogisticBase):
         tol = _check_positive(self.tol, "tol")
         Xp, yv, _, n, p, d = _validate_glm_data(X, y, None, fit_intercept=self.fit_intercept, need_X_pub=False,
                                                 label_fn=self._labels)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        Xa = self._with_intercept(Xp)
+        Pm = self._penalty_mask(d)
         theta, ok, it = glm_reference_solve(Xa, yv, lam, Pm, LOGISTIC, max_iter=max_iter, tol=tol)
         u = Xa @ theta
         if lam == 0 and float(np.mean(np.logaddexp(0, u) - yv * u)) < 1e-6:
@@ -970,7 +953,7 @@ class LogisticReference(_LogisticBase):
         self.converged_ = ok
         self.report_ = FitReport(
             method=GLM_METHOD_NAMES["non-private"], epsilon=math.inf, delta=math.nan, mu=math.inf, neighbouring="",
-            n=n, d=d, lam=lam, ledger=P.PrivacyLedger(), kappa_raw=_kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa)),
+            n=n, d=d, lam=lam, ledger=P.PrivacyLedger(), kappa_raw=_gram_kappa(Xa),
             frac_truncated=0.0, n_iter=it, converged=ok, extra={"family": "logistic"},
         )
         return self
@@ -978,9 +961,7 @@ class LogisticReference(_LogisticBase):
 
 class _NoisyNewtonMixin:
     def _newton_params(self):
-        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
-        lam = _check_lam(self.lam)
-        eta = _check_eta(self.eta)
+        eps, dlt, nb, lam, eta = self._privacy_params()
         T = _check_steps(self.n_steps)
         newton_eig_floor(self.eig_floor, 1, 0.0)  # validates "auto" or a float > 0
         eig_floor = self.eig_floor
@@ -1000,15 +981,29 @@ class _NoisyNewtonMixin:
                            theta_radius=theta_radius)
         return mu, ledger, sens_g, sens_H, s_g, s_H, mu0, res
 
-    def _report(self, key, eps, dlt, mu, nb, n, d, lam, ledger, sens_g, sens_H, s_g, s_H, mu0, res, eig_floor, **kw):
+    def _report(self, key, eps, dlt, mu, nb, n, d, lam, ledger, sens_g, sens_H, s_g, s_H, mu0, res, tol, *, extra,
+                **kw):
         return FitReport(
             method=GLM_METHOD_NAMES.get(key, key), epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam,
             ledger=ledger, sensitivities={"gradient (per step)": sens_g, "Hessian (per step)": sens_H},
             noise_scales={"gradient (per step)": s_g, "Hessian (per step)": s_H},
             kappa_noisy=float(res.kappa_noisy[0]), eig_fixes=int(res.eig_fixes[0]), eig_floor=self.eig_floor_,
             n_iter=res.n_steps, converged=bool(res.converged[0]),
+            extra={"mu_per_release": mu0, "last_step": float(res.last_step[0]), "tol": tol, **extra},
             **kw,
         )
+
+    def _pmt_whiten(self, Xp, Xq, eta, lam, d):
+        """PMT transform of the private rows and the whitened penalty ``2 lam S^{-1/2} P S^{-1/2}``."""
+        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
+        S_is = tr.moment.Sigma_pub_inv_sqrt
+        return tr, S_is, 2.0 * lam * (S_is @ self._penalty_mask(d) @ S_is)
+
+    def _set_pmt_theta(self, res, S_is, tr, p):
+        """Store the whitened solution, its back-transform ``S^{-1/2} theta~`` and the transform."""
+        self.theta_tilde_ = res.theta[0]
+        self._set_theta(S_is @ res.theta[0], p)
+        self.transform_ = tr
 
 
 class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
@@ -1106,26 +1101,16 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
             lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
         """
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
-        if self.on_singular not in ON_SINGULAR:
-            raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {self.on_singular!r}")
+        _check_on_singular(self.on_singular)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,
                                                  label_fn=self._labels)
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
-        S_is = tr.moment.Sigma_pub_inv_sqrt
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
-        pen = 2.0 * lam * (S_is @ Pm @ S_is)
+        tr, S_is, pen = self._pmt_whiten(Xp, Xq, eta, lam, d)
         mu, ledger, sg, sH, s_g, s_H, mu0, res = self._run_newton(tr.X_tilde, yv, pen, tr.radius, n, d, nb, dlt, eps,
                                                                   T, eig_floor, tol)
-        self.theta_tilde_ = res.theta[0]
-        self._set_theta(S_is @ res.theta[0], p)
-        self.transform_ = tr
+        self._set_pmt_theta(res, S_is, tr, p)
         self.report_ = self._report(
-            self._key, eps, dlt, mu, nb, n, d, lam, ledger, sg, sH, s_g, s_H, mu0, res, eig_floor,
-            radius=tr.radius, n_pub=tr.moment.n_pub, kappa_raw=tr.kappa_raw, kappa_pub=tr.kappa_pub,
-            kappa_pmt=tr.kappa_pmt, frac_truncated=tr.frac_truncated, sigma_pub_regularized=tr.moment.regularized,
-            tau=tr.moment.tau,
-            extra={"mu_per_release": mu0, "last_step": float(res.last_step[0]), "tol": tol,
-                   "min_eig_last": float(res.min_eig[0]), "family": "logistic"},
+            self._key, eps, dlt, mu, nb, n, d, lam, ledger, sg, sH, s_g, s_H, mu0, res, tol, **_pmt_report_fields(tr),
+            extra={"min_eig_last": float(res.min_eig[0]), "family": "logistic"},
         )
         return self
 
@@ -1186,21 +1171,18 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=False,
                                                  label_fn=self._labels)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
+        Xa = self._with_intercept(Xp)
         C = _resolve_bound(self.clip_radius, "clip_radius", public=lambda: pmt_radius(d, n, eta),
                            private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))))
         Xc, _, clipped = truncate_rows(Xa, C)
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
-        mu, ledger, sg, sH, s_g, s_H, mu0, res = self._run_newton(Xc, yv, 2.0 * lam * Pm, C, n, d, nb, dlt, eps, T,
+        mu, ledger, sg, sH, s_g, s_H, mu0, res = self._run_newton(Xc, yv, 2.0 * lam * self._penalty_mask(d), C, n, d, nb, dlt, eps, T,
                                                                   eig_floor, tol)
         self._set_theta(res.theta[0], p)
-        kpub = public_moment(Xq, fit_intercept=self.fit_intercept).kappa if Xq is not None else math.nan
+        n_pub, kpub = self._public_kappa(Xq)
         self.report_ = self._report(
-            self._key, eps, dlt, mu, nb, n, d, lam, ledger, sg, sH, s_g, s_H, mu0, res, eig_floor,
-            radius=C, n_pub=0 if Xq is None else Xq.shape[0], kappa_raw=_kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa)),
-            kappa_pub=kpub, frac_truncated=float(np.mean(clipped)),
-            extra={"mu_per_release": mu0, "last_step": float(res.last_step[0]), "tol": tol,
-                   "min_eig_last": float(res.min_eig[0]), "family": "logistic"},
+            self._key, eps, dlt, mu, nb, n, d, lam, ledger, sg, sH, s_g, s_H, mu0, res, tol,
+            radius=C, n_pub=n_pub, kappa_raw=_gram_kappa(Xa), kappa_pub=kpub, frac_truncated=float(np.mean(clipped)),
+            extra={"min_eig_last": float(res.min_eig[0]), "family": "logistic"},
         )
         return self
 
@@ -1260,13 +1242,11 @@ class DPGDLogistic(_LogisticBase):
         ValueError, TypeError
             Before any noise is drawn.
         """
-        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
-        lam = _check_lam(self.lam)
-        eta = _check_eta(self.eta)
+        eps, dlt, nb, lam, eta = self._privacy_params()
         T = _check_steps(self.n_steps)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, label_fn=self._labels)
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
+        Xa = self._with_intercept(Xp)
         if self.step_size is None:
             mom = public_moment(Xq, fit_intercept=self.fit_intercept)
             step = logistic_dp_gd_step_size(mom.eigenvalues[-1], lam)
@@ -1275,13 +1255,8 @@ class DPGDLogistic(_LogisticBase):
         C = _resolve_bound(self.clip_norm, "clip_norm", public=lambda: pmt_radius(d, n, eta),
                            private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))) or 1.0)
         mu = _mu(eps, dlt)
-        mu_t = P.split_mu(mu, T)
-        sens = (2.0 if nb == "replace-one" else 1.0) * C / n
-        sigma_t = P.gaussian_sigma(sens, mu_t)
-        ledger = P.PrivacyLedger(delta=dlt)
-        for t in range(T):
-            ledger.record(f"gradient step {t + 1}", sensitivity=sens, sigma=sigma_t, neighbouring=nb)
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
+        Pm = self._penalty_mask(d)
         rng = P.check_random_state(self.random_state)
         noise = P.gaussian_noise((T, d), 1.0, rng)[:, :, None]
         theta, frac = dp_gd_logistic_path(Xa, yv, clip_norm=C, lam=lam, Pm=Pm, step_size=step,
@@ -1291,7 +1266,7 @@ class DPGDLogistic(_LogisticBase):
             method=GLM_METHOD_NAMES["dp-gd"], epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam,
             ledger=ledger, sensitivities={"gradient (per step)": sens}, noise_scales={"gradient (per step)": sigma_t},
             radius=C, n_pub=0 if Xq is None else Xq.shape[0],
-            kappa_raw=_kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa)), frac_truncated=float(frac[0]), n_iter=T,
+            kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
             converged=bool(np.all(np.isfinite(theta))),
             extra={"step_size": step, "mu_per_step": mu_t, "family": "logistic"},
         )
@@ -1339,8 +1314,8 @@ class PoissonReference(RegressorMixin, _GLMBase):
         lam = _check_lam(self.lam)
         Xp, yv, _, n, p, d = _validate_glm_data(X, y, None, fit_intercept=self.fit_intercept, need_X_pub=False,
                                                 label_fn=lambda v, n_: _check_counts(v, n_, None))
-        Xa = add_intercept(Xp) if self.fit_intercept else Xp
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        Xa = self._with_intercept(Xp)
+        Pm = self._penalty_mask(d)
         theta, ok, it = glm_reference_solve(Xa, yv, lam, Pm, POISSON)
         self._set_theta(theta, p)
         self.converged_ = ok
@@ -1421,32 +1396,23 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
                              "taken from the private data")
         y_max = _check_positive(self.y_max, "y_max")
         B = _check_positive(self.theta_radius, "theta_radius")
-        if self.on_singular not in ON_SINGULAR:
-            raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {self.on_singular!r}")
+        _check_on_singular(self.on_singular)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,
                                                  label_fn=lambda v, n_: _check_counts(v, n_, y_max))
         yc = np.minimum(yv, y_max)
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
+        tr, S_is, pen = self._pmt_whiten(Xp, Xq, eta, lam, d)
         G, H = poisson_bounds(tr.radius, B, y_max)
         if not (math.isfinite(G) and math.isfinite(H)):
             raise ValueError(f"R * theta_radius = {tr.radius * B:.3g} is too large: e^(R B_theta) overflows; "
                              "choose a smaller theta_radius")
-        S_is = tr.moment.Sigma_pub_inv_sqrt
-        Pm = penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
-        pen = 2.0 * lam * (S_is @ Pm @ S_is)
         mu, ledger, sg, sH, s_g, s_H, mu0, res = self._run_newton(tr.X_tilde, yc, pen, tr.radius, n, d, nb, dlt, eps,
                                                                   T, eig_floor, tol, G=G, H=H, family=POISSON,
                                                                   theta_radius=B)
-        self.theta_tilde_ = res.theta[0]
-        self._set_theta(S_is @ res.theta[0], p)
-        self.transform_ = tr
+        self._set_pmt_theta(res, S_is, tr, p)
         self.report_ = self._report(
-            self._key, eps, dlt, mu, nb, n, d, lam, ledger, sg, sH, s_g, s_H, mu0, res, eig_floor,
-            radius=tr.radius, B_y=y_max, n_pub=tr.moment.n_pub, kappa_raw=tr.kappa_raw, kappa_pub=tr.kappa_pub,
-            kappa_pmt=tr.kappa_pmt, frac_truncated=tr.frac_truncated, frac_y_clipped=float(np.mean(yv > y_max)),
-            sigma_pub_regularized=tr.moment.regularized, tau=tr.moment.tau,
-            extra={"mu_per_release": mu0, "last_step": float(res.last_step[0]), "tol": tol, "family": "poisson",
-                   "theta_radius": B, "G": G, "H": H},
+            self._key, eps, dlt, mu, nb, n, d, lam, ledger, sg, sH, s_g, s_H, mu0, res, tol, **_pmt_report_fields(tr),
+            B_y=y_max, frac_y_clipped=float(np.mean(yv > y_max)),
+            extra={"family": "poisson", "theta_radius": B, "G": G, "H": H},
         )
         return self
 

@@ -623,6 +623,14 @@ def _check_on_singular(on_singular):
     return on_singular
 
 
+def _pmt_report_fields(tr):
+    """The :class:`FitReport` fields a PMT transform fills (radius, n_pub, the kappas, truncation, tau)."""
+    mom = tr.moment
+    return dict(radius=tr.radius, n_pub=mom.n_pub, kappa_raw=tr.kappa_raw, kappa_pub=tr.kappa_pub,
+                kappa_pmt=tr.kappa_pmt, frac_truncated=tr.frac_truncated, sigma_pub_regularized=mom.regularized,
+                tau=mom.tau)
+
+
 def _gram_kappa(Xa):
     """Condition number of ``Xa^T Xa`` (``kappa_raw`` in the reports)."""
     return _kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa))
@@ -894,10 +902,8 @@ class PMTRidge(_LinearBase):
         self.report_ = FitReport(
             method=METHOD_NAMES["pmt"], epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam,
             ledger=ledger, sensitivities={"A": sens_A, "b": sens_b}, noise_scales={"A": s_A, "b": s_b},
-            radius=R, B_y=B_y, n_pub=tr.moment.n_pub, kappa_raw=tr.kappa_raw, kappa_pub=tr.kappa_pub,
-            kappa_pmt=tr.kappa_pmt, kappa_noisy=float(kappa_noisy), frac_truncated=tr.frac_truncated,
+            **_pmt_report_fields(tr), B_y=B_y, kappa_noisy=float(kappa_noisy),
             frac_y_clipped=float(np.mean(np.abs(yv) > B_y)), eig_fixes=int(fixed), eig_floor=eig_floor,
-            sigma_pub_regularized=tr.moment.regularized, tau=tr.moment.tau,
             extra={"response": "clip"},
         )
         return self
