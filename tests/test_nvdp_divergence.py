@@ -472,12 +472,18 @@ def test_sigma_exactly_at_the_clipping_floor_is_the_boundary():
 @pytest.mark.parametrize("D", [8, 24, 6])  # 3 halvings (8, 24) and 1 halving (6): products of 8 / 2 dims
 def test_folded_logarithms_match_brute_force(D):
     mu, sigma, alpha, mask = make_posteriors(B=5, K=4, D=D, seed=3, sigma_lo=0.35)
-    for lam in (1.1, 3.0):
-        res = pairwise_rd_bound(mu, sigma, alpha, mask, renyi_order=lam, dtype=torch.float64)
+    unclipped = sigma.clone()
+    # some pairs infinite: the clamped path with underflow checks; s2 < 0 in dims 0 and D/2, which
+    # the first halving multiplies (a positive product unless s2 is clamped at 0 first)
+    unclipped[2, 1, 0] = unclipped[2, 1, D // 2] = 0.05
+    for lam, sg in ((1.1, sigma), (2.0, sigma), (1.1, unclipped)):
+        res = pairwise_rd_bound(mu, sg, alpha, mask, renyi_order=lam, dtype=torch.float64)
         for k, (i, j) in enumerate(res.pair_index):
-            ref = max(brute_pair(mu, sigma, alpha, mask, i, j, lam))
+            ref = max(brute_pair(mu, sg, alpha, mask, i, j, lam))
             assert res.values[k] == pytest.approx(ref, rel=1e-10, abs=1e-10)
-        r32 = pairwise_rd_bound(mu.float(), sigma.float(), alpha.float(), mask, renyi_order=lam)
+        if sg is unclipped:
+            assert 0 < res.n_inf < res.n_pairs
+        r32 = pairwise_rd_bound(mu.float(), sg.float(), alpha.float(), mask, renyi_order=lam)
         np.testing.assert_allclose(r32.values, res.values, rtol=2e-5, atol=1e-5)
 
 

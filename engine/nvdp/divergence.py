@@ -546,8 +546,19 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     folds = _n_folds(D, lam, dt)
     # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
     inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
-    out_f = torch.empty((n_pairs, K), dtype=torch.float64)
-    out_b = torch.empty((n_pairs, K), dtype=torch.float64)
+    # Global lower bound of r over all pairs, per (k, d): r >= lambda - (lambda - 1) max v / min v.
+    # Where it exceeds 1e-3 everywhere (e.g. any clipped model with a floor above the boundary),
+    # no s2 can be <= 0 and no product of 8 can underflow, so the clamp and the underflow check
+    # of every tile are skipped (they would change nothing: the values are the same either way).
+    v = torch.reciprocal(inv_var.to(torch.float64))
+    r_lo = lam - (lam - 1.0) * (v.amax(0) / v.amin(0))
+    safe = bool((r_lo > 1e-3).all())
+    del v, r_lo
+    # per pair and position, in the working precision: T = sum_d d^2 / s2, L = sum_d ln r
+    t_f = torch.empty((n_pairs, K), dtype=dt)
+    l_f = torch.empty((n_pairs, K), dtype=dt)
+    t_b = torch.empty((n_pairs, K), dtype=dt)
+    l_b = torch.empty((n_pairs, K), dtype=dt)
 
     # Tiles: the j axis is cut into blocks of m_max inputs and, block by block, every row i is
     # compared with the block, so the block's data stays in cache while the rows stream past
@@ -573,9 +584,10 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
         t_buf = torch.empty((m_max, K, D), dtype=dt)
         f_bufs = [torch.empty((m_max, K, h), dtype=dt) for h in folds]
 
-        def sum_log_r(s2, inv_full, inv_half, m, scratch):
-            """sum_d ln(s2 / v), s2 clamped at 0 in place; scratch is free full-size memory."""
-            s2.clamp_min_(0.0)
+        def sum_log_r(s2, inv_full, inv_half, m, scratch, out):
+            """out = sum_d ln(s2 / v), s2 clamped at 0 in place; scratch is free full-size memory."""
+            if not safe:
+                s2.clamp_min_(0.0)
             if folds:
                 p = f_bufs[0][:m]
                 h = folds[0]
@@ -585,10 +597,11 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                     dst = fb[:m]
                     torch.mul(p[..., :h], p[..., h:], out=dst)
                     p = dst
-                if float(p.min()) >= tiny:
-                    return p.log_().sum(-1)
+                if safe or float(p.min()) >= tiny:
+                    torch.sum(p.log_(), -1, out=out)
+                    return
             r = torch.mul(s2, inv_full, out=scratch)  # no folding, or a product came below tiny
-            return r.log_().sum(-1)
+            torch.sum(r.log_(), -1, out=out)
 
         while True:
             task = next_task()
@@ -606,13 +619,13 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                 # forward a || b
                 torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
                 torch.div(d2, s2, out=t)  # d^2 / s2_ab
-                of = out_f[pos : pos + m]
-                of.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log_r(s2, ivb, ib2, m, t), alpha=c)
+                torch.sum(t, -1, out=t_f[pos : pos + m])
+                sum_log_r(s2, ivb, ib2, m, t, l_f[pos : pos + m])
                 # backward b || a
                 torch.add(lva, ovb, out=s2)
                 torch.div(d2, s2, out=t)
-                ob = out_b[pos : pos + m]
-                ob.copy_(t.sum(-1)).mul_(half_lam).add_(sum_log_r(s2, iva, ia2, m, t), alpha=c)
+                torch.sum(t, -1, out=t_b[pos : pos + m])
+                sum_log_r(s2, iva, ia2, m, t, l_b[pos : pos + m])
 
     it = iter(tasks)
     lock = threading.Lock()
@@ -640,6 +653,8 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                 th.join()
             if errors:
                 raise errors[0]
+    out_f = torch.add(t_f.to(torch.float64).mul_(half_lam), l_f.to(torch.float64), alpha=c)
+    out_b = torch.add(t_b.to(torch.float64).mul_(half_lam), l_b.to(torch.float64), alpha=c)
     return out_f, out_b
 
 
