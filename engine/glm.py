@@ -85,7 +85,6 @@ from engine.pmt import (
     _kappa_from_eigs,
     pmt_radius,
     pmt_transform,
-    public_moment,
     truncate_rows,
 )
 from engine.regression import (
@@ -96,11 +95,14 @@ from engine.regression import (
     _check_steps,
     _check_X,
     _CoefBase,
+    _dp_gd_collect,
     _dp_gd_ledger,
+    _dp_gd_setup,
     _gram_kappa,
     _mu,
     _pmt_report_fields,
     _resolve_bound,
+    _run_groups,
 )
 
 __all__ = [
@@ -461,25 +463,6 @@ def weighted_grams(Z, W, *, dtype=np.float64, K=None) -> np.ndarray:
     return out
 
 
-def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
-    """Call ``fn(cols)`` on groups of run indices in threads, each with single-threaded BLAS.
-
-    Multi-threaded BLAS on small products slows down badly when other processes share the cores;
-    splitting the independent runs over ``n_jobs`` Python threads (numpy releases the GIL) with one
-    BLAS thread each is robust. Default: 2 threads when there are at least ``min_runs`` runs.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    if n_jobs is None:
-        n_jobs = 2 if runs >= min_runs else 1
-    groups = [g for g in np.array_split(np.arange(runs), max(1, min(int(n_jobs), runs))) if g.size]
-    with threadpool_limits(1):
-        if len(groups) == 1:
-            return [fn(groups[0])]
-        with ThreadPoolExecutor(len(groups)) as ex:
-            return list(ex.map(fn, groups))
-
-
 @dataclass
 class NewtonResult:
     """Output of :func:`noisy_newton` for ``runs`` parallel runs.
@@ -757,18 +740,9 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
     frac_clipped : ndarray of shape (runs,)
         Fraction of per-example gradients clipped at the last step (display only).
     """
-    Xa = np.asarray(Xa, dtype=float)
-    n, d = Xa.shape
-    sigma = np.asarray(sigma, dtype=float)
-    runs = sigma.shape[0]
-    lam = np.broadcast_to(np.asarray(lam, dtype=float), (runs,))
-    step = np.broadcast_to(np.asarray(step_size, dtype=float), (runs,))
-    C = float(clip_norm)
-    rn = np.linalg.norm(Xa, axis=1)
-    safe = np.where(rn > 0, rn, 1.0)
+    Xa, n, d, sigma, runs, lam, step, C, rn, Ut = _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype)
     # clipped gradient = u_i clip(||x_i|| (s_i - y_i), -C, C) with u_i = x_i / ||x_i||
     X = np.ascontiguousarray(Xa, dtype=dtype)
-    Ut = np.ascontiguousarray((Xa / safe[:, None]).T, dtype=dtype)
     rnd = rn.astype(dtype)[:, None]
     ryd = (rn * np.asarray(y, dtype=float)).astype(dtype)[:, None]
 
@@ -795,12 +769,7 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
             theta = theta - st * g
         return cols, theta, frac / n
 
-    theta = np.zeros((d, runs))
-    frac = np.zeros(runs)
-    for cols, th, fr in _run_groups(run, runs, n_jobs, min_runs=64):
-        theta[:, cols] = th
-        frac[cols] = fr
-    return theta, frac
+    return _dp_gd_collect(run, d, runs, n_jobs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1247,11 +1216,7 @@ class DPGDLogistic(_LogisticBase):
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, label_fn=self._labels)
         Xa = self._with_intercept(Xp)
-        if self.step_size is None:
-            mom = public_moment(Xq, fit_intercept=self.fit_intercept)
-            step = logistic_dp_gd_step_size(mom.eigenvalues[-1], lam)
-        else:
-            step = _check_positive(self.step_size, "step_size")
+        step = self._dp_gd_step_size(Xq, lambda lam_max: logistic_dp_gd_step_size(lam_max, lam))
         C = _resolve_bound(self.clip_norm, "clip_norm", public=lambda: pmt_radius(d, n, eta),
                            private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))) or 1.0)
         mu = _mu(eps, dlt)

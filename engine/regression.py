@@ -312,6 +312,51 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     return theta, fixed, kappa
 
 
+def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
+    """Call ``fn(cols)`` on groups of run indices in threads, each with single-threaded BLAS.
+
+    Multi-threaded BLAS on small products slows down badly when other processes share the cores;
+    splitting the independent runs over ``n_jobs`` Python threads (numpy releases the GIL) with one
+    BLAS thread each is robust. Default: 2 threads when there are at least ``min_runs`` runs.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    if n_jobs is None:
+        n_jobs = 2 if runs >= min_runs else 1
+    groups = [g for g in np.array_split(np.arange(runs), max(1, min(int(n_jobs), runs))) if g.size]
+    with threadpool_limits(1):
+        if len(groups) == 1:
+            return [fn(groups[0])]
+        with ThreadPoolExecutor(len(groups)) as ex:
+            return list(ex.map(fn, groups))
+
+
+def _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype):
+    """Shared set-up of the batched DP-GD paths: per-run lam/step, row norms, unit rows ``U^T`` (dtype)."""
+    Xa = np.asarray(Xa, dtype=float)
+    n, d = Xa.shape
+    sigma = np.asarray(sigma, dtype=float)
+    runs = sigma.shape[0]
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), (runs,))
+    step = np.broadcast_to(np.asarray(step_size, dtype=float), (runs,))
+    rn = np.linalg.norm(Xa, axis=1)
+    safe = np.where(rn > 0, rn, 1.0)
+    Ut = np.ascontiguousarray((Xa / safe[:, None]).T, dtype=dtype)
+    return Xa, n, d, sigma, runs, lam, step, float(clip_norm), rn, Ut
+
+
+def _dp_gd_collect(run, d, runs, n_jobs):
+    """Run ``run(cols) -> (cols, theta (d, k), frac (k,))`` over thread groups (2 threads from 64 runs on)."""
+    theta = np.zeros((d, runs))
+    frac = np.zeros(runs)
+    for cols, th, fr in _run_groups(run, runs, n_jobs, min_runs=64):
+        theta[:, cols] = th
+        frac[cols] = fr
+    return theta, frac
+
+
 def dp_gd_ridge_path(
     Xa,
     y,
@@ -372,25 +417,8 @@ def dp_gd_ridge_path(
     frac_clipped : ndarray of shape (runs,)
         Fraction of per-example gradients clipped at the last step (display only).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from threadpoolctl import threadpool_limits
-
-    Xa = np.asarray(Xa, dtype=float)
-    n, d = Xa.shape
-    sigma = np.asarray(sigma, dtype=float)
-    runs = sigma.shape[0]
-    lam = np.broadcast_to(np.asarray(lam, dtype=float), (runs,))
-    step = np.broadcast_to(np.asarray(step_size, dtype=float), (runs,))
-    C = float(clip_norm)
-    rn = np.linalg.norm(Xa, axis=1)
-    safe = np.where(rn > 0, rn, 1.0)
+    Xa, n, d, sigma, runs, lam, step, C, rn, Ut = _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype)
     S = np.ascontiguousarray(2.0 * rn[:, None] * np.hstack([Xa, -np.asarray(y, dtype=float)[:, None]]), dtype=dtype)
-    Ut = np.ascontiguousarray((Xa / safe[:, None]).T, dtype=dtype)
-    if n_jobs is None:
-        n_jobs = 2 if runs >= 64 else 1
-    n_jobs = max(1, min(int(n_jobs), runs))
-    groups = [g for g in np.array_split(np.arange(runs), n_jobs) if g.size]
 
     def run(cols):
         k = cols.size
@@ -414,18 +442,7 @@ def dp_gd_ridge_path(
             theta = theta - st * g
         return cols, theta, frac / n
 
-    theta = np.zeros((d, runs))
-    frac = np.zeros(runs)
-    with threadpool_limits(1):
-        if len(groups) == 1:
-            results = [run(groups[0])]
-        else:
-            with ThreadPoolExecutor(len(groups)) as ex:
-                results = list(ex.map(run, groups))
-    for cols, th, fr in results:
-        theta[:, cols] = th
-        frac[cols] = fr
-    return theta, frac
+    return _dp_gd_collect(run, d, runs, n_jobs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -662,6 +679,12 @@ class _CoefBase(BaseEstimator):
         return _resolve_bound(self.response_bound, "response_bound",
                               public=lambda: _public_response_bound(yq, n, eta),
                               private=lambda: float(np.max(np.abs(yv))) or 1.0, stacklevel=5)
+
+    def _dp_gd_step_size(self, Xq, rule):
+        """``step_size`` if given, else ``rule(lambda_max)`` of the public second moment (public, so free)."""
+        if self.step_size is None:
+            return rule(public_moment(Xq, fit_intercept=self.fit_intercept).eigenvalues[-1])
+        return _check_positive(self.step_size, "step_size")
 
     def _set_theta(self, theta, p):
         theta = np.asarray(theta, dtype=float)
@@ -1219,11 +1242,7 @@ class DPGDRidge(_LinearBase):
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, need_y_pub=need_y_pub)
         Xa = self._with_intercept(Xp)
-        if self.step_size is None:
-            mom = public_moment(Xq, fit_intercept=self.fit_intercept)
-            step = 1.0 / (2.0 * float(mom.eigenvalues[-1]) + 2.0 * lam)
-        else:
-            step = _check_positive(self.step_size, "step_size")
+        step = self._dp_gd_step_size(Xq, lambda lam_max: 1.0 / (2.0 * float(lam_max) + 2.0 * lam))
 
         def public_C():
             B_y = self._response_bound(yq, yv, n, eta)
