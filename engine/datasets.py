@@ -515,20 +515,29 @@ def make_synthetic_regression(
     noise_std = _check_float(noise_std, "noise_std", minimum=0.0)
     n, d, kappa, theta_norm, X, theta, Sigma, eig, rng = _synthetic_design(n, d, kappa, theta_norm, random_state)
     y = X @ theta + noise_std * rng.standard_normal(n)
-    names = tuple(f"x{j}" for j in range(d))
+    return _synthetic_dataset(
+        "synthetic", X, y, "regression",
+        f"Synthetic Gaussian linear regression: n={n}, d={d}, kappa(Sigma)={kappa:g}, "
+        f"noise_std={noise_std:g}, ||theta*||={theta_norm:g}.",
+        {"theta_star": theta, "Sigma": Sigma, "eigenvalues": eig, "kappa": kappa,
+         "noise_std": noise_std, "theta_norm": theta_norm, "random_state": random_state},
+    )
+
+
+def _synthetic_dataset(name, X, y, task, description, extras):
+    """Wrap synthetic arrays as a :class:`Dataset` (columns ``x0..x{d-1}``, target ``y``, no citation)."""
+    names = tuple(f"x{j}" for j in range(X.shape[1]))
     return Dataset(
-        name="synthetic",
+        name=name,
         X=pd.DataFrame(X, columns=list(names)),
         y=pd.Series(y, name="y"),
-        task="regression",
+        task=task,
         feature_names=names,
         target_name="y",
         citation="",
         doi=None,
-        description=f"Synthetic Gaussian linear regression: n={n}, d={d}, kappa(Sigma)={kappa:g}, "
-        f"noise_std={noise_std:g}, ||theta*||={theta_norm:g}.",
-        extras={"theta_star": theta, "Sigma": Sigma, "eigenvalues": eig, "kappa": kappa,
-                "noise_std": noise_std, "theta_norm": theta_norm, "random_state": random_state},
+        description=description,
+        extras=extras,
     )
 
 
@@ -567,20 +576,12 @@ def make_synthetic_logistic(
     n, d, kappa, theta_norm, X, theta, Sigma, eig, rng = _synthetic_design(n, d, kappa, theta_norm, random_state)
     p = 1.0 / (1.0 + np.exp(-(X @ theta)))
     y = (rng.random(n) < p).astype(np.int64)
-    names = tuple(f"x{j}" for j in range(d))
-    return Dataset(
-        name="synthetic-logistic",
-        X=pd.DataFrame(X, columns=list(names)),
-        y=pd.Series(y, name="y"),
-        task="classification",
-        feature_names=names,
-        target_name="y",
-        citation="",
-        doi=None,
-        description=f"Synthetic Gaussian logistic regression: n={n}, d={d}, kappa(Sigma)={kappa:g}, "
+    return _synthetic_dataset(
+        "synthetic-logistic", X, y, "classification",
+        f"Synthetic Gaussian logistic regression: n={n}, d={d}, kappa(Sigma)={kappa:g}, "
         f"||theta*||={theta_norm:g}.",
-        extras={"theta_star": theta, "Sigma": Sigma, "eigenvalues": eig, "kappa": kappa,
-                "theta_norm": theta_norm, "random_state": random_state},
+        {"theta_star": theta, "Sigma": Sigma, "eigenvalues": eig, "kappa": kappa,
+         "theta_norm": theta_norm, "random_state": random_state},
     )
 
 
