@@ -90,10 +90,12 @@ from engine.pmt import (
 from engine.regression import (
     FitReport,
     _check_lam,
+    _check_n_ge_d,
     _check_on_singular,
     _check_positive,
     _check_steps,
     _check_X,
+    _check_X_pub,
     _CoefBase,
     _dp_gd_collect,
     _dp_gd_ledger,
@@ -778,25 +780,9 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
 def _validate_glm_data(X, y, X_pub, *, fit_intercept, need_X_pub, label_fn):
     Xp = _check_X(X, "X")
     n, p = Xp.shape
-    d = p + int(bool(fit_intercept))
     yv = label_fn(y, n)
-    if n < d:
-        raise ValueError(
-            f"n < d: the private data have n={n} rows but d={d} columns"
-            f"{' (intercept included)' if fit_intercept else ''}; need n >= d"
-        )
-    Xq = None
-    if X_pub is not None:
-        if np.ndim(X_pub) == 2 and np.shape(X_pub)[0] < 1:
-            raise ValueError("X_pub has 0 rows: n_pub must be >= 1")
-        Xq = _check_X(X_pub, "X_pub")
-        if Xq.shape[1] != p:
-            raise ValueError(f"X_pub has {Xq.shape[1]} columns but X has {p}; they must match")
-    elif need_X_pub:
-        raise ValueError(
-            "public data are required: pass X_pub (n_pub >= 1 public rows) to fit(); they are never inferred from X"
-        )
-    return Xp, yv, Xq, n, p, d
+    d = _check_n_ge_d(n, p, fit_intercept)
+    return Xp, yv, _check_X_pub(X_pub, p, need_X_pub), n, p, d
 
 
 def _newton_ledger(dlt, mu, T, sens_g, sens_H, nb):

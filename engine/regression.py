@@ -517,6 +517,34 @@ def _check_positive(value, name):
     return v
 
 
+def _check_n_ge_d(n, p, fit_intercept):
+    """``d = p (+1 intercept)``; raises ValueError when the private rows are fewer than d."""
+    d = p + int(bool(fit_intercept))
+    if n < d:
+        raise ValueError(
+            f"n < d: the private data have n={n} rows but d={d} columns"
+            f"{' (intercept included)' if fit_intercept else ''}; need n >= d"
+        )
+    return d
+
+
+def _check_X_pub(X_pub, p, need_X_pub):
+    """The optional public rows: None (allowed unless ``need_X_pub``) or >= 1 finite rows with p columns."""
+    if X_pub is None:
+        if need_X_pub:
+            raise ValueError(
+                "public data are required: pass X_pub (n_pub >= 1 public rows) to fit(); they are never inferred "
+                "from X"
+            )
+        return None
+    if np.ndim(X_pub) == 2 and np.shape(X_pub)[0] < 1:
+        raise ValueError("X_pub has 0 rows: n_pub must be >= 1")
+    Xq = _check_X(X_pub, "X_pub")
+    if Xq.shape[1] != p:
+        raise ValueError(f"X_pub has {Xq.shape[1]} columns but X has {p}; they must match")
+    return Xq
+
+
 def _validate_data(X, y, X_pub, y_pub, *, fit_intercept, need_X_pub, need_y_pub):
     """Validate private and public data; return ``(X, y, X_pub, y_pub, n, p, d)`` (d counts the intercept).
 
@@ -527,24 +555,11 @@ def _validate_data(X, y, X_pub, y_pub, *, fit_intercept, need_X_pub, need_y_pub)
     Xp = _check_X(X, "X")
     n, p = Xp.shape
     yv = _check_y(y, n, "y")
-    d = p + int(bool(fit_intercept))
-    if n < d:
-        raise ValueError(
-            f"n < d: the private data have n={n} rows but d={d} columns"
-            f"{' (intercept included)' if fit_intercept else ''}; need n >= d"
-        )
-    Xq = yq = None
-    if X_pub is not None:
-        Xq = np.asarray(X_pub, dtype=float) if not hasattr(X_pub, "shape") else X_pub
-        if np.ndim(Xq) == 2 and np.shape(Xq)[0] < 1:
-            raise ValueError("X_pub has 0 rows: n_pub must be >= 1")
-        Xq = _check_X(Xq, "X_pub")
-        if Xq.shape[1] != p:
-            raise ValueError(f"X_pub has {Xq.shape[1]} columns but X has {p}; they must match")
-    elif need_X_pub:
-        raise ValueError(
-            "public data are required: pass X_pub (n_pub >= 1 public rows) to fit(); they are never inferred from X"
-        )
+    d = _check_n_ge_d(n, p, fit_intercept)
+    if X_pub is not None and not hasattr(X_pub, "shape"):
+        X_pub = np.asarray(X_pub, dtype=float)
+    Xq = _check_X_pub(X_pub, p, need_X_pub)
+    yq = None
     if y_pub is not None:
         m = Xq.shape[0] if Xq is not None else np.asarray(y_pub).shape[0]
         yq = _check_y(y_pub, m, "y_pub")
