@@ -1127,8 +1127,7 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=False,
                                                  label_fn=self._labels)
         Xa = self._with_intercept(Xp)
-        C = _resolve_bound(self.clip_radius, "clip_radius", public=lambda: pmt_radius(d, n, eta),
-                           private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))))
+        C = self._clip_radius(Xa, d, n, eta)
         Xc, _, clipped = truncate_rows(Xa, C)
         mu, ledger, sg, sH, s_g, s_H, mu0, res = self._run_newton(Xc, yv, 2.0 * lam * self._penalty_mask(d), C, n, d, nb, dlt, eps, T,
                                                                   eig_floor, tol)

@@ -695,6 +695,12 @@ class _CoefBase(BaseEstimator):
                               public=lambda: _public_response_bound(yq, n, eta),
                               private=lambda: float(np.max(np.abs(yv))) or 1.0, stacklevel=5)
 
+    def _clip_radius(self, Xa, d, n, eta):
+        """Row clip C from ``clip_radius`` (None: the PMT radius formula on raw rows; "private": the
+        largest private row norm, with a warning)."""
+        return _resolve_bound(self.clip_radius, "clip_radius", public=lambda: pmt_radius(d, n, eta),
+                              private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))), stacklevel=5)
+
     def _dp_gd_step_size(self, Xq, rule):
         """``step_size`` if given, else ``rule(lambda_max)`` of the public second moment (public, so free)."""
         if self.step_size is None:
@@ -1055,8 +1061,7 @@ class DPRidge(_LinearBase):
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)
         Xa = self._with_intercept(Xp)
-        C = _resolve_bound(self.clip_radius, "clip_radius", public=lambda: pmt_radius(d, n, eta),
-                           private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))))
+        C = self._clip_radius(Xa, d, n, eta)
         B_y = self._response_bound(yq, yv, n, eta)
         mu = _mu(eps, dlt)
         Xc, _, clipped = truncate_rows(Xa, C)
