@@ -550,10 +550,9 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     # Where it exceeds 1e-3 everywhere (e.g. any clipped model with a floor above the boundary),
     # no s2 can be <= 0 and no product of 8 can underflow, so the clamp and the underflow check
     # of every tile are skipped (they would change nothing: the values are the same either way).
-    v = torch.reciprocal(inv_var.to(torch.float64))
-    r_lo = lam - (lam - 1.0) * (v.amax(0) / v.amin(0))
+    # (max v / min v = max (1/v) / min (1/v), from (K, D) reductions: no (B, K, D) temporary)
+    r_lo = lam - (lam - 1.0) * (inv_var.amax(0).to(torch.float64) / inv_var.amin(0).to(torch.float64))
     safe = bool((r_lo > 1e-3).all())
-    del v, r_lo
     # per pair and position, in the working precision: T = sum_d d^2 / s2, L = sum_d ln r
     t_f = torch.empty((n_pairs, K), dtype=dt)
     l_f = torch.empty((n_pairs, K), dtype=dt)
@@ -669,8 +668,9 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                 th.join()
             if errors:
                 raise errors[0]
-    out_f = torch.add(t_f.to(torch.float64).mul_(half_lam), l_f.to(torch.float64), alpha=c)
-    out_b = torch.add(t_b.to(torch.float64).mul_(half_lam), l_b.to(torch.float64), alpha=c)
+    out_f = t_f.to(torch.float64).mul_(half_lam).add_(l_f, alpha=c)  # float64 arithmetic
+    del t_f, l_f
+    out_b = t_b.to(torch.float64).mul_(half_lam).add_(l_b, alpha=c)
     return out_f, out_b
 
 
