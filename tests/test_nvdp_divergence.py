@@ -469,7 +469,9 @@ def test_sigma_exactly_at_the_clipping_floor_is_the_boundary():
     assert res["forward"] == math.inf and math.isfinite(res["backward"]) and res["max"] == math.inf
 
 
-@pytest.mark.parametrize("D", [8, 24, 6])  # 3 halvings (8, 24) and 1 halving (6): products of 8 / 2 dims
+# halvings of the dim axis: 4 (D = 32, products of 16 dims where no underflow is possible, else 3),
+# 3 (8, 24) and 1 (6)
+@pytest.mark.parametrize("D", [32, 8, 24, 6])
 def test_folded_logarithms_match_brute_force(D):
     mu, sigma, alpha, mask = make_posteriors(B=5, K=4, D=D, seed=3, sigma_lo=0.35)
     unclipped = sigma.clone()

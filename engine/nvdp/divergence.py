@@ -495,15 +495,16 @@ def _single_intraop_thread():
                 torch.set_num_threads(_THREADS_STATE["saved"])
 
 
-def _n_folds(D: int, lam: float, dt: torch.dtype) -> list[int]:
+def _n_folds(D: int, lam: float, dt: torch.dtype, max_halvings: int = 3) -> list[int]:
     """Widths of the successive halvings of the dim axis for the product-of-r logarithm.
 
-    Up to 3 halvings (products of 8 dims), fewer if D is not divisible, and fewer when
-    lambda^(2^n) (the largest possible product, r < lambda) would come within 2**8 of overflow.
+    Up to ``max_halvings`` halvings (products of 2**max_halvings dims), fewer if D is not
+    divisible, and fewer when lambda^(2^n) (the largest possible product, r < lambda) would come
+    within 2**8 of overflow.
     """
     log2_max = math.log2(torch.finfo(dt).max) - 8.0
     folds, w = [], D
-    while len(folds) < 3 and w % 2 == 0 and (2 ** (len(folds) + 1)) * math.log2(max(lam, 1.0)) < log2_max:
+    while len(folds) < max_halvings and w % 2 == 0 and (2 ** (len(folds) + 1)) * math.log2(max(lam, 1.0)) < log2_max:
         w //= 2
         folds.append(w)
     return folds
@@ -521,14 +522,19 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
 
     Speed: pairs are taken in tiles (input i against a contiguous block of up to ``m_max`` inputs
     j), so the a side broadcasts and the b side is a view, and the j blocks stay in cache. The
-    logarithms, the dominant cost, are taken of products of up to 8 dims
-    (ln r1 + ln r2 = ln(r1 r2)): the first halving multiplies s2 of dims d and d + D/2 and then by
+    logarithms, the dominant cost, are taken of products of up to 8 dims, or 16 where a global
+    lower bound of r (below) rules out underflow (ln r1 + ln r2 = ln(r1 r2)): the first halving multiplies s2 of dims d and d + D/2 and then by
     the precomputed ``1/(v_b,d v_b,d+D/2)`` (so r itself is never formed at full size), further
     halvings multiply those products. s2 is clamped at 0 first so that two negative factors
     cannot make a positive product (any s2 <= 0 gives ln 0 = -inf, reported as +inf by the
     caller). r < lambda bounds the products from above (:func:`_n_folds`); a tile whose products
     come below the smallest normal number (underflow, or a legitimate 0) is recomputed with one
-    logarithm per dim, so folding never changes a finite result into an infinite one.
+    logarithm per dim, so folding never changes a finite result into an infinite one. Where
+    ``r >= lambda - (lambda - 1) max_inputs v / min_inputs v > 1e-3`` for every (k, d), the clamp
+    and this check are provably no-ops and are skipped (products of 8 >= 1e-24); above
+    ``10**(-30/16)`` products of 16 (>= 1e-30) are used. The number of halvings is decided once
+    per call from all inputs, so a subset of the inputs may round differently (float32: ~1e-7
+    relative).
 
     Tiles are independent and each writes its own rows of the outputs, so ``n_workers`` Python
     threads (torch releases the GIL inside its kernels) take tasks of consecutive tiles from a
@@ -543,16 +549,18 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     tiny = torch.finfo(dt).tiny
     n_pairs = sum(j1 - j0 for _, j0, j1, _ in rows)
     m_max = max(1, min(int(max_chunk_elements) // (K * D), max(j1 - j0 for _, j0, j1, _ in rows)))
-    folds = _n_folds(D, lam, dt)
-    # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
-    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
     # Global lower bound of r over all pairs, per (k, d): r >= lambda - (lambda - 1) max v / min v.
     # Where it exceeds 1e-3 everywhere (e.g. any clipped model with a floor above the boundary),
-    # no s2 can be <= 0 and no product of 8 can underflow, so the clamp and the underflow check
-    # of every tile are skipped (they would change nothing: the values are the same either way).
+    # no s2 can be <= 0 and no product of 8 can underflow (>= 1e-24), so the clamp and the
+    # underflow check of every tile are skipped (they would change nothing). Where it exceeds
+    # 10**(-30/16) (products of 16 >= 1e-30), 4 halvings are used instead of 3.
     # (max v / min v = max (1/v) / min (1/v), from (K, D) reductions: no (B, K, D) temporary)
     r_lo = lam - (lam - 1.0) * (inv_var.amax(0).to(torch.float64) / inv_var.amin(0).to(torch.float64))
-    safe = bool((r_lo > 1e-3).all())
+    r_lo_min = float(r_lo.min())
+    safe = r_lo_min > 1e-3
+    folds = _n_folds(D, lam, dt, max_halvings=4 if r_lo_min > 10.0 ** (-30.0 / 16.0) else 3)
+    # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
+    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
     # per pair and position, in the working precision: T = sum_d d^2 / s2, L = sum_d ln r
     t_f = torch.empty((n_pairs, K), dtype=dt)
     l_f = torch.empty((n_pairs, K), dtype=dt)
