@@ -36,7 +36,7 @@ def test_data_dir_is_inside_the_repository():
     # The app must work from a fresh clone, without ../shared.
     root = D.DATA_DIR.parents[1]
     assert D.DATA_DIR == root / "assets" / "data"
-    assert (root / "engine" / "datasets.py").is_file()
+    assert (root / "engine" / "datasets" / "__init__.py").is_file()
 
 
 def test_sha256sums_file_lists_every_bundled_file_and_matches():

@@ -1,0 +1,432 @@
+"""The validating CSV loader for user uploads.
+
+:func:`read_csv_upload` parses a user's CSV (a path, raw bytes, or a file-like object such as
+Streamlit's ``UploadedFile``) and rejects every bad input listed in the project's conventions with a
+:class:`ValueError` that names the column or value and what is accepted; :func:`read_csv_columns`
+reads only the header (for column pickers). Nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import numbers
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.datasets._base import MAX_ABS_VALUE, MAX_UPLOAD_BYTES, TASKS, Dataset, _check_int
+
+#: Delimiters :func:`read_csv_upload` sniffs among, in order of preference on ties.
+_DELIMITERS: tuple[str, ...] = (",", ";", "\t")
+_DELIM_NAMES = {",": "',' (comma)", ";": "';' (semicolon)", "\t": "tab"}
+
+
+
+def _fmt_bytes(b: int) -> str:
+    return f"{b / 2**20:.1f} MB" if b >= 2**20 else f"{b} bytes"
+
+
+def _read_source(source, max_bytes: int) -> tuple[bytes, str]:
+    """Return (raw bytes, file name) from a path, bytes, or a file-like object; enforce the size cap."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise ValueError(f"no such file: {str(path)!r}")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ValueError(f"the file is {_fmt_bytes(size)}, larger than the upload limit of {_fmt_bytes(max_bytes)}")
+        return path.read_bytes(), path.name
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)
+        name = "data.csv"
+    elif hasattr(source, "read"):
+        size = getattr(source, "size", None)
+        if isinstance(size, numbers.Integral) and size > max_bytes:
+            raise ValueError(f"the file is {_fmt_bytes(int(size))}, larger than the upload limit of {_fmt_bytes(max_bytes)}")
+        if hasattr(source, "getvalue"):
+            raw = source.getvalue()
+        else:
+            if hasattr(source, "seek"):
+                try:
+                    source.seek(0)
+                except (OSError, ValueError):
+                    pass
+            raw = source.read(max_bytes + 1)
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        name = os.path.basename(str(getattr(source, "name", "") or "data.csv"))
+    else:
+        raise TypeError(
+            f"source must be a path, bytes or a file-like object with .read(), got {type(source).__name__}"
+        )
+    if len(raw) > max_bytes:
+        raise ValueError(f"the file is larger than the upload limit of {_fmt_bytes(max_bytes)} "
+                         f"(read {_fmt_bytes(len(raw))} so far)")
+    return raw, name
+
+
+def _decode(raw: bytes) -> str:
+    if b"\x00" in raw[:8192]:
+        raise ValueError(
+            "the file looks binary (it contains NUL bytes), not a CSV text file; export it as CSV "
+            "(comma, semicolon or tab separated) first"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")  # every byte sequence decodes; Western-European spreadsheets
+
+
+def _header_fields(line: str, delim: str) -> list[str]:
+    return next(csv.reader([line], delimiter=delim))
+
+
+def _sniff_delimiter(header: str) -> str:
+    """Pick the delimiter among ',', ';', tab that splits the header line into the most fields."""
+    best, best_count = ",", 1
+    for delim in _DELIMITERS:
+        count = len(_header_fields(header, delim))
+        if count > best_count:
+            best, best_count = delim, count
+    return best
+
+
+def _row_list(mask: np.ndarray, limit: int = 5) -> str:
+    """'data row 3' / 'data rows 3, 7, ...' for the True entries of mask (1-based, header not counted)."""
+    rows = (np.flatnonzero(mask) + 1).tolist()
+    shown = ", ".join(str(r) for r in rows[:limit])
+    return ("data row " if len(rows) == 1 else "data rows ") + shown + (", ..." if len(rows) > limit else "")
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}" + ("" if k == 1 else "s")
+
+
+def _numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
+    """Convert one column to float64, rejecting non-numeric, missing, infinite and huge entries."""
+    what = f"{role} column {col!r}"
+    if series.dtype == bool:
+        values = series.to_numpy(dtype=np.float64)
+    else:
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    missing_in_file = series.isna().to_numpy()
+    if missing_in_file.all():
+        raise ValueError(f"{what} is empty: all {len(series)} values are missing (NaN); drop the column")
+    unreadable = np.isnan(values) & ~missing_in_file
+    if unreadable.any():
+        raise ValueError(
+            f"{what} is not numeric: {int(unreadable.sum())} of {len(series)} values cannot be read as numbers "
+            f"({_row_list(unreadable)}); only numeric columns are accepted as features or a "
+            "regression target: remove the column or encode it as numbers"
+        )
+    nan = np.isnan(values)
+    if nan.any():
+        raise ValueError(
+            f"{what} has {_count(int(nan.sum()), 'missing (NaN) value')} ({_row_list(nan)}); "
+            "missing values are not accepted: remove or impute those rows first"
+        )
+    inf = np.isinf(values)
+    if inf.any():
+        raise ValueError(
+            f"{what} has {_count(int(inf.sum()), 'infinite value')} ({_row_list(inf)}); only finite numbers "
+            f"with |value| <= {MAX_ABS_VALUE:g} are accepted"
+        )
+    huge = np.abs(values) > MAX_ABS_VALUE
+    if huge.any():
+        raise ValueError(
+            f"{what} has {_count(int(huge.sum()), 'value')} with magnitude above {MAX_ABS_VALUE:g} "
+            f"({_row_list(huge)}); they are overflow-prone (their squares exceed float64's range), "
+            f"accepted are finite numbers with |value| <= {MAX_ABS_VALUE:g}: rescale the column"
+        )
+    return values
+
+
+def _binary_labels(series: pd.Series, col: str) -> np.ndarray:
+    """Labels must be exactly 0/1 (or true/false); both classes must occur. Messages never reveal values."""
+    if series.isna().any():
+        miss = series.isna().to_numpy()
+        raise ValueError(
+            f"target column {col!r} has {_count(int(miss.sum()), 'missing label')} ({_row_list(miss)}); "
+            "every row needs a label 0 or 1"
+        )
+    if series.dtype == bool:
+        values = series.to_numpy(dtype=np.float64)
+    elif not pd.api.types.is_numeric_dtype(series):
+        lowered = series.astype(str).str.strip().str.lower().map({"true": 1.0, "false": 0.0})
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+        values = np.where(np.isnan(values), lowered.to_numpy(dtype=np.float64), values)
+    else:
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isin(values, (0.0, 1.0))
+    if bad.any():
+        raise ValueError(
+            f"classification target column {col!r} must hold only the labels 0 and 1 (or true/false); "
+            f"{_count(int(bad.sum()), 'row')} with other values ({_row_list(bad)}): encode the positive class "
+            "as 1 and the negative class as 0, or choose task 'regression'"
+        )
+    if np.all(values == values[0]):
+        raise ValueError(
+            f"classification target column {col!r} has only one class: both labels 0 and 1 must occur"
+        )
+    return values.astype(np.int64)
+
+
+def _parse_header(text: str, sep: str | None) -> tuple[str, list[str]]:
+    """Find the header line, choose the delimiter, and validate the column names."""
+    header = next((ln.rstrip("\r\n") for ln in io.StringIO(text) if ln.strip()), None)
+    if header is None:
+        raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows")
+    delim = sep if sep is not None else _sniff_delimiter(header)
+    names = [h.strip() for h in _header_fields(header, delim)]
+    if len(names) < 2:
+        seen = [_DELIM_NAMES[c] for c in _DELIMITERS if c != delim and c in header]
+        hint = (
+            f"; the header contains {seen[0]}, so the file looks {seen[0].split()[0]}-separated: choose that delimiter"
+            if seen
+            else "; other delimiters such as '|' or spaces are not accepted: re-save the file as CSV"
+        )
+        raise ValueError(
+            f"the file parsed into a single column ({names[0][:60]!r}) with delimiter {_DELIM_NAMES[delim]}: "
+            f"need at least 2 columns (features and a target) separated by ',', ';' or tab{hint}"
+        )
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise ValueError(f"column name {dupes[0]!r} appears more than once in the header; column names must be unique")
+    if any(c == "" for c in names):
+        raise ValueError(f"column {names.index('') + 1} has an empty name in the header; every column needs a name")
+    return delim, names
+
+
+def read_csv_columns(source, *, max_bytes: int = MAX_UPLOAD_BYTES, sep: str | None = None) -> list[str]:
+    """The column names of a CSV upload (header only), e.g. to offer target/feature pickers.
+
+    Applies the same size cap, encoding, delimiter sniffing and header checks as
+    :func:`read_csv_upload` (and raises the same :class:`ValueError` messages for them); the data
+    rows are not validated.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes, or file-like
+    max_bytes : int, default 50 MiB
+    sep : {",", ";", "\\t"}, optional
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> read_csv_columns(b"x;y;label\\n1;2;0\\n")
+    ['x', 'y', 'label']
+    """
+    max_bytes = _check_int(max_bytes, "max_bytes", 1)
+    if sep is not None and sep not in _DELIMITERS:
+        raise ValueError(f"sep must be one of ',', ';', '\\t' (or None to sniff), got {sep!r}")
+    raw, _ = _read_source(source, max_bytes)
+    return _parse_header(_decode(raw), sep)[1]
+
+
+def read_csv_upload(
+    source,
+    *,
+    target: str | None = None,
+    features=None,
+    task: str | None = None,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    sep: str | None = None,
+) -> Dataset:
+    """Parse and validate a user's CSV into a :class:`Dataset`.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes, or file-like
+        A path to a CSV file, its raw bytes, or an object with ``.read()`` (Streamlit's
+        ``UploadedFile`` works: its ``.size`` is checked before reading, its ``.name`` is kept).
+    target : str, optional
+        Target column. Default: the LAST column.
+    features : sequence of str, optional
+        Feature columns, in order. Default: every column except the target.
+    task : {"regression", "classification", "text-classification"}, optional
+        Default: ``"classification"`` if the target holds only 0/1 (or true/false) values, else
+        ``"regression"``. ``"text-classification"`` needs exactly one (string) feature column.
+    max_bytes : int, default 50 MiB
+        Size cap; a larger file is rejected before it is parsed.
+    sep : {",", ";", "\\t"}, optional
+        Delimiter. Default: sniffed from the header line (the candidate giving the most fields).
+        A ``;``-separated file whose numbers use a decimal comma (``1,5``) is read with
+        ``decimal=","`` when that turns more columns numeric.
+
+    Returns
+    -------
+    Dataset
+        ``name="upload:<filename>"``, float64 features, float64 (regression) or int64 {0, 1}
+        (classification) target, empty citation.
+
+    Raises
+    ------
+    ValueError
+        With a message naming the column or value and what is accepted, for: a file over
+        ``max_bytes``; an empty file; a binary file; a header without rows; a single data row; a
+        file that parses into one column (wrong delimiter); duplicate column names; a missing target
+        or feature column; a non-numeric or all-missing column; NaN, infinite or overflow-prone
+        (``|x| > MAX_ABS_VALUE = 1e150``, so 1e308 is rejected) values in a feature or the target; a
+        constant column; two identical feature columns; labels other than 0/1 or a single class for
+        classification; n <= d (need more rows than features).
+    TypeError
+        ``source`` of an unsupported type.
+
+    Notes
+    -----
+    Messages name columns and 1-based data-row numbers (the header is not counted) but, for the
+    class-balance check, never the data values (an all-0 and an all-1 target give the same message).
+    Nothing is written to disk.
+
+    Examples
+    --------
+    >>> ds = read_csv_upload(b"a;b;y\\n1;2;0\\n2;1;1\\n3;5;0\\n4;4;1\\n")
+    >>> ds.name, ds.task, ds.feature_names, ds.n
+    ('upload:data.csv', 'classification', ('a', 'b'), 4)
+    """
+    max_bytes = _check_int(max_bytes, "max_bytes", 1)
+    if task is not None and task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)} (or None to infer), got {task!r}")
+    if sep is not None and sep not in _DELIMITERS:
+        raise ValueError(f"sep must be one of ',', ';', '\\t' (or None to sniff), got {sep!r}")
+
+    raw, filename = _read_source(source, max_bytes)
+    text = _decode(raw)
+    delim, names = _parse_header(text, sep)
+
+    try:
+        with warnings.catch_warnings():
+            # pandas only warns (and drops data) when a row has more fields than the header.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.StringIO(text), sep=delim, header=0, names=names, index_col=False,
+                                skip_blank_lines=True, skipinitialspace=True)
+    except pd.errors.EmptyDataError as exc:
+        raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows") from exc
+    except (pd.errors.ParserError, pd.errors.ParserWarning, csv.Error) as exc:
+        data_lines = [ln for ln in io.StringIO(text) if ln.strip()][1:]
+        lengths = [len(row) for row in csv.reader(data_lines, delimiter=delim)]
+        long_rows = [i for i, k in enumerate(lengths, start=1) if k > len(names)]
+        where = f" (data row {long_rows[0]} has {lengths[long_rows[0] - 1]})" if long_rows else ""
+        raise ValueError(
+            f"the file could not be parsed as {_DELIM_NAMES[delim]}-separated CSV: a row has more fields than the "
+            f"header's {len(names)} columns{where}; every row must have one field per column"
+        ) from exc
+    def n_text(f: pd.DataFrame) -> int:
+        return sum(not pd.api.types.is_numeric_dtype(t) for t in f.dtypes)
+
+    if delim == ";" and n_text(frame) > 0:
+        # Semicolon files from European spreadsheets often write decimals with a comma ("1,5").
+        try:
+            alt = pd.read_csv(io.StringIO(text), sep=delim, header=0, names=names, index_col=False,
+                              skip_blank_lines=True, skipinitialspace=True, decimal=",")
+            if n_text(alt) < n_text(frame):
+                frame = alt
+        except (pd.errors.ParserError, ValueError):  # pragma: no cover - the first parse succeeded
+            pass
+    if len(frame) == 0:
+        raise ValueError(f"the file has a header ({len(names)} columns) but no data rows; need at least 2 rows")
+    if len(frame) == 1:
+        raise ValueError("the file has only one data row; need at least 2 rows (and more rows than features)")
+
+    # --- choose columns ---------------------------------------------------------------------------
+    if target is None:
+        target = names[-1]
+    if target not in names:
+        raise ValueError(f"target column {target!r} not found; the columns are: {', '.join(map(repr, names))}")
+    if features is None:
+        features = [c for c in names if c != target]
+    else:
+        if isinstance(features, str):
+            features = [features]
+        features = list(features)
+        if not features:
+            raise ValueError("features is empty: choose at least one feature column")
+        missing = [c for c in features if c not in names]
+        if missing:
+            raise ValueError(f"feature column {missing[0]!r} not found; the columns are: {', '.join(map(repr, names))}")
+        if target in features:
+            raise ValueError(f"column {target!r} is the target and cannot also be a feature")
+        dup_feat = sorted({c for c in features if features.count(c) > 1})
+        if dup_feat:
+            raise ValueError(f"feature column {dup_feat[0]!r} is listed more than once")
+
+    # --- task ---------------------------------------------------------------------------------------
+    if task is None:
+        t = frame[target]
+        if t.dtype == bool:
+            task = "classification"
+        else:
+            num = pd.to_numeric(t, errors="coerce")
+            task = "classification" if (num.notna().all() and num.isin((0, 1)).all()) else "regression"
+
+    # --- target ------------------------------------------------------------------------------------
+    if task == "regression":
+        y_values = _numeric_column(frame[target], target, "target")
+        if np.all(y_values == y_values[0]):
+            raise ValueError(f"target column {target!r} is constant (every row has the same value): nothing to learn")
+        y = pd.Series(y_values, name=target)
+    else:
+        y = pd.Series(_binary_labels(frame[target], target), name=target)
+
+    # --- features ----------------------------------------------------------------------------------
+    if task == "text-classification":
+        if len(features) != 1:
+            raise ValueError(
+                f"task 'text-classification' needs exactly one text feature column, got {len(features)}: "
+                f"{', '.join(map(repr, features))}"
+            )
+        col = features[0]
+        s = frame[col]
+        blank = s.isna().to_numpy() | (s.astype(str).str.strip() == "").to_numpy()
+        if blank.any():
+            raise ValueError(
+                f"text column {col!r} has {_count(int(blank.sum()), 'empty entry').replace('entrys', 'entries')} ({_row_list(blank)}); "
+                "every row needs a sentence"
+            )
+        X = pd.DataFrame({"sentence": s.astype(str).to_numpy()})
+        feature_names: tuple[str, ...] = ("sentence",)
+    else:
+        cols = {c: _numeric_column(frame[c], c, "feature") for c in features}
+        for c, v in cols.items():
+            if np.all(v == v[0]):
+                raise ValueError(
+                    f"feature column {c!r} is constant (every row has the same value); it carries no information "
+                    "and makes the second-moment matrix singular: drop it"
+                )
+        seen: dict[bytes, str] = {}
+        for c, v in cols.items():
+            key = hashlib.sha256(np.ascontiguousarray(v + 0.0).tobytes()).digest()
+            if key in seen and np.array_equal(cols[seen[key]], v):
+                raise ValueError(
+                    f"feature columns {seen[key]!r} and {c!r} are identical; the design matrix would be "
+                    "rank-deficient: drop one of them"
+                )
+            seen[key] = c
+        X = pd.DataFrame(cols)
+        feature_names = tuple(features)
+        n, d = len(X), len(feature_names)
+        if n <= d:
+            raise ValueError(
+                f"too few rows: n = {n} rows for d = {d} features; need more rows than features (n >= d + 1 = {d + 1})"
+            )
+
+    return Dataset(
+        name=f"upload:{filename}",
+        X=X,
+        y=y,
+        task=task,
+        feature_names=feature_names,
+        target_name=target,
+        citation="",
+        doi=None,
+        description=f"Uploaded file {filename!r}: {len(X)} rows, {len(feature_names)} features, target {target!r} "
+        f"({task}).",
+    )
