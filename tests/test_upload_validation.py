@@ -60,8 +60,8 @@ def test_good_file_from_a_streamlit_uploaded_file():
     assert list(ds.X.columns) == ["humidity", "temperature"]
 
 
-def test_semicolon_file_with_decimal_comma_is_sniffed_and_inferred_as_classification():
-    ds = read_csv_upload(DATA / "upload_good_semicolon_decimal_comma.csv")
+def test_semicolon_file_with_decimal_comma_is_sniffed_and_read_as_classification_when_asked():
+    ds = read_csv_upload(DATA / "upload_good_semicolon_decimal_comma.csv", task="classification")
     assert ds.feature_names == ("temperature", "humidity")  # quoted header read correctly
     assert ds.task == "classification" and ds.y.dtype == np.int64
     assert ds.X["temperature"].iloc[0] == 20.006 and ds.X["humidity"].iloc[0] == 88.03
@@ -184,7 +184,7 @@ def test_nonnumeric_fixture_file_names_the_column():
 def test_single_class_message_does_not_reveal_which_class(label):
     raw = _csv(["a", "b", "y"], *[(i, i * i % 7, label) for i in range(8)])
     with pytest.raises(ValueError) as info:
-        read_csv_upload(raw)  # task inferred as classification (0/1 values)
+        read_csv_upload(raw, task="classification")
     msg = str(info.value)
     assert msg == "classification target column 'y' has only one class: both labels 0 and 1 must occur"
 
@@ -251,3 +251,86 @@ def test_common_spreadsheet_exports(raw, names):
     ds = read_csv_upload(raw)
     assert ds.feature_names == names
     assert ds.y.tolist() == [3.0, 4.0, 5.0, 1.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 12 item 10: CSV quirks (CR-only line endings, decimal comma)
+# ---------------------------------------------------------------------------------------------
+def test_cr_only_line_endings_load():
+    raw = b"a,b,y\r1.5,2,0.25\r-3,4.5,1\r2,0.5,7\r"
+    ds = read_csv_upload(raw)
+    np.testing.assert_array_equal(ds.X.to_numpy(), [[1.5, 2.0], [-3.0, 4.5], [2.0, 0.5]])
+    np.testing.assert_array_equal(ds.y.to_numpy(), [0.25, 1.0, 7.0])
+    assert ds.feature_names == ("a", "b")
+
+
+def test_cr_only_line_endings_load_semicolon_with_decimal_comma():
+    ds = read_csv_upload(b"a;b;y\r1,5;2;0,25\r-3;4,5;1\r2;0,5;7\r")
+    np.testing.assert_array_equal(ds.X.to_numpy(), [[1.5, 2.0], [-3.0, 4.5], [2.0, 0.5]])
+    np.testing.assert_array_equal(ds.y.to_numpy(), [0.25, 1.0, 7.0])
+
+
+def test_crlf_line_endings_still_load():
+    ds = read_csv_upload(b"a,b,y\r\n1.5,2,0.25\r\n-3,4.5,1\r\n2,0.5,7\r\n")
+    np.testing.assert_array_equal(ds.y.to_numpy(), [0.25, 1.0, 7.0])
+
+
+def test_tab_separated_with_decimal_comma_loads():
+    raw = b"a\tb\ty\n1,5\t2\t0,25\n-3\t4,5\t1\n2\t0,125\t7,5\n"
+    ds = read_csv_upload(raw)
+    np.testing.assert_array_equal(ds.X.to_numpy(), [[1.5, 2.0], [-3.0, 4.5], [2.0, 0.125]])
+    np.testing.assert_array_equal(ds.y.to_numpy(), [0.25, 1.0, 7.5])
+
+
+def test_quoted_decimal_comma_in_a_comma_separated_file_is_named():
+    raw = b'a,b,y\n"1,5",2,0.25\n"-3,25",4.5,1\n"2,0",0.5,7\n'
+    with pytest.raises(ValueError) as info:
+        read_csv_upload(raw)
+    msg = str(info.value)
+    assert msg.startswith("feature column 'a' is not numeric: 3 of 3 values cannot be read as numbers (data rows 1, 2, 3)")
+    assert "decimal comma" in msg and "re-save the file with ';' or tab" in msg
+    # the message shows a generic example, never the private entries themselves
+    assert "3,25" not in msg and "-3" not in msg
+
+
+def test_mixed_decimal_marks_in_a_semicolon_file_are_named():
+    # column a uses a decimal comma, column b a decimal point: no single reading makes both numeric
+    raw = b"a;b;y\n1,5;2.5;1\n2,5;0.5;2\n3,5;1.25;3\n"
+    with pytest.raises(ValueError, match="decimal comma .* use one decimal mark throughout"):
+        read_csv_upload(raw)
+
+
+def test_text_that_is_not_a_number_gets_no_decimal_comma_hint():
+    raw = b'a,b,y\n"x,y",2,0.25\n"1,5",4.5,1\n"2,0",0.5,7\n'
+    with pytest.raises(ValueError, match="is not numeric") as info:
+        read_csv_upload(raw)
+    assert "decimal comma" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 12 item 2: the task is the caller's choice, never inferred from the private target values
+# ---------------------------------------------------------------------------------------------
+def test_zero_one_target_is_regression_unless_classification_is_chosen():
+    rows = [(i, (i * 7) % 5, i % 2) for i in range(8)]
+    ds = read_csv_upload(_csv(["a", "b", "y"], *rows))
+    assert ds.task == "regression" and ds.y.dtype == np.float64
+    np.testing.assert_array_equal(ds.y.to_numpy(), [i % 2 for i in range(8)])
+    ds = read_csv_upload(_csv(["a", "b", "y"], *rows), task="classification")
+    assert ds.task == "classification" and ds.y.dtype == np.int64
+
+
+def test_neighbouring_targets_get_the_same_default_task():
+    # Replace-one neighbours: 0/1 labels vs the same labels with one 2. The default task, and so the
+    # analysis, must not tell them apart (it used to: classification vs regression).
+    rows = [(i, (i * 7) % 5, i % 2) for i in range(8)]
+    neighbour = rows[:-1] + [(7, 0, 2)]
+    a = read_csv_upload(_csv(["a", "b", "y"], *rows))
+    b = read_csv_upload(_csv(["a", "b", "y"], *neighbour))
+    assert a.task == b.task == "regression"
+
+
+def test_boolean_typed_target_is_classification_by_default():
+    rows = [(i, (i * 7) % 5, "true" if i % 3 else "False") for i in range(8)]
+    ds = read_csv_upload(_csv(["a", "b", "y"], *rows))
+    assert ds.task == "classification"
+    np.testing.assert_array_equal(ds.y.to_numpy(), [0, 1, 1, 0, 1, 1, 0, 1])

@@ -13,6 +13,7 @@ import hashlib
 import io
 import numbers
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from engine.datasets._base import MAX_ABS_VALUE, MAX_UPLOAD_BYTES, TASKS, Datase
 #: Delimiters :func:`read_csv_upload` sniffs among, in order of preference on ties.
 _DELIMITERS: tuple[str, ...] = (",", ";", "\t")
 _DELIM_NAMES = {",": "',' (comma)", ";": "';' (semicolon)", "\t": "tab"}
+
+#: A number written with a decimal comma (``1,5``, ``-0,25``, ``3,``), as a whole cell.
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?\s*")
 
 
 
@@ -77,9 +81,14 @@ def _decode(raw: bytes) -> str:
             "(comma, semicolon or tab separated) first"
         )
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return raw.decode("latin-1")  # every byte sequence decodes; Western-European spreadsheets
+        text = raw.decode("latin-1")  # every byte sequence decodes; Western-European spreadsheets
+    if "\r" in text and "\n" not in text:
+        # CR-only line endings (classic Mac OS, some Excel exports): Python's csv module and the
+        # header scan below split lines on "\n" only.
+        text = text.replace("\r", "\n")
+    return text
 
 
 def _header_fields(line: str, delim: str) -> list[str]:
@@ -107,7 +116,22 @@ def _count(k: int, noun: str) -> str:
     return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
-def _numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
+def _decimal_comma_hint(series: pd.Series, unreadable: np.ndarray, delim: str) -> str:
+    """A sentence for the "not numeric" error when every unreadable entry is a decimal-comma number."""
+    cells = series[unreadable].astype(str)
+    if not cells.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None).all():
+        return ""
+    if delim == ",":
+        return (
+            "; these entries are numbers written with a decimal comma (like 1,5), which a comma-separated file "
+            "cannot carry unambiguously ('1,000' could be one thousand or 1.0): re-save the file with ';' or tab "
+            "as the separator, or with '.' as the decimal mark"
+        )
+    return "; these entries look like numbers written with a decimal comma (like 1,5), but the other numbers " \
+        "in the file use a decimal point: use one decimal mark throughout"
+
+
+def _numeric_column(series: pd.Series, col: str, role: str, delim: str = ",") -> np.ndarray:
     """Convert one column to float64, rejecting non-numeric, missing, infinite and huge entries."""
     what = f"{role} column {col!r}"
     if series.dtype == bool:
@@ -121,8 +145,8 @@ def _numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
     if unreadable.any():
         raise ValueError(
             f"{what} is not numeric: {int(unreadable.sum())} of {len(series)} values cannot be read as numbers "
-            f"({_row_list(unreadable)}); only numeric columns are accepted as features or a "
-            "regression target: remove the column or encode it as numbers"
+            f"({_row_list(unreadable)}){_decimal_comma_hint(series, unreadable, delim)}; only numeric columns are "
+            "accepted as features or a regression target: remove the column or encode it as numbers"
         )
     nan = np.isnan(values)
     if nan.any():
@@ -252,14 +276,26 @@ def read_csv_upload(
     features : sequence of str, optional
         Feature columns, in order. Default: every column except the target.
     task : {"regression", "classification", "text-classification"}, optional
-        Default: ``"classification"`` if the target holds only 0/1 (or true/false) values, else
-        ``"regression"``. ``"text-classification"`` needs exactly one (string) feature column.
+        The analysis the target is prepared for: the user's choice. ``"text-classification"`` needs
+        exactly one (string) feature column. The task is never inferred from the target's values,
+        because they are private: with a rule such as "only 0/1 values means classification" one
+        row (a 2 among 0/1 labels) would switch the whole analysis, which tells neighbouring data
+        sets apart with certainty. With ``None`` (default) the task follows the column's declared type
+        only: ``"classification"`` when the target column is typed boolean (written as
+        ``true``/``false`` words, which pandas reads as dtype ``bool``), else ``"regression"``; so
+        a 0/1 column is a regression target unless ``task="classification"`` is given. Since the
+        target column's declared type belongs to the file's schema, a boolean column in which
+        one entry is not a boolean word is not reinterpreted: it is read as a (then failing)
+        regression target and the error names the column.
     max_bytes : int, default 50 MiB
         Size cap; a larger file is rejected before it is parsed.
     sep : {",", ";", "\\t"}, optional
         Delimiter. Default: sniffed from the header line (the candidate giving the most fields).
-        A ``;``-separated file whose numbers use a decimal comma (``1,5``) is read with
-        ``decimal=","`` when that turns more columns numeric.
+        A ``;``- or tab-separated file whose numbers use a decimal comma (``1,5``) is read with
+        ``decimal=","`` when that turns more columns numeric (a comma inside such a number is
+        then always the decimal mark: ``1,000`` is 1.0). A comma-separated file cannot carry
+        decimal-comma numbers unambiguously; quoted ones (``"1,5"``) are rejected with an error
+        that names the decimal comma. CR-only line endings (``\\r``) are accepted.
 
     Returns
     -------
@@ -288,9 +324,13 @@ def read_csv_upload(
 
     Examples
     --------
-    >>> ds = read_csv_upload(b"a;b;y\\n1;2;0\\n2;1;1\\n3;5;0\\n4;4;1\\n")
+    >>> ds = read_csv_upload(b"a;b;y\\n1;2;0\\n2;1;1\\n3;5;0\\n4;4;1\\n", task="classification")
     >>> ds.name, ds.task, ds.feature_names, ds.n
     ('upload:data.csv', 'classification', ('a', 'b'), 4)
+    >>> read_csv_upload(b"a;b;y\\n1;2;0\\n2;1;1\\n3;5;0\\n4;4;1\\n").task  # 0/1 numbers: regression by default
+    'regression'
+    >>> read_csv_upload(b"a;b;y\\n1;2;false\\n2;1;true\\n3;5;false\\n4;4;true\\n").task  # a boolean column
+    'classification'
     """
     max_bytes = _check_int(max_bytes, "max_bytes", 1)
     if task is not None and task not in TASKS:
@@ -322,8 +362,9 @@ def read_csv_upload(
     def n_text(f: pd.DataFrame) -> int:
         return sum(not pd.api.types.is_numeric_dtype(t) for t in f.dtypes)
 
-    if delim == ";" and n_text(frame) > 0:
-        # Semicolon files from European spreadsheets often write decimals with a comma ("1,5").
+    if delim != "," and n_text(frame) > 0:
+        # Semicolon and tab files from European spreadsheets often write decimals with a comma ("1,5").
+        # Not for comma-separated files: there a quoted "1,000" may as well be one thousand.
         try:
             alt = pd.read_csv(io.StringIO(text), sep=delim, header=0, names=names, index_col=False,
                               skip_blank_lines=True, skipinitialspace=True, decimal=",")
@@ -360,16 +401,12 @@ def read_csv_upload(
 
     # --- task ---------------------------------------------------------------------------------------
     if task is None:
-        t = frame[target]
-        if t.dtype == bool:
-            task = "classification"
-        else:
-            num = pd.to_numeric(t, errors="coerce")
-            task = "classification" if (num.notna().all() and num.isin((0, 1)).all()) else "regression"
+        # The column's declared type only, never its values (they are private): see the docstring.
+        task = "classification" if frame[target].dtype == bool else "regression"
 
     # --- target ------------------------------------------------------------------------------------
     if task == "regression":
-        y_values = _numeric_column(frame[target], target, "target")
+        y_values = _numeric_column(frame[target], target, "target", delim)
         if np.all(y_values == y_values[0]):
             raise ValueError(f"target column {target!r} is constant (every row has the same value): nothing to learn")
         y = pd.Series(y_values, name=target)
@@ -394,7 +431,7 @@ def read_csv_upload(
         X = pd.DataFrame({"sentence": s.astype(str).to_numpy()})
         feature_names: tuple[str, ...] = ("sentence",)
     else:
-        cols = {c: _numeric_column(frame[c], c, "feature") for c in features}
+        cols = {c: _numeric_column(frame[c], c, "feature", delim) for c in features}
         for c, v in cols.items():
             if np.all(v == v[0]):
                 raise ValueError(
