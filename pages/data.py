@@ -145,7 +145,9 @@ with upload_col:
             features = st.multiselect("Feature columns", options, default=options, key=f"up_features_{fid}_{target}",
                                       help="Columns used as inputs. Default: all but the target.")
             task = st.selectbox("Task", TASK_CHOICES, key=f"up_task_{fid}",
-                                help="auto-detect: classification if the target holds only 0/1, else regression.")
+                                help="auto-detect: classification only if the target column is written as true/false; "
+                                "a 0/1 column is a regression target unless you choose classification "
+                                "(the task is never guessed from the private values).")
             memo_key = (fid, target, tuple(features), task)
             memo = ss.get("_upload_memo")
             fresh = memo is None or memo[0] != memo_key

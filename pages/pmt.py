@@ -296,7 +296,9 @@ with ctrl:
                     ss["pmt_upload_features"] = others
                 st.multiselect("Feature columns", others, key="pmt_upload_features")
                 st.selectbox("Task", ["auto", "regression", "classification"], key="pmt_upload_task",
-                             help="auto: classification when the target holds only 0/1, else regression.")
+                             help="auto: classification only if the target column is written as true/false; a 0/1 "
+                             "column is a regression target unless you choose classification (the task is "
+                             "never guessed from the private values).")
                 st.button("Use this data", on_click=_use_upload, type="primary")
         if ss.get("pmt_upload_error"):
             st.error(ss["pmt_upload_error"])

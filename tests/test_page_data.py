@@ -89,7 +89,7 @@ BAD_UPLOADS = [
     ("header_only.csv", (DATA / "upload_header_only.csv").read_bytes(), "has a header (3 columns) but no data rows"),
     ("cities.csv", (DATA / "upload_nonnumeric.csv").read_bytes(), "feature column 'city' is not numeric"),
     ("pipes.csv", (DATA / "upload_pipe_delimited.csv").read_bytes(), "parsed into a single column"),
-    ("one_class.csv", b"a,b,y\n1,5,1\n2,3,1\n3,8,1\n4,1,1\n", "has only one class"),
+    ("one_class.csv", b"a,b,y\n1,5,true\n2,3,true\n3,8,true\n4,1,true\n", "has only one class"),
     ("empty.csv", b"", "the file is empty"),
 ]
 

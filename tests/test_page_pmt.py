@@ -283,9 +283,10 @@ def test_logistic_task_from_a_classification_upload():
         pytest.skip("the engine registers no logistic task")
     at = _app(seeds=3).run()
     at.file_uploader(key="pmt_upload_file").set_value(("labels.csv", _logistic_csv(), "text/csv")).run()
+    at.selectbox(key="pmt_upload_task").set_value("classification").run()  # the user's choice, never inferred
     next(b for b in at.button if b.label == "Use this data").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    # a 0/1 target makes it a classification task: the page switches to logistic regression
+    # a classification upload: the page switches to logistic regression
     assert at.session_state["task"] == "classification" and at.session_state["data"] == "upload:labels.csv"
     assert at.session_state["methods"] == C.default_methods("classification")
     assert "DP-Newton" in at.session_state["methods"]
