@@ -33,7 +33,7 @@ def _sha256(path) -> str:
 # Bundled files
 # ---------------------------------------------------------------------------------------------
 def test_data_dir_is_inside_the_repository():
-    # The app must work from a fresh clone, without ../shared.
+    # The app must work from a fresh clone, without the material folder outside the repository.
     root = D.DATA_DIR.parents[1]
     assert D.DATA_DIR == root / "assets" / "data"
     assert (root / "engine" / "datasets" / "__init__.py").is_file()

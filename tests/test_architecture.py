@@ -1,0 +1,270 @@
+"""The layering rules of docs/architecture.md, checked by static analysis of the source.
+
+Nothing here imports the modules it checks: every rule reads the files with :mod:`ast` (or as text),
+so a violation is found even when importing the module would fail or be slow. Each failure message
+names the offending file and line.
+
+Rules:
+(a) no module under ``engine/`` imports Streamlit (at any depth, including inside functions);
+(b) no ``engine`` module imports ``ui`` or ``pages``;
+(c) no import cycle among ``engine`` modules at module level (imports inside functions and under
+    ``if TYPE_CHECKING:`` are excluded: they do not run while the module is being imported);
+(d) no ``.py`` file under ``engine/``, ``ui/`` or ``pages/`` has more than 800 lines;
+(e) no tracked file refers to the project's material folder outside the repository (the specs are
+    in ``docs/``), except the few files that explain where copied material came from.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_LINES = 800
+
+# Built by concatenation so that this file does not match its own rule (e).
+_SHARED = "shared"
+FORBIDDEN_REFERENCES = (_SHARED + "/docs", "../" + _SHARED, "/work/" + _SHARED)
+#: Files that may name the material folder because they explain the provenance of copied material.
+PROVENANCE_ALLOW_LIST = frozenset({"docs/README.md"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the import statements
+# ---------------------------------------------------------------------------------------------
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _py_files(*tops: str) -> list[Path]:
+    return sorted(p for top in tops for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path, *, module_level_only: bool):
+    """Yield (line, imported module name, names) for each import statement of one file.
+
+    ``module_level_only``: skip function bodies (they run on call, not on import) and
+    ``if TYPE_CHECKING:`` blocks; class bodies and ``if``/``try``/``with`` blocks at module level
+    run on import and are kept. Relative imports are resolved against the file's package.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if module_level_only and isinstance(child, ast.If) and _is_type_checking(child.test):
+                yield from (x for stmt in child.orelse for x in visit_stmt(stmt))
+                continue
+            yield from visit_stmt(child)
+
+    def visit_stmt(child):
+        if isinstance(child, ast.Import):
+            for alias in child.names:
+                yield child.lineno, alias.name, ()
+        elif isinstance(child, ast.ImportFrom):
+            if child.level:
+                base = package.split(".") if package else []
+                base = base[: len(base) - (child.level - 1)] if child.level > 1 else base
+                target = ".".join(base + ([child.module] if child.module else []))
+            else:
+                target = child.module or ""
+            yield child.lineno, target, tuple(a.name for a in child.names)
+        elif isinstance(child, ast.Call) and not module_level_only:
+            # importlib.import_module("x") / __import__("x") with a literal name
+            func = child.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in ("import_module", "__import__") and child.args and isinstance(child.args[0], ast.Constant) \
+                    and isinstance(child.args[0].value, str):
+                yield child.lineno, child.args[0].value, ()
+        yield from visit(child)
+
+    yield from visit(tree)
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT)}:{line}"
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# (a), (b): what engine may import
+# ---------------------------------------------------------------------------------------------
+def test_no_engine_module_imports_streamlit():
+    offenders = [
+        f"{_where(p, line)} imports {name!r}"
+        for p in _py_files("engine")
+        for line, name, _ in _imports(p, module_level_only=False)
+        if _top(name) == "streamlit"
+    ]
+    assert not offenders, "engine/ must not import Streamlit (it belongs in ui/ and pages/):\n" + "\n".join(offenders)
+
+
+def test_no_engine_module_imports_ui_or_pages():
+    offenders = [
+        f"{_where(p, line)} imports {name!r}"
+        for p in _py_files("engine")
+        for line, name, _ in _imports(p, module_level_only=False)
+        if _top(name) in ("ui", "pages", "app")
+    ]
+    assert not offenders, "engine/ must not import the dashboard (ui, pages, app):\n" + "\n".join(offenders)
+
+
+# ---------------------------------------------------------------------------------------------
+# (c): no import cycles at module level
+# ---------------------------------------------------------------------------------------------
+def _engine_graph():
+    """{module: {imported engine module: (file, line)}} over module-level imports only.
+
+    ``from engine.x import y`` is an edge to ``engine.x.y`` when that is a module, else to ``engine.x``. Implicit imports of parent packages are not edges: Python puts a package in sys.modules
+    before running its submodules, so a package ``__init__`` re-exporting its submodules is no cycle.
+    """
+    files = {_module_name(p): p for p in _py_files("engine")}
+    graph: dict[str, dict[str, tuple[Path, int]]] = {m: {} for m in files}
+    for mod, path in files.items():
+        for line, name, names in _imports(path, module_level_only=True):
+            subs = [f"{name}.{n}" for n in names if f"{name}.{n}" in files]
+            # `from pkg import submodule` needs only the submodule; any other name needs pkg itself
+            targets = subs if names and len(subs) == len(names) else [name] + subs
+            for t in targets:
+                if t in files and t != mod:
+                    graph[mod].setdefault(t, (path, line))
+    return graph
+
+
+def _strongly_connected(graph):
+    """Tarjan's algorithm; returns the components with more than one module."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_strongly_connected_finds_a_planted_cycle_and_nothing_else():
+    # the checker itself must be able to fail
+    g = {"a": {"b": 0}, "b": {"c": 0}, "c": {"a": 0}, "d": {"a": 0}, "e": {}}
+    assert _strongly_connected(g) == [["a", "b", "c"]]
+
+
+def test_checkers_find_planted_violations(tmp_path, monkeypatch):
+    # a small fake tree: the rules must report these, with file and line
+    pkg = tmp_path / "engine" / "sub"
+    pkg.mkdir(parents=True)
+    (tmp_path / "engine" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from engine.sub import a\n")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from . import b\n"
+        "if TYPE_CHECKING:\n    from engine.sub import c\n"
+        "def f():\n    import streamlit as st\n    from ui import state\n"
+    )
+    (pkg / "b.py").write_text("import engine.sub.a\n")
+    (pkg / "c.py").write_text("from .a import f\n")  # a -> c only under TYPE_CHECKING: no cycle
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    found = {(n, line) for line, n, _ in _imports(pkg / "a.py", module_level_only=False)}
+    assert ("streamlit", 6) in found and ("ui", 7) in found
+    module_level = {n for _, n, _ in _imports(pkg / "a.py", module_level_only=True)}
+    assert module_level == {"typing", "engine.sub"}  # function bodies and TYPE_CHECKING skipped
+    graph = _engine_graph()
+    assert graph["engine.sub.a"] == {"engine.sub.b": (pkg / "a.py", 2)}
+    assert _strongly_connected(graph) == [["engine.sub.a", "engine.sub.b"]]
+
+
+def test_no_import_cycles_among_engine_modules():
+    graph = _engine_graph()
+    cycles = _strongly_connected(graph)
+    lines = []
+    for comp in cycles:
+        lines.append("cycle among " + ", ".join(comp) + ":")
+        members = set(comp)
+        for mod in comp:
+            for dep, (path, line) in sorted(graph[mod].items()):
+                if dep in members:
+                    lines.append(f"  {_where(path, line)}: {mod} imports {dep}")
+    assert not cycles, "module-level import cycles in engine/ (break them, e.g. with a shared lower module):\n" + \
+        "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# (d): file size
+# ---------------------------------------------------------------------------------------------
+def test_no_source_file_over_800_lines():
+    long = []
+    for p in _py_files("engine", "ui", "pages"):
+        n = len(p.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES:
+            long.append(f"{p.relative_to(ROOT)}: {n} lines")
+    assert not long, f"files over {MAX_LINES} lines (split them by idea):\n" + "\n".join(long)
+
+
+# ---------------------------------------------------------------------------------------------
+# (e): no references to material outside the repository
+# ---------------------------------------------------------------------------------------------
+def _tracked_files() -> list[str]:
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=60)
+        return [f for f in out.stdout.decode().split("\0") if f]
+    except (OSError, subprocess.SubprocessError):  # no git (e.g. an unpacked archive): walk the tree
+        skip = {".git", ".venv", "__pycache__", ".cache", "node_modules"}
+        return [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and not skip & set(p.parts)]
+
+
+def test_no_tracked_file_refers_to_the_material_outside_the_repository():
+    offenders = []
+    for rel in _tracked_files():
+        if rel in PROVENANCE_ALLOW_LIST:
+            continue
+        path = ROOT / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary data (e.g. .csv.gz) or a file deleted but not yet committed
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            hits = [ref for ref in FORBIDDEN_REFERENCES if ref in line]
+            if hits:
+                offenders.append(f"{rel}:{lineno}: {hits[0]!r}: {line.strip()[:100]}")
+    assert not offenders, (
+        "these files refer to material outside the repository; cite the copies in docs/ instead "
+        "(docs/PMT.md, docs/NVDP.md, docs/CONVENTIONS.md, docs/DASHBOARD.md):\n" + "\n".join(offenders)
+    )
