@@ -35,20 +35,9 @@ from engine.pmt._transform import (
     truncate_rows,
 )
 
-__all__ = [
-    "ON_SINGULAR",
-    "REGULARIZATION_FACTOR",
-    "add_intercept",
-    "second_moment",
-    "pmt_radius",
-    "response_bound",
-    "truncate_rows",
-    "condition_number",
-    "PublicMoment",
-    "public_moment",
-    "PMTTransform",
-    "pmt_transform",
-]
+from engine.pmt._transform import __all__ as _transform_all  # noqa: E402
+
+__all__ = list(_transform_all)
 
 # The estimators (they import the transform above).
 from engine.pmt._base import FitReport  # noqa: E402

@@ -443,14 +443,5 @@ class _GLMBase(_CoefBase):
     """Coefficient handling (intercept column last) shared by the GLM estimators."""
 
     def decision_function(self, X):
-        """Linear predictor ``X @ coef_ + intercept_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
+        """Linear predictor ``X @ coef_ + intercept_`` of ``X`` (n_samples, n_features): shape (n_samples,)."""
         return self._linear_predictor(X)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import privacy as P
-from engine.pmt._base import _dp_report, _gram_kappa, _mu, _run_groups
+from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups
 from engine.pmt._newton import _sigmoid_inplace
 
 def _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype):
@@ -170,7 +170,12 @@ def _dp_gd_ledger(dlt, mu, T, C, n, nb):
 
 
 class _DPGDMixin:
-    """The DP-GD estimators' shared fit after validation: ledger, noise, the path, coefficients, report."""
+    """The DP-GD estimators' shared fit: parameters, then (after validation) ledger, noise, the path, report."""
+
+    def _dp_gd_params(self):
+        """Validate epsilon, delta, neighbouring, lam, eta and n_steps (before any noise)."""
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        return eps, dlt, nb, lam, eta, _check_steps(self.n_steps)
 
     def _fit_dp_gd(self, path, Xa, yv, Xq, n, p, d, eps, dlt, nb, lam, T, step, C, method, *, extra=None,
                    report_converged=False):

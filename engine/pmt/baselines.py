@@ -14,7 +14,6 @@ Objective, intercept, penalty, privacy and bounds as in :mod:`engine.pmt.ridge`.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -25,7 +24,6 @@ from engine.pmt._base import (
     METHOD_NAMES,
     _check_lam,
     _check_positive,
-    _check_steps,
     _dp_report,
     _gram_kappa,
     _LinearBase,
@@ -139,21 +137,9 @@ class DPRidge(_LinearBase):
     [1.0, 2.0]
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon=1.0,
-        delta=1e-5,
-        lam=1e-3,
-        eta=0.05,
-        clip_radius=None,
-        response_bound=None,
-        neighbouring="replace-one",
-        fit_intercept=True,
-        penalize_intercept=False,
-        eig_floor=DEFAULT_EIG_FLOOR,
-        random_state=None,
-    ):
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, clip_radius=None, response_bound=None,
+                 neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
         _store_params(self, locals())
 
     _method_key = "dp-rr"
@@ -228,22 +214,9 @@ class DPRidgeOracle(DPRidge):
 
     _method_key = "dp-rr-oracle"
 
-    def __init__(
-        self,
-        *,
-        epsilon=1.0,
-        delta=1e-5,
-        lam=1e-3,
-        eta=0.05,
-        clip_grid=None,
-        n_trials=20,
-        response_bound=None,
-        neighbouring="replace-one",
-        fit_intercept=True,
-        penalize_intercept=False,
-        eig_floor=DEFAULT_EIG_FLOOR,
-        random_state=None,
-    ):
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, clip_grid=None, n_trials=20,
+                 response_bound=None, neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
         super().__init__(epsilon=epsilon, delta=delta, lam=lam, eta=eta, clip_radius=None,
                          response_bound=response_bound, neighbouring=neighbouring, fit_intercept=fit_intercept,
                          penalize_intercept=penalize_intercept, eig_floor=eig_floor, random_state=random_state)
@@ -328,34 +301,14 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
     [1.0, 2.0]
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon=1.0,
-        delta=1e-5,
-        lam=1e-3,
-        eta=0.05,
-        n_steps=100,
-        clip_norm=None,
-        step_size=None,
-        response_bound=None,
-        neighbouring="replace-one",
-        fit_intercept=True,
-        penalize_intercept=False,
-        random_state=None,
-    ):
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, n_steps=100, clip_norm=None, step_size=None,
+                 response_bound=None, neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
+                 random_state=None):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
-        """Run DP-GD.
-
-        Raises
-        ------
-        ValueError, TypeError
-            Before any noise is drawn.
-        """
-        eps, dlt, nb, lam, eta = self._privacy_params()
-        T = _check_steps(self.n_steps)
+        """Run DP-GD for ridge. Raises ``ValueError``/``TypeError`` before any noise is drawn."""
+        eps, dlt, nb, lam, eta, T = self._dp_gd_params()
         need_y_pub = self.clip_norm is None and self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, need_y_pub=need_y_pub)

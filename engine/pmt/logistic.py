@@ -420,15 +420,8 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
-        """Run DP-GD.
-
-        Raises
-        ------
-        ValueError, TypeError
-            Before any noise is drawn.
-        """
-        eps, dlt, nb, lam, eta = self._privacy_params()
-        T = _check_steps(self.n_steps)
+        """Run DP-GD for logistic regression. Raises ``ValueError``/``TypeError`` before any noise is drawn."""
+        eps, dlt, nb, lam, eta, T = self._dp_gd_params()
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, label_fn=self._labels)
         Xa = self._with_intercept(Xp)

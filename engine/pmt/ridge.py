@@ -272,22 +272,9 @@ class PMTRidge(_LinearBase):
     (inf, [1.0, -2.0, 0.5])
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon=1.0,
-        delta=1e-5,
-        lam=1e-3,
-        eta=0.05,
-        response="clip",
-        response_bound=None,
-        neighbouring="replace-one",
-        fit_intercept=True,
-        penalize_intercept=False,
-        on_singular="regularize",
-        eig_floor=DEFAULT_EIG_FLOOR,
-        random_state=None,
-    ):
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
+                 neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
