@@ -183,13 +183,17 @@ def _check_X(X, name):
     return A
 
 
-def _check_y(y, n, name):
+def _as_float_vector(y, name, what="numeric"):
+    """``y`` as a float array, a single column ``(n, 1)`` flattened; TypeError ``"{name} must be {what}"``."""
     try:
         v = np.asarray(y, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric") from None
-    if v.ndim == 2 and v.shape[1] == 1:
-        v = v[:, 0]
+        raise TypeError(f"{name} must be {what}") from None
+    return v[:, 0] if v.ndim == 2 and v.shape[1] == 1 else v
+
+
+def _check_y(y, n, name):
+    v = _as_float_vector(y, name)
     if v.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {v.shape}")
     if v.shape[0] != n:

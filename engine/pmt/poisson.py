@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from engine.pmt._base import (
+    _as_float_vector,
     _check_lam,
     _check_on_singular,
     _check_positive,
@@ -35,12 +36,7 @@ __all__ = ["PMTPoisson", "PoissonReference", "poisson_bounds"]
 
 
 def _check_counts(y, n, y_max, name="y"):
-    try:
-        v = np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric counts") from None
-    if v.ndim == 2 and v.shape[1] == 1:
-        v = v[:, 0]
+    v = _as_float_vector(y, name, "numeric counts")
     if v.ndim != 1 or v.shape[0] != n:
         raise ValueError(f"{name} must be 1-dimensional with {n} entries (one per row of X), got shape {v.shape}")
     if not np.all(np.isfinite(v)):
