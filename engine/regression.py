@@ -34,16 +34,8 @@ from engine.pmt._base import (  # noqa: F401
 from engine.pmt._gd import _dp_gd_ledger, _dp_gd_setup, dp_gd_noise, dp_gd_ridge_path  # noqa: F401
 from engine.pmt._transform import truncate_rows  # noqa: F401
 from engine.pmt.baselines import DPGDRidge, DPRidge, DPRidgeOracle, RidgeReference, default_clip_grid  # noqa: F401
-from engine.pmt.ridge import (  # noqa: F401
-    RESPONSES,
-    PMTRidge,
-    _ledger_ssp,
-    ridge_reference_solve,
-    ssp_noise,
-    ssp_sensitivities,
-    ssp_solve,
-    sufficient_statistics,
-)
+from engine.pmt.ridge import RESPONSES, PMTRidge, _ledger_ssp, ridge_reference_solve  # noqa: F401
+from engine.pmt.ridge import ssp_noise, ssp_sensitivities, ssp_solve, sufficient_statistics  # noqa: F401
 
 #: Public aliases of the shared validators and base class (as before the move).
 validate_fit_data = _validate_data

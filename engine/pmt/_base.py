@@ -270,7 +270,7 @@ def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y
     ``label_fn(y, n)`` validates the private responses of a GLM (labels in ``classes``, counts); the
     default is a finite real response (ridge). Raises ``ValueError``/``TypeError`` naming the argument:
     non-numeric, not 2-D / 1-D, NaN/inf, |value| > 1e150, mismatched lengths or columns, n < d,
-    n_pub < 1, missing public data when required. Public alias: :func:`engine.regression.validate_fit_data`.
+    n_pub < 1, missing public data when required.
     """
     Xp = _check_X(X, "X")
     n, p = Xp.shape
