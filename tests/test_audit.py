@@ -143,7 +143,7 @@ def test_stacked_fast_path_reproduces_a_plain_fit(cls):
     # the hooks are gone afterwards
     import engine.regression as R
 
-    assert R.ssp_noise.__module__ == "engine.regression" and R.ssp_solve.__name__ == "ssp_solve"
+    assert R.ssp_noise.__module__ == "engine.pmt.ridge" and R.ssp_solve.__name__ == "ssp_solve"
 
 
 def test_dpgd_stacked_fast_path_reproduces_a_plain_fit():

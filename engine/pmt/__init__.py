@@ -1,0 +1,60 @@
+"""PMT: public-moment-guided truncation and the differentially private estimators built on it.
+
+Specification: ``docs/PMT.md``. Sources: Cao & Zhang, arXiv:2508.18037 (the transform, Algorithm 1);
+Cao, Bi & Zhang, "Differentially Private Truncation of Unbounded Data via Public Second Moments",
+arXiv:2602.22282 (DP-PMTRR, DP-PMTLR).
+
+Rooms (private modules, the public names re-exported here; scikit-learn layout):
+
+- ``_transform``: the public second moment, the radius R, truncation, :func:`pmt_transform`;
+- ``_base``: shared estimator plumbing (validation, parameters, :class:`FitReport`, coefficients);
+- ``ridge``: DP-PMTRR (:class:`PMTRidge`) and the sufficient-statistics perturbation it shares with
+  DP-RR; ``baselines``: DP-RR, its non-private-tuning oracle, DP-GD ridge, the non-private reference;
+- ``_newton`` (noisy Newton, GLM families) and ``_gd`` (DP gradient descent) behind ``logistic``
+  (DP-PMTLR and its baselines) and ``poisson`` (the GLM extension);
+- the sweeps: ``_registry`` (tasks and methods), ``sweep_ridge`` and ``sweep_logistic`` (the two
+  tasks), ``sweep`` (:func:`engine.pmt.sweep.run_sweep`, :func:`engine.pmt.sweep.summarize`; not
+  imported here, so the transform and the estimators load without pandas).
+
+Nothing here imports Streamlit. Examples: see :mod:`engine.pmt._transform` and each estimator.
+"""
+
+from engine.pmt._transform import (
+    ON_SINGULAR,
+    REGULARIZATION_FACTOR,
+    SINGULAR_RCOND,
+    PMTTransform,
+    PublicMoment,
+    add_intercept,
+    condition_number,
+    pmt_radius,
+    pmt_transform,
+    public_moment,
+    response_bound,
+    second_moment,
+    truncate_rows,
+)
+
+from engine.pmt._transform import __all__ as _transform_all  # noqa: E402
+
+__all__ = list(_transform_all)
+
+# The estimators (they import the transform above).
+from engine.pmt._base import FitReport  # noqa: E402
+from engine.pmt.baselines import DPGDRidge, DPRidge, DPRidgeOracle, RidgeReference  # noqa: E402
+from engine.pmt.logistic import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic  # noqa: E402
+from engine.pmt.poisson import PMTPoisson, PoissonReference  # noqa: E402
+from engine.pmt.ridge import PMTRidge  # noqa: E402
+
+__all__ += [
+    "FitReport",
+    "PMTRidge", "DPRidge", "DPRidgeOracle", "DPGDRidge", "RidgeReference",
+    "PMTLogistic", "DPNewtonLogistic", "DPGDLogistic", "LogisticReference",
+    "PMTPoisson", "PoissonReference",
+]
+
+# For one release: writes to ``engine.pmt.<transform name>`` (e.g. engine.audit's patch of
+# ``truncate_rows``) still reach :func:`pmt_transform`, as when ``engine.pmt`` was one module.
+from engine.pmt import _compat, _transform  # noqa: E402
+
+_compat.forward_attribute_writes(__name__, [_transform])

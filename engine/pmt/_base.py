@@ -1,0 +1,451 @@
+"""Shared plumbing of the PMT-family estimators: report, validation, parameters, coefficients.
+
+Everything the ridge estimators (:mod:`engine.pmt.ridge`, :mod:`engine.pmt.baselines`) and the GLM
+estimators (:mod:`engine.pmt.logistic`, :mod:`engine.pmt.poisson`) do alike lives here once:
+
+- :class:`FitReport`, what a fit released and how (filled by every estimator's ``fit``), and the
+  helpers that build it (:func:`_dp_report`, :func:`_nonprivate_report`);
+- validation of data and parameters, all of it before any noise is drawn (``_check_*``,
+  :func:`_validate_data`, :func:`_validate_privacy`), and :func:`_resolve_bound` for the public /
+  user / ``"private"`` bounds;
+- :class:`_CoefBase`: keyword-only parameters stored as given (:func:`_store_params`, scikit-learn
+  convention), the intercept column (appended last, ``docs/PMT.md`` section 2), the penalty mask,
+  the coefficients and the linear predictor.
+
+Conventions (scikit-learn): ``__init__`` only stores, ``fit`` validates everything before any noise
+is drawn, randomness only from ``random_state``, learned attributes end in ``_``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from engine import privacy as P
+from engine.pmt._transform import (
+    ON_SINGULAR,
+    _kappa_from_eigs,
+    add_intercept,
+    pmt_radius,
+    public_moment,
+)
+from engine.pmt._transform import response_bound as _public_response_bound
+
+#: Display names of the ridge methods used in reports, sweeps and plots (contract: engine.pmt.sweep).
+METHOD_NAMES = {
+    "pmt": "PMT",
+    "dp-rr": "DP-RR",
+    "dp-rr-oracle": "DP-RR (oracle C, non-private tuning)",
+    "dp-gd": "DP-GD",
+    "non-private": "Non-private",
+}
+
+#: Relative eigenvalue floor of a non-positive-definite noisy SSP system (:func:`engine.pmt.ridge.ssp_solve`).
+DEFAULT_EIG_FLOOR = 1e-3
+#: Largest accepted |entry| of X or y: beyond it, sums of squares can overflow float64.
+MAX_ABS_VALUE = 1e150
+
+
+# --------------------------------------------------------------------------------------------
+# report
+# --------------------------------------------------------------------------------------------
+@dataclass
+class FitReport:
+    """What a fit released and how: noise scales, sensitivities, bounds, conditioning, budget.
+
+    Attributes
+    ----------
+    method : str
+        Display name (see :data:`METHOD_NAMES`).
+    epsilon, delta, mu : float
+        Target (epsilon, delta) and the total mu-GDP (inf when noise is off).
+    neighbouring : str
+        ``"replace-one"`` or ``"add-remove"``.
+    ledger : engine.privacy.PrivacyLedger
+        One record per Gaussian release (name, sensitivity, sigma, mu); ``releases`` holds
+        ``ledger.to_records()`` (mu and epsilon per release plus the composed total).
+    sensitivities, noise_scales : dict
+        Per release: L2 / Frobenius sensitivity, noise standard deviation.
+    radius : float
+        R (PMT, whitened units) or C (DP-RR row radius / DP-GD gradient clip).
+    B_y : float
+        Response bound (nan when y is not clipped).
+    kappa_raw, kappa_pub, kappa_pmt, kappa_noisy : float
+        Condition numbers of the raw ``X^T X`` (intercept included; private, display only), of
+        ``Sigma_pub``, of ``X~^T X~`` after PMT, and of the noisy system matrix actually solved
+        (inf if not positive definite); nan where not applicable.
+    frac_truncated, frac_y_clipped : float
+        Fraction of rows truncated / clipped, of responses clipped (display only).
+    eig_fixes : int
+        How many times the eigenvalue floor fired.
+    """
+
+    method: str
+    epsilon: float
+    delta: float
+    mu: float
+    neighbouring: str
+    n: int
+    d: int
+    lam: float
+    ledger: P.PrivacyLedger
+    sensitivities: dict = field(default_factory=dict)
+    noise_scales: dict = field(default_factory=dict)
+    radius: float = math.nan
+    B_y: float = math.nan
+    n_pub: int = 0
+    kappa_raw: float = math.nan
+    kappa_pub: float = math.nan
+    kappa_pmt: float = math.nan
+    kappa_noisy: float = math.nan
+    frac_truncated: float = math.nan
+    frac_y_clipped: float = math.nan
+    eig_fixes: int = 0
+    eig_floor: float = DEFAULT_EIG_FLOOR
+    sigma_pub_regularized: bool = False
+    tau: float = 0.0
+    n_iter: int | None = None
+    converged: bool | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def releases(self) -> list[dict]:
+        """Per-release mu and epsilon at ``delta`` plus the composed total (from the ledger)."""
+        return self.ledger.to_records()
+
+    def to_dict(self) -> dict:
+        """A JSON-friendly dict (the ledger becomes its records)."""
+        out = {k: v for k, v in asdict(self).items() if k != "ledger"}
+        out["releases"] = self.releases
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# shared numerical helpers (used by the estimators and by the sweeps)
+# --------------------------------------------------------------------------------------------
+def penalty_mask(d: int, *, fit_intercept: bool, penalize_intercept: bool) -> np.ndarray:
+    """The ridge penalty matrix ``P`` in ``lam * theta^T P theta`` (intercept column last).
+
+    Examples
+    --------
+    >>> penalty_mask(3, fit_intercept=True, penalize_intercept=False).diagonal().tolist()
+    [1.0, 1.0, 0.0]
+    """
+    Pm = np.eye(d)
+    if fit_intercept and not penalize_intercept:
+        Pm[-1, -1] = 0.0
+    return Pm
+
+def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
+    """Call ``fn(cols)`` on groups of run indices in threads, each with single-threaded BLAS.
+
+    Multi-threaded BLAS on small products slows down badly when other processes share the cores;
+    splitting the independent runs over ``n_jobs`` Python threads (numpy releases the GIL) with one
+    BLAS thread each is robust. Default: 2 threads when there are at least ``min_runs`` runs.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    if n_jobs is None:
+        n_jobs = 2 if runs >= min_runs else 1
+    groups = [g for g in np.array_split(np.arange(runs), max(1, min(int(n_jobs), runs))) if g.size]
+    with threadpool_limits(1):
+        if len(groups) == 1:
+            return [fn(groups[0])]
+        with ThreadPoolExecutor(len(groups)) as ex:
+            return list(ex.map(fn, groups))
+# --------------------------------------------------------------------------------------------
+# validation (everything before any noise)
+# --------------------------------------------------------------------------------------------
+def _check_X(X, name):
+    if X is None:
+        raise ValueError(f"{name} is required")
+    try:
+        A = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric (array-like of floats)") from None
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {A.shape}")
+    if A.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one column, got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        bad = int(A.size - np.count_nonzero(np.isfinite(A)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s); all entries must be finite")
+    if A.size and float(np.max(np.abs(A))) > MAX_ABS_VALUE:
+        raise ValueError(f"{name} has entries with |value| > {MAX_ABS_VALUE:g}; their squares would overflow the "
+                         "second-moment statistics (rescale the column)")
+    return A
+
+
+def _as_float_vector(y, name, what="numeric"):
+    """``y`` as a float array, a single column ``(n, 1)`` flattened; TypeError ``"{name} must be {what}"``."""
+    try:
+        v = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be {what}") from None
+    return v[:, 0] if v.ndim == 2 and v.shape[1] == 1 else v
+
+
+def _check_y(y, n, name):
+    v = _as_float_vector(y, name)
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {v.shape}")
+    if v.shape[0] != n:
+        raise ValueError(f"{name} has {v.shape[0]} entries but the features have {n} rows; they must match")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} contains NaN or infinite values; all entries must be finite")
+    if v.size and float(np.max(np.abs(v))) > MAX_ABS_VALUE:
+        raise ValueError(f"{name} has entries with |value| > {MAX_ABS_VALUE:g}; rescale the response")
+    return v
+
+
+def _check_lam(lam):
+    if isinstance(lam, bool):
+        raise TypeError("lam must be a real number")
+    try:
+        v = float(lam)
+    except (TypeError, ValueError):
+        raise TypeError(f"lam must be a real number, got {lam!r}") from None
+    if not (v >= 0 and math.isfinite(v)):
+        raise ValueError(f"lam must be finite and >= 0 (accepted range: 0 <= lam < inf), got {lam!r}")
+    return v
+
+
+def _check_eta(eta):
+    v = float(eta)
+    if not (0.0 < v < 1.0):
+        raise ValueError(f"eta must lie strictly between 0 and 1 (accepted range: 0 < eta < 1), got {eta!r}")
+    return v
+
+
+def _check_positive(value, name):
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, a documented option, or None; got {value!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{name} must be finite and > 0 (accepted range: 0 < {name} < inf), got {value!r}")
+    return v
+
+
+def _check_n_ge_d(n, p, fit_intercept):
+    """``d = p (+1 intercept)``; raises ValueError when the private rows are fewer than d."""
+    d = p + int(bool(fit_intercept))
+    if n < d:
+        raise ValueError(
+            f"n < d: the private data have n={n} rows but d={d} columns"
+            f"{' (intercept included)' if fit_intercept else ''}; need n >= d"
+        )
+    return d
+
+
+def _check_X_pub(X_pub, p, need_X_pub):
+    """The optional public rows: None (allowed unless ``need_X_pub``) or >= 1 finite rows with p columns."""
+    if X_pub is None:
+        if need_X_pub:
+            raise ValueError(
+                "public data are required: pass X_pub (n_pub >= 1 public rows) to fit(); they are never inferred "
+                "from X"
+            )
+        return None
+    if np.ndim(X_pub) == 2 and np.shape(X_pub)[0] < 1:
+        raise ValueError("X_pub has 0 rows: n_pub must be >= 1")
+    Xq = _check_X(X_pub, "X_pub")
+    if Xq.shape[1] != p:
+        raise ValueError(f"X_pub has {Xq.shape[1]} columns but X has {p}; they must match")
+    return Xq
+
+
+def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y_pub=False, label_fn=None):
+    """Validate private and public data; return ``(X, y, X_pub, y_pub, n, p, d)`` (d counts the intercept).
+
+    ``label_fn(y, n)`` validates the private responses of a GLM (labels in ``classes``, counts); the
+    default is a finite real response (ridge). Raises ``ValueError``/``TypeError`` naming the argument:
+    non-numeric, not 2-D / 1-D, NaN/inf, |value| > 1e150, mismatched lengths or columns, n < d,
+    n_pub < 1, missing public data when required.
+    """
+    Xp = _check_X(X, "X")
+    n, p = Xp.shape
+    yv = _check_y(y, n, "y") if label_fn is None else label_fn(y, n)
+    d = _check_n_ge_d(n, p, fit_intercept)
+    if label_fn is None and X_pub is not None and not hasattr(X_pub, "shape"):
+        X_pub = np.asarray(X_pub, dtype=float)  # (ridge, as before the GLMs shared this function)
+    Xq = _check_X_pub(X_pub, p, need_X_pub)
+    yq = None
+    if y_pub is not None:
+        m = Xq.shape[0] if Xq is not None else np.asarray(y_pub).shape[0]
+        yq = _check_y(y_pub, m, "y_pub")
+    elif need_y_pub:
+        raise ValueError("public labels are required here: pass y_pub to fit(), or give response_bound=<float>")
+    return Xp, yv, Xq, yq, n, p, d
+
+
+def _validate_glm_data(X, y, X_pub, *, fit_intercept, need_X_pub, label_fn):
+    """:func:`_validate_data` for a GLM (no public labels): ``(X, y, X_pub, n, p, d)``."""
+    Xp, yv, Xq, _, n, p, d = _validate_data(X, y, X_pub, fit_intercept=fit_intercept, need_X_pub=need_X_pub,
+                                            label_fn=label_fn)
+    return Xp, yv, Xq, n, p, d
+
+
+def _validate_privacy(epsilon, delta, neighbouring):
+    """Validate (epsilon in (0, inf], delta in (0, 1), neighbouring); public alias :func:`validate_privacy`."""
+    eps = P.validate_epsilon(epsilon, allow_inf=True)
+    dlt = P.validate_delta(delta)
+    nb = P.validate_neighbouring(neighbouring)
+    return eps, dlt, nb
+
+
+def _resolve_bound(value, name, *, public, private, allow_private=True, stacklevel=4):
+    """A bound: None -> the public default; float -> itself; "private" -> from private data + warning."""
+    if value is None:
+        return public()
+    if isinstance(value, str):
+        if value == "private" and allow_private:
+            warnings.warn(
+                f"{name} is taken from the private data; this bound is not protected by noise and the "
+                "stated privacy guarantee no longer holds",
+                P.PrivacyLeakWarning,
+                stacklevel=stacklevel,
+            )
+            return private()
+        raise ValueError(f"{name} must be None (public default), a float > 0 or 'private', got {value!r}")
+    return _check_positive(value, name)
+
+
+def _mu(eps, dlt):
+    return P.gdp_mu(eps, dlt)
+
+
+def _check_steps(T, name="n_steps"):
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {T!r}")
+    return int(T)
+
+
+def _check_on_singular(on_singular):
+    if on_singular not in ON_SINGULAR:
+        raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {on_singular!r}")
+    return on_singular
+
+
+def _pmt_report_fields(tr):
+    """The :class:`FitReport` fields a PMT transform fills (radius, n_pub, the kappas, truncation, tau)."""
+    mom = tr.moment
+    return dict(radius=tr.radius, n_pub=mom.n_pub, kappa_raw=tr.kappa_raw, kappa_pub=tr.kappa_pub,
+                kappa_pmt=tr.kappa_pmt, frac_truncated=tr.frac_truncated, sigma_pub_regularized=mom.regularized,
+                tau=mom.tau)
+
+
+def _gram_kappa(Xa):
+    """Condition number of ``Xa^T Xa`` (``kappa_raw`` in the reports)."""
+    return _kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa))
+
+
+def _dp_report(method, eps, dlt, mu, nb, n, d, lam, ledger, sensitivities, noise_scales, **fields):
+    """The :class:`FitReport` of a private fit: the budget, the ledger and one sensitivity and noise scale
+    per release (dicts with the same keys), plus the estimator's own ``fields``."""
+    return FitReport(method=method, epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam, ledger=ledger,
+                     sensitivities=sensitivities, noise_scales=noise_scales, **fields)
+
+
+def _nonprivate_report(method, n, d, lam, **fields):
+    """The :class:`FitReport` of a non-private reference fit (``mu = inf``, an empty ledger)."""
+    return FitReport(method=method, epsilon=math.inf, delta=math.nan, mu=math.inf, neighbouring="", n=n, d=d,
+                     lam=lam, ledger=P.PrivacyLedger(), **fields)
+
+
+def _store_params(estimator, params: dict) -> None:
+    """Store the ``__init__`` arguments unchanged as attributes of the same names (scikit-learn:
+    ``__init__`` only stores; ``get_params`` reads them back). Call as ``_store_params(self, locals())``."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
+class _CoefBase(BaseEstimator):
+    """Validation preamble, coefficient handling (intercept column last) and the linear predictor shared
+    by the ridge and the GLM estimators."""
+
+    def _privacy_params(self):
+        """Validate epsilon, delta, neighbouring, lam, eta (in that order, before any noise)."""
+        eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
+        return eps, dlt, nb, _check_lam(self.lam), _check_eta(self.eta)
+
+    def _with_intercept(self, Xp):
+        return add_intercept(Xp) if self.fit_intercept else Xp
+
+    def _penalty_mask(self, d):
+        return penalty_mask(d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+
+    def _public_kappa(self, Xq):
+        """``(n_pub, kappa_pub)`` of the optional public rows (``(0, nan)`` without them); report only."""
+        if Xq is None:
+            return 0, math.nan
+        return Xq.shape[0], public_moment(Xq, fit_intercept=self.fit_intercept).kappa
+
+    def _response_bound(self, yq, yv, n, eta):
+        """B_y from ``response_bound`` (None: the public labels; "private": ``max |y|`` with a warning)."""
+        return _resolve_bound(self.response_bound, "response_bound",
+                              public=lambda: _public_response_bound(yq, n, eta),
+                              private=lambda: float(np.max(np.abs(yv))) or 1.0, stacklevel=5)
+
+    def _clip_radius(self, Xa, d, n, eta):
+        """Row clip C from ``clip_radius`` (None: the PMT radius formula on raw rows; "private": the
+        largest private row norm, with a warning)."""
+        return _resolve_bound(self.clip_radius, "clip_radius", public=lambda: pmt_radius(d, n, eta),
+                              private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))), stacklevel=5)
+
+    def _dp_gd_step_size(self, Xq, rule):
+        """``step_size`` if given, else ``rule(lambda_max)`` of the public second moment (public, so free)."""
+        if self.step_size is None:
+            return rule(public_moment(Xq, fit_intercept=self.fit_intercept).eigenvalues[-1])
+        return _check_positive(self.step_size, "step_size")
+
+    def _set_theta(self, theta, p):
+        theta = np.asarray(theta, dtype=float)
+        self.theta_ = theta
+        self.coef_ = theta[:p].copy()
+        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
+        self.n_features_in_ = p
+
+    def _linear_predictor(self, X):
+        check_is_fitted(self, "coef_")
+        A = _check_X(X, "X")
+        if A.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {A.shape[1]} columns but the model was fitted with {self.n_features_in_}")
+        return A @ self.coef_ + self.intercept_
+
+
+class _LinearBase(RegressorMixin, _CoefBase):
+    """Shared prediction and coefficient handling (intercept column last)."""
+
+    def predict(self, X):
+        """Predict ``X @ coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._linear_predictor(X)
+
+
+
+
+class _GLMBase(_CoefBase):
+    """Coefficient handling (intercept column last) shared by the GLM estimators."""
+
+    def decision_function(self, X):
+        """Linear predictor ``X @ coef_ + intercept_`` of ``X`` (n_samples, n_features): shape (n_samples,)."""
+        return self._linear_predictor(X)

@@ -1,0 +1,270 @@
+"""Full-batch DP gradient descent with per-example gradient clipping: the DP-GD baselines' machinery.
+
+One clipped-gradient loop (:func:`_dp_gd_loop`) serves both losses; what differs is the per-example
+residual, i.e. the gradient: squared loss for ridge (:func:`dp_gd_ridge_path`), logistic loss for
+logistic regression (:func:`dp_gd_logistic_path`). Many runs at once: runs are the columns of one
+``d x runs`` matrix, rows are processed in cache-sized chunks, and groups of runs go to threads with
+single-threaded BLAS. :class:`_DPGDMixin` is the estimators' shared fit (ledger, noise, report).
+Accounting (``docs/PMT.md`` section 5): T equal Gaussian releases of the mean clipped gradient, each with
+``mu_t = mu / sqrt(T)`` and sensitivity ``2C / n`` (replace-one) or ``C / n`` (add/remove).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import privacy as P
+from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups
+from engine.pmt._newton import _sigmoid_inplace
+
+def _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype):
+    """Shared set-up of the batched DP-GD paths: per-run lam/step, row norms, unit rows ``U^T`` (dtype)."""
+    Xa = np.asarray(Xa, dtype=float)
+    n, d = Xa.shape
+    sigma = np.asarray(sigma, dtype=float)
+    runs = sigma.shape[0]
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), (runs,))
+    step = np.broadcast_to(np.asarray(step_size, dtype=float), (runs,))
+    rn = np.linalg.norm(Xa, axis=1)
+    safe = np.where(rn > 0, rn, 1.0)
+    Ut = np.ascontiguousarray((Xa / safe[:, None]).T, dtype=dtype)
+    return Xa, n, d, sigma, runs, lam, step, float(clip_norm), rn, Ut
+
+
+def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_steps, Ut, dtype, chunk_rows, n_jobs):
+    """T clipped gradient steps for every run (column), over thread groups (2 threads from 64 runs on).
+
+    Per step: ``g = (1/n) U^T clip(s, -C, C) + sigma z_t + 2 lam P theta``, ``theta <- theta - step g``,
+    with ``u_i = x_i / ||x_i||`` (``Ut``) and ``s_i`` the signed norm of example i's gradient.
+    ``residuals(k)`` gives, for a group of k runs, ``(prepare, chunk)``: ``prepare(theta)`` the dtype
+    operand of a step from the float64 iterate (d, k), ``chunk(th, s0, s1)`` a new (s1 - s0, k) array of
+    the ``s_i`` of rows s0:s1 (clipped in place here). Returns ``theta`` (d, runs) and the fraction of
+    per-example gradients clipped at the last step (runs,).
+    """
+
+    def run(cols):
+        k = cols.size
+        cr = chunk_rows or max(32, int(65536 // k))
+        prepare, chunk = residuals(k)
+        theta = np.zeros((d, k))
+        grad = np.empty((d, k), dtype=dtype)
+        frac = np.zeros(k)
+        nz, sg, lm, st = noise[:, :, cols], sigma[cols], lam[cols], step[cols]
+        for t in range(int(n_steps)):
+            th = prepare(theta)
+            grad.fill(0)
+            last = t == n_steps - 1
+            for s0 in range(0, n, cr):
+                r = chunk(th, s0, s0 + cr)
+                if last:
+                    frac += np.count_nonzero(np.abs(r) > C, axis=0)
+                np.clip(r, -C, C, out=r)
+                grad += Ut[:, s0:s0 + cr] @ r
+            g = grad.astype(float) / n + sg * nz[t] + 2.0 * lm * (Pm @ theta)
+            theta = theta - st * g
+        return cols, theta, frac / n
+
+    theta = np.zeros((d, runs))
+    frac = np.zeros(runs)
+    for cols, th, fr in _run_groups(run, runs, n_jobs, min_runs=64):
+        theta[:, cols] = th
+        frac[cols] = fr
+    return theta, frac
+
+
+def dp_gd_ridge_path(
+    Xa,
+    y,
+    *,
+    clip_norm: float,
+    lam,
+    Pm,
+    step_size,
+    sigma,
+    noise,
+    n_steps: int,
+    dtype=np.float64,
+    chunk_rows: int | None = None,
+    n_jobs: int | None = None,
+):
+    """Full-batch DP gradient descent for ridge, for many runs at once (runs are matrix columns).
+
+    Per step t and run r (theta_0 = 0)::
+
+        g_i   = 2 (x_i^T theta - y_i) x_i                      # per-example gradient of the squared loss
+        g     = (1/n) sum_i g_i min(1, C / ||g_i||)  +  sigma * z_t  +  2 lam P theta
+        theta = theta - step_size * g
+
+    Implementation: ``||g_i|| = 2 |r_i| ||x_i||`` with ``r_i = x_i^T theta - y_i``, so with
+    ``u_i = x_i / ||x_i||`` and ``s_i = 2 ||x_i|| r_i`` the clipped gradient is ``u_i clip(s_i, -C, C)``.
+    ``s`` for all runs is one product of the precomputed ``n x (d+1)`` matrix ``2||x_i|| [x_i, -y_i]``
+    with ``[theta; 1]``; then one in-place scalar clip and one product ``U^T s``. Rows are processed
+    in cache-sized chunks; runs are split over ``n_jobs`` threads with single-threaded BLAS (runs are
+    independent). The penalty gradient is data-independent and not clipped.
+
+    Parameters
+    ----------
+    Xa : ndarray of shape (n, d)
+        Raw rows (intercept column included if any).
+    y : ndarray of shape (n,)
+    clip_norm : float
+        C > 0, per-example gradient clip (L2).
+    lam : float or ndarray of shape (runs,)
+    Pm : ndarray of shape (d, d)
+        Penalty matrix.
+    step_size : float or ndarray of shape (runs,)
+    sigma : ndarray of shape (runs,)
+        Noise standard deviation on the mean gradient per step (``2C / (n mu_t)`` replace-one).
+    noise : ndarray of shape (n_steps, d, runs)
+        Standard normal draws.
+    n_steps : int
+    dtype : numpy dtype, default float64
+        dtype of the n-sized products (float32 halves memory traffic; theta, the noise and the
+        update stay float64).
+    chunk_rows : int, optional
+        Rows per chunk (default: about 256 KB of residuals per thread).
+    n_jobs : int, optional
+        Threads (default: 2 when there are at least 64 runs, else 1).
+
+    Returns
+    -------
+    theta : ndarray of shape (d, runs)
+    frac_clipped : ndarray of shape (runs,)
+        Fraction of per-example gradients clipped at the last step (display only).
+    """
+    Xa, n, d, sigma, runs, lam, step, C, rn, Ut = _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype)
+    S = np.ascontiguousarray(2.0 * rn[:, None] * np.hstack([Xa, -np.asarray(y, dtype=float)[:, None]]), dtype=dtype)
+
+    def residuals(k):  # s_i = 2 ||x_i|| (x_i^T theta - y_i) = rows of S times [theta; 1]
+        th1 = np.ones((d + 1, k), dtype=dtype)
+
+        def prepare(theta):
+            th1[:d] = theta
+            return th1
+
+        return prepare, lambda th, s0, s1: S[s0:s1] @ th
+
+    return _dp_gd_loop(residuals, n=n, d=d, runs=runs, C=C, lam=lam, step=step, sigma=sigma, Pm=Pm, noise=noise,
+                       n_steps=n_steps, Ut=Ut, dtype=dtype, chunk_rows=chunk_rows, n_jobs=n_jobs)
+
+
+def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
+    """Standard-normal gradient noise for one DP-GD run: shape (n_steps, d), drawn in one call.
+
+    The estimators and the sweeps draw through this one function, so a sweep with seed s reproduces
+    ``random_state=s`` exactly.
+    """
+    return P.gaussian_noise((n_steps, d), 1.0, rng)
+
+
+def _dp_gd_ledger(dlt, mu, T, C, n, nb):
+    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one)
+    or ``C/n`` (add/remove), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
+    mu_t = P.split_mu(mu, T)
+    sens = (2.0 if nb == "replace-one" else 1.0) * C / n
+    sigma_t = P.gaussian_sigma(sens, mu_t)
+    ledger = P.PrivacyLedger(delta=dlt)
+    for t in range(T):
+        ledger.record(f"gradient step {t + 1}", sensitivity=sens, sigma=sigma_t, neighbouring=nb)
+    return ledger, mu_t, sens, sigma_t
+
+
+class _DPGDMixin:
+    """The DP-GD estimators' shared fit: parameters, then (after validation) ledger, noise, the path, report."""
+
+    def _dp_gd_params(self):
+        """Validate epsilon, delta, neighbouring, lam, eta and n_steps (before any noise)."""
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        return eps, dlt, nb, lam, eta, _check_steps(self.n_steps)
+
+    def _fit_dp_gd(self, path, Xa, yv, Xq, n, p, d, eps, dlt, nb, lam, T, step, C, method, *, extra=None,
+                   report_converged=False):
+        """Run ``path`` (:func:`dp_gd_ridge_path` or :func:`dp_gd_logistic_path`) once with the estimator's
+        noise (:func:`dp_gd_noise` from ``random_state``) and store ``theta_`` and ``report_``."""
+        mu = _mu(eps, dlt)
+        ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
+        Pm = self._penalty_mask(d)
+        rng = P.check_random_state(self.random_state)
+        noise = dp_gd_noise(rng, T, d)[:, :, None]
+        theta, frac = path(Xa, yv, clip_norm=C, lam=lam, Pm=Pm, step_size=step, sigma=np.array([sigma_t]), noise=noise,
+                           n_steps=T)
+        self._set_theta(theta[:, 0], p)
+        key = "gradient (per step)"
+        self.report_ = _dp_report(
+            method, eps, dlt, mu, nb, n, d, lam, ledger, {key: sens}, {key: sigma_t}, radius=C,
+            n_pub=0 if Xq is None else Xq.shape[0], kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
+            converged=bool(np.all(np.isfinite(theta))) if report_converged else None,
+            extra={"step_size": step, "mu_per_step": mu_t, **(extra or {})},
+        )
+        return self
+# --------------------------------------------------------------------------------------------
+# logistic loss
+# --------------------------------------------------------------------------------------------
+def logistic_dp_gd_step_size(lambda_max: float, lam: float) -> float:
+    """``1 / (lambda_max / 4 + 2 lam)``: the inverse smoothness constant of the logistic objective.
+
+    ``lambda_max`` is the largest eigenvalue of the (public) second moment of the rows.
+
+    Examples
+    --------
+    >>> logistic_dp_gd_step_size(4.0, 0.0)
+    1.0
+    """
+    return 1.0 / (float(lambda_max) / 4.0 + 2.0 * float(lam))
+
+
+def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, noise, n_steps: int,
+                        dtype=np.float64, chunk_rows: int | None = None, n_jobs: int | None = None):
+    """Full-batch DP gradient descent for penalised logistic regression, many runs at once.
+
+    Per step t and run r (theta_0 = 0)::
+
+        c_i   = clip(sigmoid(x_i^T theta) - y_i, -C / ||x_i||, C / ||x_i||)   # per-example clip at C
+        g     = (1/n) sum_i c_i x_i + sigma * z_t + 2 lam P theta
+        theta = theta - step_size * g
+
+    ``c_i x_i`` is the per-example gradient ``(s_i - y_i) x_i`` clipped to L2 norm C (its norm is
+    ``|s_i - y_i| ||x_i||``). The penalty gradient is data-independent and not clipped.
+
+    Parameters
+    ----------
+    Xa : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Labels in {0, 1}.
+    clip_norm : float
+    lam : float or ndarray of shape (runs,)
+    Pm : ndarray of shape (d, d)
+    step_size : float or ndarray of shape (runs,)
+    sigma : ndarray of shape (runs,)
+        Noise standard deviation on the mean gradient per step.
+    noise : ndarray of shape (n_steps, d, runs)
+    n_steps : int
+    dtype : numpy dtype, default float64
+    chunk_rows : int, optional
+        Rows per chunk (default: about 256 KB of residuals per thread).
+    n_jobs : int, optional
+        Threads over groups of runs with single-threaded BLAS (default 2 from 64 runs on).
+
+    Returns
+    -------
+    theta : ndarray of shape (d, runs)
+    frac_clipped : ndarray of shape (runs,)
+        Fraction of per-example gradients clipped at the last step (display only).
+    """
+    Xa, n, d, sigma, runs, lam, step, C, rn, Ut = _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype)
+    # clipped gradient = u_i clip(||x_i|| (s_i - y_i), -C, C) with u_i = x_i / ||x_i||
+    X = np.ascontiguousarray(Xa, dtype=dtype)
+    rnd = rn.astype(dtype)[:, None]
+    ryd = (rn * np.asarray(y, dtype=float)).astype(dtype)[:, None]
+
+    def residuals(k):  # s_i = ||x_i|| (sigmoid(x_i^T theta) - y_i)
+        def chunk(th, s0, s1):
+            r = _sigmoid_inplace(X[s0:s1] @ th)
+            r *= rnd[s0:s1]
+            r -= ryd[s0:s1]
+            return r
+
+        return (lambda theta: theta.astype(dtype)), chunk
+
+    return _dp_gd_loop(residuals, n=n, d=d, runs=runs, C=C, lam=lam, step=step, sigma=sigma, Pm=Pm, noise=noise,
+                       n_steps=n_steps, Ut=Ut, dtype=dtype, chunk_rows=chunk_rows, n_jobs=n_jobs)

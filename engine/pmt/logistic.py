@@ -1,0 +1,434 @@
+"""Differentially private logistic regression: DP-PMTLR (noisy Newton), its baselines, the reference.
+
+Estimators (conventions of :mod:`engine.pmt._base`; a :class:`engine.pmt.FitReport` in ``report_``):
+
+- :class:`PMTLogistic` -- DP-PMTLR (``docs/PMT.md`` section 4; Cao, Bi & Zhang, arXiv:2602.22282;
+  noisy-Newton template of Avella-Medina, Bradshaw & Loh, GDP noisy Newton): whiten and truncate the
+  features with the public second moment (:func:`engine.pmt.pmt_transform`), run T noisy Newton steps
+  in the whitened space (:func:`engine.pmt._newton.noisy_newton`), map back.
+- :class:`DPNewtonLogistic` -- the same noisy Newton on the *raw* rows clipped at radius C: the
+  private-only counterpart (PMT.md section 8: it fails at small lam where PMT converges).
+- :class:`DPGDLogistic` -- full-batch DP gradient descent with per-example gradient clipping
+  (:mod:`engine.pmt._gd`).
+- :class:`LogisticReference` -- the non-private fit on the untruncated private data (the target of
+  the error metric).
+
+Objective, penalty, the noisy-Newton accounting, the eigenvalue floor and the convergence flag:
+:mod:`engine.pmt._newton`. Labels are mapped with the user-given ``classes`` pair (default
+``(0, 1)``), never inferred from the private data.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import ClassifierMixin
+
+from engine.pmt._base import (
+    _check_lam,
+    _check_on_singular,
+    _check_positive,
+    _check_steps,
+    _GLMBase,
+    _gram_kappa,
+    _nonprivate_report,
+    _pmt_report_fields,
+    _resolve_bound,
+    _store_params,
+    _validate_glm_data,
+)
+from engine.pmt._gd import _DPGDMixin, dp_gd_logistic_path, logistic_dp_gd_step_size
+from engine.pmt._newton import (
+    DEFAULT_CONV_TOL,
+    DEFAULT_NEWTON_EIG_FLOOR,
+    GLM_METHOD_NAMES,
+    LOGISTIC,
+    _NoisyNewtonMixin,
+    glm_reference_solve,
+)
+from engine.pmt._transform import pmt_radius, truncate_rows
+
+__all__ = [
+    "check_binary_labels",
+    "PMTLogistic",
+    "DPNewtonLogistic",
+    "DPGDLogistic",
+    "LogisticReference",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# labels
+# --------------------------------------------------------------------------------------------
+def _check_classes(classes):
+    try:
+        c = tuple(classes)
+    except TypeError:
+        raise TypeError(f"classes must be a pair (negative, positive), got {classes!r}") from None
+    if len(c) != 2:
+        raise ValueError(f"classes must be a pair (negative, positive) of two labels, got {classes!r}")
+    if c[0] == c[1]:
+        raise ValueError(f"classes must name two different labels, got {classes!r}")
+    return c
+
+
+def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = "y",
+                        require_both: bool = True) -> np.ndarray:
+    """Map user labels to {0, 1} with the user-given ``classes = (negative, positive)`` pair.
+
+    The classes are never inferred from the data. Raised errors never quote private values.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+    n : int, optional
+        Expected length (rows of X).
+    classes : pair, default (0, 1)
+        ``classes[0]`` maps to 0, ``classes[1]`` to 1.
+    name : str, default "y"
+    require_both : bool, default True
+        Raise when every label is in one class (needed for fitting; not for scoring a test set).
+
+    Returns
+    -------
+    ndarray of float64 in {0, 1}, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        Wrong shape or length; NaN/inf; a label outside ``classes``; all labels in one class (the
+        message is the same whatever the data).
+
+    Examples
+    --------
+    >>> check_binary_labels(["no", "yes", "yes"], classes=("no", "yes")).tolist()
+    [0.0, 1.0, 1.0]
+    >>> check_binary_labels([0, 1, 2])
+    Traceback (most recent call last):
+    ...
+    ValueError: y contains labels other than classes=(0, 1); every label must be one of the two given classes
+    """
+    c = _check_classes(classes)
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but the features have {n} rows; they must match")
+    if arr.shape[0] < 1:
+        raise ValueError(f"{name} is empty")
+    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values; labels must be one of classes={c!r}")
+    if arr.dtype.kind == "O":
+        bad_nan = np.array([isinstance(v, float) and not math.isfinite(v) for v in arr])
+        if bad_nan.any():
+            raise ValueError(f"{name} contains NaN or infinite values; labels must be one of classes={c!r}")
+    neg = arr == c[0]
+    pos = arr == c[1]
+    if not np.all(neg | pos):
+        raise ValueError(
+            f"{name} contains labels other than classes={c!r}; every label must be one of the two given classes"
+        )
+    if require_both and (pos.all() or neg.all()):
+        raise ValueError(
+            f"{name} must contain both classes {c!r}; a one-class sample has no (finite) logistic fit"
+        )
+    return pos.astype(np.float64)
+
+
+class _LogisticBase(ClassifierMixin, _GLMBase):
+    def _labels(self, y, n):
+        return check_binary_labels(y, n, classes=self.classes)
+
+    @property
+    def classes_(self):
+        """The user-given ``classes`` pair as an array (negative first)."""
+        c = _check_classes(self.classes)
+        return np.asarray(c, dtype=object if any(isinstance(v, str) for v in c) else None)
+
+    def predict_proba(self, X):
+        """Probabilities of (negative, positive) class, shape (n_samples, 2)."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X):
+        """The predicted label from ``classes`` (positive when the linear predictor is > 0)."""
+        c = self.classes_
+        return np.where(self.decision_function(X) > 0, c[1], c[0])
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on ``(X, y)`` (labels mapped with ``classes``)."""
+        yv = check_binary_labels(y, None, classes=self.classes, require_both=False)
+        pred = (self.decision_function(X) > 0).astype(float)
+        return float(np.mean(pred == yv))
+
+
+class LogisticReference(_LogisticBase):
+    """Non-private logistic regression on the untruncated private data: the target of the error metric.
+
+    Minimises ``(1/n) sum [log(1 + e^{u_i}) - y_i u_i] + lam theta^T P theta`` by damped Newton
+    (:func:`glm_reference_solve`). At lam = 0 a mean loss below 1e-6 (perfect separation: no finite
+    MLE) or the iteration limit sets ``converged_ = False`` and warns. With the intercept unpenalised (default) this is
+    ``sklearn.linear_model.LogisticRegression(C=1 / (2 n lam))`` (``penalty=None`` at lam = 0).
+
+    Parameters
+    ----------
+    lam : float, default 1e-3
+    classes : pair, default (0, 1)
+    fit_intercept, penalize_intercept : bool
+    max_iter : int, default 100
+    tol : float, default 1e-10
+
+    Attributes
+    ----------
+    coef_, intercept_, theta_, report_ (``converged``, ``n_iter``), converged_
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(4000, 2)); y = (rng.random(4000) < expit(X @ [1.0, -1.0] + 0.5)).astype(int)
+    >>> m = LogisticReference(lam=0.0).fit(X, y)
+    >>> m.coef_.round(1).tolist(), round(m.intercept_, 1)
+    ([1.0, -0.9], 0.5)
+    """
+
+    def __init__(self, *, lam=1e-3, classes=(0, 1), fit_intercept=True, penalize_intercept=False, max_iter=100,
+                 tol=1e-10):
+        _store_params(self, locals())
+
+    def fit(self, X, y, X_pub=None, y_pub=None):
+        """Fit on the private data (public arguments are accepted and ignored).
+
+        Raises
+        ------
+        ValueError, TypeError
+            NaN/inf, bad labels, shape mismatch, n < d, lam < 0.
+        """
+        lam = _check_lam(self.lam)
+        max_iter = _check_steps(self.max_iter, "max_iter")
+        tol = _check_positive(self.tol, "tol")
+        Xp, yv, _, n, p, d = _validate_glm_data(X, y, None, fit_intercept=self.fit_intercept, need_X_pub=False,
+                                                label_fn=self._labels)
+        Xa = self._with_intercept(Xp)
+        Pm = self._penalty_mask(d)
+        theta, ok, it = glm_reference_solve(Xa, yv, lam, Pm, LOGISTIC, max_iter=max_iter, tol=tol)
+        u = Xa @ theta
+        if lam == 0 and float(np.mean(np.logaddexp(0, u) - yv * u)) < 1e-6:
+            ok = False  # (near) perfect separation: the decrement vanishes while ||theta|| -> inf
+        if not ok:
+            warnings.warn(
+                f"the non-private logistic fit did not converge in max_iter={max_iter} Newton steps (at lam=0 "
+                "separable data have no finite MLE); use lam > 0",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._set_theta(theta, p)
+        self.converged_ = ok
+        self.report_ = _nonprivate_report(
+            GLM_METHOD_NAMES["non-private"], n, d, lam, kappa_raw=_gram_kappa(Xa),
+            frac_truncated=0.0, n_iter=it, converged=ok, extra={"family": "logistic"},
+        )
+        return self
+
+
+class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
+    """DP-PMTLR: differentially private logistic regression by noisy Newton on PMT-whitened rows.
+
+    Algorithm (PMT.md section 4; research note section 4.2; module docstring for the details):
+
+    1. ``Sigma_pub`` from the public rows (intercept column appended last),
+       ``X~ = Pi_R(X Sigma_pub^{-1/2})``, ``R = sqrt(d (1 + ln(2n/eta)))`` (:func:`engine.pmt.pmt_transform`).
+    2. theta~_0 = 0; T noisy Newton steps (step size 1), each releasing the averaged gradient
+       (``Delta_g = 2R/n``) and Hessian (``Delta_H = sqrt(2) R^2 / (4n)``) with ``mu / sqrt(2T)`` each;
+       the whitened penalty ``2 lam Sigma^{-1/2} P Sigma^{-1/2}`` is added noise-free; noisy Hessian
+       eigenvalues below ``eig_floor`` are raised to it.
+    3. ``theta = Sigma_pub^{-1/2} theta~_T``.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ``0 < epsilon <= inf`` (inf: noise off; for checks only).
+    delta : float, default 1e-5
+    lam : float, default 1e-3
+        Penalty on the (1/n)-scaled loss, ``lam >= 0``.
+    n_steps : int, default 5
+        T (2T releases).
+    eta : float, default 0.05
+    classes : pair, default (0, 1)
+        (negative, positive) labels, given by the user; never inferred from the data.
+    neighbouring : {"replace-one", "add-remove"}
+    fit_intercept, penalize_intercept : bool
+    on_singular : {"regularize", "raise"}
+    eig_floor : "auto" or float, default "auto"
+        Absolute floor on the noisy whitened Hessian's eigenvalues: ``max(1e-3, 2 sqrt(d) sigma_H)`` or the
+        given value (:func:`newton_eig_floor`; module docstring). ``report_.eig_floor`` holds the value used.
+    tol : float, default 0.25
+        Convergence-flag tolerance (relative last step).
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    coef_, intercept_, theta_, theta_tilde_, eig_floor_ (the floor used),
+    report_ (:class:`engine.pmt.FitReport`: noise scales,
+    sensitivities, R, kappas, fraction truncated, ledger, ``n_iter``, ``eig_fixes``, ``converged``),
+    transform_
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(5000, 2)) * [1.0, 10.0]; y = (rng.random(5000) < expit(X @ [1.0, -0.1])).astype(int)
+    >>> m = PMTLogistic(epsilon=np.inf, lam=0.0, n_steps=20).fit(X[200:], y[200:], X_pub=X[:200])
+    >>> ref = LogisticReference(lam=0.0).fit(X[200:], y[200:])
+    >>> bool(np.allclose(m.theta_, ref.theta_, atol=1e-6)), m.report_.converged
+    (True, True)
+    """
+
+    _key = "pmt"
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, classes=(0, 1),
+                 neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+        _store_params(self, locals())
+
+    def fit(self, X, y, X_pub=None, y_pub=None):
+        """Fit DP-PMTLR.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+        y : array-like of shape (n,)
+            Labels, each one of ``classes``.
+        X_pub : array-like of shape (n_pub, p)
+            Public features (required).
+        y_pub : ignored
+            Accepted for a common signature; PMT uses only the public features.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            Before any noise: NaN/inf, labels outside ``classes`` or one class only, n < d, n_pub < 1,
+            lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
+        """
+        eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
+        _check_on_singular(self.on_singular)
+        Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,
+                                                 label_fn=self._labels)
+        tr, S_is, pen = self._pmt_whiten(Xp, Xq, eta, lam, d)
+        res = self._fit_newton(tr.X_tilde, yv, pen, tr.radius, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
+                               **_pmt_report_fields(tr), report_min_eig=True, extra={"family": "logistic"})
+        self._set_pmt_theta(res, S_is, tr, p)
+        return self
+
+
+class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
+    """The same noisy Newton on the raw rows clipped at radius C (private data only; PMT.md sections 5, 8).
+
+    Rows (intercept column included) are scaled to L2 norm <= C; sensitivities and noise as in
+    :class:`PMTLogistic` with R replaced by C; the penalty is ``2 lam P`` (raw space); the eigenvalue
+    floor is the same absolute ``eig_floor`` (raw units). Default ``C = sqrt(d (1 + ln(2n/eta)))``, the
+    PMT radius formula on the raw features (sensible only for standardised features; that is the
+    comparison PMT.md section 5 asks for). The paper's claim: this fails at small lam where PMT
+    converges.
+
+    Parameters
+    ----------
+    clip_radius : None, float or "private", default None
+        C. None: the public formula; float: user value; "private": the largest private row norm
+        (``PrivacyLeakWarning``).
+    (others as in :class:`PMTLogistic`)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 2)); y = (rng.random(3000) < expit(X @ [1.0, -1.0])).astype(int)
+    >>> m = DPNewtonLogistic(epsilon=np.inf, lam=0.0, n_steps=20, clip_radius=100.0).fit(X, y)
+    >>> bool(np.allclose(m.theta_, LogisticReference(lam=0.0).fit(X, y).theta_, atol=1e-6))
+    True
+    """
+
+    _key = "dp-newton"
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, clip_radius=None, classes=(0, 1),
+                 neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+        _store_params(self, locals())
+
+    def fit(self, X, y, X_pub=None, y_pub=None):
+        """Fit the raw-data noisy Newton. ``X_pub`` only feeds ``kappa_pub`` in the report.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Before any noise (see :meth:`PMTLogistic.fit`).
+        """
+        eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
+        Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=False,
+                                                 label_fn=self._labels)
+        Xa = self._with_intercept(Xp)
+        C = self._clip_radius(Xa, d, n, eta)
+        Xc, _, clipped = truncate_rows(Xa, C)
+        n_pub, kpub = self._public_kappa(Xq)
+        res = self._fit_newton(Xc, yv, 2.0 * lam * self._penalty_mask(d), C, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
+                               radius=C, n_pub=n_pub, kappa_raw=_gram_kappa(Xa), kappa_pub=kpub,
+                               frac_truncated=float(np.mean(clipped)), report_min_eig=True, extra={"family": "logistic"})
+        self._set_theta(res.theta[0], p)
+        return self
+
+
+class DPGDLogistic(_DPGDMixin, _LogisticBase):
+    """Full-batch DP gradient descent for logistic regression with per-example clipping (PMT.md section 5).
+
+    theta_0 = 0; T steps (default 100) of ``theta <- theta - step_size (mean clipped gradient + N(0, s_t^2 I)
+    + 2 lam P theta)`` on the raw rows (intercept included); per-example gradients ``(s_i - y_i) x_i``
+    clipped to L2 norm C; each step ``mu_t = mu / sqrt(T)``, ``s_t = 2C / (n mu_t)`` (replace-one;
+    ``C / (n mu_t)`` add/remove). See :func:`dp_gd_logistic_path`.
+
+    Step size: ``1 / (lambda_max(X_pub^T X_pub / n_pub) / 4 + 2 lam)`` (the inverse smoothness constant
+    of the objective, estimated from the public rows with the intercept column: public, so free).
+    Without ``X_pub`` give ``step_size``.
+
+    Parameters
+    ----------
+    n_steps : int, default 100
+    clip_norm : None, float or "private", default None
+        C. None: ``sqrt(d (1 + ln(2n/eta)))`` (the raw-row radius DP-Newton uses; since
+        ``|s - y| <= 1`` it bounds the gradient of rows of that norm). "private": the largest private row
+        norm (``PrivacyLeakWarning``).
+    step_size : None or float
+    (others as in :class:`PMTLogistic`)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 2)); y = (rng.random(3000) < expit(X @ [1.0, -1.0])).astype(int)
+    >>> m = DPGDLogistic(epsilon=np.inf, lam=0.0, clip_norm=1e6, n_steps=300).fit(X, y, X_pub=X[:200])
+    >>> bool(np.allclose(m.theta_, LogisticReference(lam=0.0).fit(X, y).theta_, atol=1e-3))
+    True
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=100, eta=0.05, clip_norm=None, step_size=None,
+                 classes=(0, 1), neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
+                 random_state=None):
+        _store_params(self, locals())
+
+    def fit(self, X, y, X_pub=None, y_pub=None):
+        """Run DP-GD for logistic regression. Raises ``ValueError``/``TypeError`` before any noise is drawn."""
+        eps, dlt, nb, lam, eta, T = self._dp_gd_params()
+        Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept,
+                                                 need_X_pub=self.step_size is None, label_fn=self._labels)
+        Xa = self._with_intercept(Xp)
+        step = self._dp_gd_step_size(Xq, lambda lam_max: logistic_dp_gd_step_size(lam_max, lam))
+        C = _resolve_bound(self.clip_norm, "clip_norm", public=lambda: pmt_radius(d, n, eta),
+                           private=lambda: float(np.max(np.linalg.norm(Xa, axis=1))) or 1.0)
+        return self._fit_dp_gd(dp_gd_logistic_path, Xa, yv, Xq, n, p, d, eps, dlt, nb, lam, T, step, C,
+                               GLM_METHOD_NAMES["dp-gd"], extra={"family": "logistic"}, report_converged=True)
+
+

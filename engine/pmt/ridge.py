@@ -1,0 +1,373 @@
+"""DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
+
+:class:`PMTRidge` (``docs/PMT.md`` section 3; Cao, Bi & Zhang, arXiv:2602.22282): whiten with the public
+second moment, truncate at R (:mod:`engine.pmt._transform`), perturb the sufficient statistics
+``A = X~^T X~`` and ``b = X~^T y``, solve, map back. The sufficient-statistics perturbation (SSP) core
+here is shared with the private-only baseline DP-RR (:class:`engine.pmt.baselines.DPRidge`) and the
+ridge sweep (:mod:`engine.pmt.sweep_ridge`).
+
+Common objective (original space, PMT.md section 3)::
+
+    (1/n) sum_i (y_i - x_i^T theta - theta_0)^2 + lam * theta^T theta
+
+Intercept: with ``fit_intercept=True`` a constant-1 column is appended **last** (PMT.md section 2).
+By default the intercept is **not** penalised (``penalize_intercept=False``), which is what
+``sklearn.linear_model.Ridge(alpha=n * lam, fit_intercept=True)`` solves; with
+``penalize_intercept=True`` the constant column is penalised like any other (equal to
+``Ridge(alpha=n * lam, fit_intercept=False)`` on ``[X, 1]``). Internally the penalty is
+``lam * theta^T P theta`` with ``P = diag(1, ..., 1, 0)`` or ``I``; in PMT's whitened space it becomes
+``lam * theta~^T Sigma_pub^{-1/2} P Sigma_pub^{-1/2} theta~`` (penalty A1 of the research note, so
+noise-free PMT with nothing truncated reproduces the reference exactly).
+
+Privacy: mu-GDP throughout (:mod:`engine.privacy`). ``epsilon`` and ``delta`` are converted to mu
+with :func:`engine.privacy.gdp_mu` (rounded towards more privacy). ``epsilon=np.inf`` means **noise
+off** (mu = inf): used to check convergence to the non-private fit, never a private release.
+
+Bounds: every radius and bound is public by default (d, n, eta and the public rows/labels, or a
+number the user gives). Passing ``"private"`` for a bound takes it from the private data and warns
+with :class:`engine.privacy.PrivacyLeakWarning`: the guarantee then no longer holds.
+
+Eigenvalue floor (PMT.md section 3, step 5): if the noisy system matrix ``M = A_priv + penalty`` is
+not positive definite (smallest eigenvalue <= 0), its eigenvalues below
+``eig_floor * trace(A_priv) / d`` are raised to that value (default ``eig_floor = 1e-3``; for PMT
+``trace(A_priv) / d ~ n``, so the floor is about ``1e-3 n`` in whitened units, the research note's
+suggestion). Each fix is counted in ``report_.eig_fixes``; nothing is hidden.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine import privacy as P
+from engine.pmt._base import (
+    DEFAULT_EIG_FLOOR,
+    METHOD_NAMES,
+    _check_on_singular,
+    _check_positive,
+    _dp_report,
+    _gram_kappa,
+    _LinearBase,
+    _mu,
+    _pmt_report_fields,
+    _store_params,
+    _validate_data,
+)
+from engine.pmt._transform import _kappa_from_eigs, pmt_transform, public_moment
+
+__all__ = [
+    "RESPONSES",
+    "PMTRidge",
+    "ridge_reference_solve",
+    "sufficient_statistics",
+    "ssp_noise",
+    "ssp_solve",
+    "ssp_sensitivities",
+]
+
+#: How PMTRidge bounds the response: clip y at B_y (Reading A) or transform (x, y) jointly (Reading B).
+RESPONSES = ("clip", "joint")
+
+
+# --------------------------------------------------------------------------------------------
+# the sufficient-statistics perturbation (SSP) core (also used by DP-RR and the ridge sweep)
+# --------------------------------------------------------------------------------------------
+def ridge_reference_solve(Xa, y, lam: float, Pm) -> np.ndarray:
+    """Non-private ridge on already-augmented rows: argmin (1/n)||y - Xa theta||^2 + lam theta^T P theta.
+
+    Solved by least squares on the stacked system ``[Xa; sqrt(n lam) P^{1/2}]`` (P diagonal 0/1), which
+    stays accurate when ``Xa^T Xa`` is badly conditioned (raw CCPP features: kappa ~ 1e9).
+
+    Parameters
+    ----------
+    Xa : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    lam : float
+        ``lam >= 0``.
+    Pm : ndarray of shape (d, d), diagonal with 0/1 entries.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    n, d = Xa.shape
+    if lam > 0:
+        rows = np.sqrt(n * lam) * Pm[np.diag(Pm) > 0]
+        Xs = np.vstack([Xa, rows])
+        ys = np.concatenate([y, np.zeros(rows.shape[0])])
+    else:
+        Xs, ys = Xa, y
+    theta, *_ = np.linalg.lstsq(Xs, ys, rcond=None)
+    return theta
+
+
+def sufficient_statistics(Z, y, B_y: float):
+    """The statistics DP-PMTRR / DP-RR release (before noise): ``A = Z^T Z`` and ``b = Z^T clip(y, +-B_y)``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+        Rows already bounded (PMT-truncated at R, or clipped at C).
+    y : ndarray of shape (n,)
+    B_y : float
+        Response bound; y is clipped to ``[-B_y, B_y]``.
+
+    Returns
+    -------
+    A : ndarray of shape (d, d)
+    b : ndarray of shape (d,)
+
+    Examples
+    --------
+    >>> A, b = sufficient_statistics(np.array([[1.0, 2.0]]), np.array([5.0]), 3.0)
+    >>> A.tolist(), b.tolist()
+    ([[1.0, 2.0], [2.0, 4.0]], [3.0, 6.0])
+    """
+    Z = np.asarray(Z, dtype=float)
+    yc = np.clip(np.asarray(y, dtype=float), -B_y, B_y)
+    return Z.T @ Z, Z.T @ yc
+
+
+def ssp_noise(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Standard-normal noise for one sufficient-statistics release: (symmetric d x d, vector d).
+
+    The symmetric matrix has iid N(0, 1) on and above the diagonal
+    (:func:`engine.privacy.symmetric_gaussian_noise`), drawn first; then the vector. Scaling by
+    ``sigma_A`` and ``sigma_b`` gives the Gaussian mechanism. The estimators and the sweeps draw
+    through this one function, so a sweep with seed s reproduces ``random_state=s`` exactly.
+    """
+    W = P.symmetric_gaussian_noise(d, 1.0, rng)
+    w = P.gaussian_noise(d, 1.0, rng)
+    return W, w
+
+
+def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
+    """Solve ``(A_priv + penalty) theta = b_priv`` for one system or a stack, with the eigenvalue floor.
+
+    Parameters
+    ----------
+    A_priv : ndarray of shape (..., d, d)
+        Noisy (symmetric) second-moment statistics.
+    b_priv : ndarray of shape (..., d)
+    penalty : ndarray of shape (d, d) or (..., d, d)
+        ``n lam P`` (or its whitened version).
+    eig_floor : float, default 1e-3
+        When the system is not positive definite, its eigenvalues below ``eig_floor * trace(A_priv) / d``
+        (the mean eigenvalue of the noisy statistic: about ``eig_floor * n`` in PMT's whitened units;
+        ``max|eig|`` of the system if that trace is not positive) are raised to it (PMT.md section 3,
+        step 5). Post-processing of released values: no privacy cost.
+
+    Returns
+    -------
+    theta : ndarray of shape (..., d)
+    fixed : ndarray of bool, shape (...)
+        Where the floor fired.
+    kappa : ndarray of shape (...)
+        Condition number of the system before the floor (inf when not positive definite).
+
+    Examples
+    --------
+    >>> th, fixed, k = ssp_solve(np.diag([2.0, 4.0]), np.array([2.0, 4.0]), np.zeros((2, 2)))
+    >>> th.tolist(), bool(fixed), float(k)
+    ([1.0, 1.0], False, 2.0)
+    """
+    A_priv = np.asarray(A_priv, dtype=float)
+    M = A_priv + penalty
+    w, V = np.linalg.eigh(M)
+    kappa = _kappa_from_eigs(w)
+    fixed = w[..., 0] <= 0
+    if np.any(fixed):
+        d = A_priv.shape[-1]
+        scale = np.trace(A_priv, axis1=-2, axis2=-1) / d  # mean eigenvalue of the noisy statistic (~ n for PMT)
+        scale = np.where(scale > 0, scale, np.max(np.abs(w), axis=-1))
+        floor = (eig_floor * scale)[..., None]
+        w = np.where(fixed[..., None], np.maximum(w, floor), w)
+    Vtb = np.einsum("...ji,...j->...i", V, np.asarray(b_priv, dtype=float))
+    theta = np.einsum("...ij,...j->...i", V, Vtb / w)
+    return theta, fixed, kappa
+
+def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
+    """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
+
+    Replace-one: ``sqrt(2) R^2`` and ``2 R B_y``; add/remove: ``R^2`` and ``R B_y`` (PMT.md section 3,
+    step 3).
+
+    Examples
+    --------
+    >>> [round(s, 4) for s in ssp_sensitivities(2.0, 3.0)]
+    [5.6569, 12.0]
+    >>> ssp_sensitivities(2.0, 3.0, "add-remove")
+    (4.0, 6.0)
+    """
+    nb = P.validate_neighbouring(neighbouring)
+    if nb == "replace-one":
+        return math.sqrt(2.0) * radius**2, 2.0 * radius * B_y
+    return radius**2, radius * B_y
+
+
+def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y")):
+    ledger = P.PrivacyLedger(delta=delta)
+    mu_part = P.split_mu(mu, 2)
+    s_A = P.gaussian_sigma(sens_A, mu_part)
+    s_b = P.gaussian_sigma(sens_b, mu_part)
+    ledger.record(names[0], sensitivity=sens_A, sigma=s_A, neighbouring=nb)
+    ledger.record(names[1], sensitivity=sens_b, sigma=s_b, neighbouring=nb)
+    return ledger, s_A, s_b
+
+class PMTRidge(_LinearBase):
+    """DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
+
+    Algorithm (PMT.md section 3; Cao, Bi & Zhang, arXiv:2602.22282, "our reading" where marked
+    there):
+
+    1. ``Sigma_pub`` from the public rows (intercept column appended), ``X~ = Pi_R(X Sigma_pub^{-1/2})``
+       with ``R = sqrt(d (1 + ln(2n/eta)))``.
+    2. ``response="clip"``: ``y`` clipped to ``[-B_y, B_y]``, ``B_y = sqrt(mean(y_pub^2)(1 + ln(2n/eta)))``
+       (or ``response_bound``). ``A = X~^T X~`` and ``b = X~^T y`` are released with mu/sqrt(2) each:
+       symmetric noise with ``sigma_A = Delta_A / mu_A`` (``Delta_A = sqrt(2) R^2`` replace-one, ``R^2``
+       add/remove) and ``sigma_b = Delta_b / mu_b`` (``2 R B_y`` / ``R B_y``).
+    3. ``theta~ = solve(A_priv + n lam Sigma^{-1/2} P Sigma^{-1/2}, b_priv)`` (eigenvalue floor if not
+       positive definite), ``theta = Sigma_pub^{-1/2} theta~``.
+
+    ``response="joint"`` (Reading B): ``(x, y)`` is one (d+1)-vector whitened with the public joint
+    second moment (needs ``y_pub``) and truncated at ``R = sqrt((d+1)(1 + ln(2n/eta)))``; one symmetric
+    release of ``Z~^T Z~`` with all of mu (``Delta = sqrt(2) R^2`` / ``R^2``), back-transformed to
+    ``S = Sigma^{1/2} S_priv Sigma^{1/2}`` and solved from its blocks:
+    ``theta = solve(S_xx + n lam P, S_xy)``.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ``0 < epsilon <= inf`` (inf: noise off, non-private; for convergence checks only).
+    delta : float, default 1e-5
+        ``0 < delta < 1``.
+    lam : float, default 1e-3
+        Ridge penalty on the (1/n)-scaled loss, ``lam >= 0``.
+    eta : float, default 0.05
+        Truncation failure probability in R, ``0 < eta < 1``.
+    response : {"clip", "joint"}, default "clip"
+    response_bound : None, float or "private", default None
+        B_y. None: from the public labels (needs ``y_pub``); a float: a user bound; "private":
+        ``max |y|`` of the private data, with a ``PrivacyLeakWarning``.
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+    fit_intercept : bool, default True
+    penalize_intercept : bool, default False
+    on_singular : {"regularize", "raise"}, default "regularize"
+        What to do with a singular ``Sigma_pub`` or ``n_pub < d`` (see :func:`engine.pmt.public_moment`).
+    eig_floor : float, default 1e-3
+        Relative eigenvalue floor for a non-positive-definite noisy system.
+    random_state : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    coef_, intercept_, theta_, report_ (:class:`FitReport`), transform_ (:class:`engine.pmt.PMTTransform`)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(5000, 3)); y = X @ [1.0, -2.0, 0.5] + 3 + rng.normal(size=5000)
+    >>> m = PMTRidge(epsilon=np.inf, lam=0.0).fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
+    >>> m.report_.mu, m.coef_.round(1).tolist()
+    (inf, [1.0, -2.0, 0.5])
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
+                 neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
+        _store_params(self, locals())
+
+    def fit(self, X, y, X_pub=None, y_pub=None):
+        """Fit DP-PMTRR.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, p)
+            Private features.
+        y : array-like of shape (n,)
+            Private responses.
+        X_pub : array-like of shape (n_pub, p)
+            Public features (required; never inferred from X).
+        y_pub : array-like of shape (n_pub,), optional
+            Public responses (for B_y, or the joint moment when ``response="joint"``).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            Before any noise is drawn: NaN/inf, shape mismatch, n < d, n_pub < 1, lam < 0,
+            epsilon <= 0 or NaN, delta outside (0, 1), unknown options.
+        """
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        eig_floor = _check_positive(self.eig_floor, "eig_floor")
+        if self.response not in RESPONSES:
+            raise ValueError(f"response must be one of {RESPONSES}, got {self.response!r}")
+        _check_on_singular(self.on_singular)
+        joint = self.response == "joint"
+        need_y_pub = joint or self.response_bound is None
+        Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
+                                                 need_X_pub=True, need_y_pub=need_y_pub)
+        if joint and self.response_bound is not None:
+            raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
+        mu = _mu(eps, dlt)
+        Pm = self._penalty_mask(d)
+        if joint:
+            return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm)
+
+        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
+        R = tr.radius
+        B_y = self._response_bound(yq, yv, n, eta)
+        A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
+        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
+        ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
+        rng = P.check_random_state(self.random_state)
+        W, w = ssp_noise(rng, d)
+        S_is = tr.moment.Sigma_pub_inv_sqrt
+        pen = n * lam * (S_is @ Pm @ S_is)
+        th_t, fixed, kappa_noisy = ssp_solve(A + s_A * W, b + s_b * w, pen, eig_floor=eig_floor)
+        self._set_theta(S_is @ th_t, p)
+        self.transform_ = tr
+        self.report_ = _dp_report(
+            METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
+            **_pmt_report_fields(tr), B_y=B_y, kappa_noisy=float(kappa_noisy),
+            frac_y_clipped=float(np.mean(np.abs(yv) > B_y)), eig_fixes=int(fixed), eig_floor=eig_floor,
+            extra={"response": "clip"},
+        )
+        return self
+
+    def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
+        Xa = self._with_intercept(Xp)
+        Xqa = self._with_intercept(Xq)
+        J = np.hstack([Xa, yv[:, None]])
+        Jq = np.hstack([Xqa, yq[:, None]])
+        mom = public_moment(Jq, fit_intercept=False, on_singular=self.on_singular)
+        tr = pmt_transform(J, moment=mom, eta=eta)
+        R = tr.radius
+        Z = tr.X_tilde
+        S = Z.T @ Z
+        sens = math.sqrt(2.0) * R**2 if nb == "replace-one" else R**2
+        ledger = P.PrivacyLedger(delta=dlt)
+        s = P.gaussian_sigma(sens, mu)
+        ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)
+        rng = P.check_random_state(self.random_state)
+        W = P.symmetric_gaussian_noise(d + 1, 1.0, rng)
+        S_priv = S + s * W
+        Sh = mom.Sigma_pub_sqrt
+        S_orig = Sh @ S_priv @ Sh
+        S_orig = (S_orig + S_orig.T) / 2
+        theta, fixed, kappa_noisy = ssp_solve(S_orig[:d, :d], S_orig[:d, d], n * lam * Pm, eig_floor=eig_floor)
+        self._set_theta(theta, p)
+        self.transform_ = tr
+        kraw = _gram_kappa(Xa)
+        self.report_ = _dp_report(
+            METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"S": sens}, {"S": s}, radius=R, B_y=math.nan,
+            n_pub=mom.n_pub, kappa_raw=kraw, kappa_pub=mom.kappa, kappa_pmt=tr.kappa_pmt,
+            kappa_noisy=float(kappa_noisy), frac_truncated=tr.frac_truncated, frac_y_clipped=math.nan,
+            eig_fixes=int(fixed), eig_floor=eig_floor, sigma_pub_regularized=mom.regularized, tau=mom.tau,
+            extra={"response": "joint"},
+        )
+        return self
+

@@ -1,0 +1,419 @@
+"""Vectorised privacy-utility sweeps: methods x epsilons x seeds (x lam x n_pub) -> a tidy frame.
+
+:func:`run_sweep` returns one row per (method, epsilon, seed, lam, n_pub) with the columns of the
+team contract (``method, epsilon, delta, seed, lam, n_pub, mu, l2_error, rel_error, excess_risk,
+rmse, kappa_raw, kappa_pub, kappa_pmt, kappa_noisy, radius, frac_truncated``) plus a few extra ones
+(``dataset, method_key, n, d, B_y, sigma_A, sigma_b, eig_fix, standardize``). :func:`summarize`
+reduces it to medians and quantile bands (the error is heavy-tailed, so means mislead;
+PMT.md section 6).
+
+The tasks live in their own modules and register themselves (:mod:`engine.pmt._registry`):
+``"ridge"`` (:mod:`engine.pmt.sweep_ridge`: what is computed once per split, what per seed, the
+metrics) and ``"logistic"`` (:mod:`engine.pmt.sweep_logistic`). This module holds what they share:
+resolving methods, loading and splitting the data, running the grid, the tidy frame and its summary.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from engine import privacy as P
+from engine.pmt._registry import CONTRACT_COLUMNS, METHODS, SUMMARY_COLUMNS, TASKS, MethodSpec
+
+# The tasks register themselves on import (ridge first, then logistic: the registry's order).
+from engine.pmt.sweep_ridge import DEFAULT_METHODS  # noqa: E402
+import engine.pmt.sweep_logistic  # noqa: E402,F401
+
+__all__ = [
+    "CONTRACT_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "DEFAULT_METHODS",
+    "resolve_methods",
+    "sweep_split",
+    "run_sweep",
+    "summarize",
+]
+
+
+def resolve_methods(task: str, methods) -> list[MethodSpec]:
+    """Map method keys or display names to registered specs (ValueError lists the accepted ones).
+
+    Examples
+    --------
+    >>> [m.key for m in resolve_methods("ridge", ["PMT", "dp-gd"])]
+    ['pmt', 'dp-gd']
+    """
+    avail = {k: s for (t, k), s in METHODS.items() if t == task}
+    if not avail:
+        raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+    by_name = {s.name.lower(): s for s in avail.values()}
+    out = []
+    for m in [methods] if isinstance(methods, str) else list(methods):
+        key = str(m).strip().lower()
+        spec = avail.get(key) or by_name.get(key)
+        if spec is None:
+            raise ValueError(f"unknown method {m!r} for task {task!r}; accepted: {', '.join(avail)}")
+        if spec not in out:
+            out.append(spec)
+    if not out:
+        raise ValueError("methods must name at least one method")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the sweep
+# --------------------------------------------------------------------------------------------
+def _load(data, dataset_kwargs):
+    if isinstance(data, str):
+        from engine.datasets import load_dataset
+
+        ds = load_dataset(data, **(dataset_kwargs or {}))
+        X, y = ds.to_numpy()
+        return X, y, ds.name
+    if hasattr(data, "to_numpy") and hasattr(data, "task"):
+        X, y = data.to_numpy()
+        return X, y, getattr(data, "name", "data")
+    if isinstance(data, (tuple, list)) and len(data) == 2:
+        return np.asarray(data[0], dtype=float), np.asarray(data[1], dtype=float), "arrays"
+    raise TypeError("data must be a registry name, a Dataset, or a tuple (X, y)")
+
+
+def _seeds(seeds):
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1 (a count) or a list of ints, got {seeds!r}")
+        return list(range(int(seeds)))
+    out = [int(s) for s in seeds]
+    if not out:
+        raise ValueError("seeds must not be empty")
+    if len(set(out)) != len(out):
+        raise ValueError("seeds must be distinct")
+    return out
+
+
+def sweep_split(X, y, *, n_pub=None, split_seed=0, test_size=0.2, standardize=False, center_y=None,
+                public_data=None):
+    """The split a sweep uses: public rows, private training rows, held-out private test rows.
+
+    ``n_pub`` public rows are drawn with :func:`engine.datasets.public_private_split`
+    (``random_state=split_seed``); with ``standardize`` the features are centred/scaled by the public
+    mean/std (:func:`engine.datasets.standardize_with_public`); with ``center_y`` (default: the value
+    of ``standardize``) the public mean of y is subtracted from every response; then a fraction
+    ``test_size`` of the private rows (a permutation seeded by ``[split_seed, 1]``) is held out
+    before anything is fitted.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,)
+    n_pub : int
+        Ignored when ``public_data`` is given.
+    split_seed : int, default 0
+    test_size : float, default 0.2
+    standardize : bool, default False
+    center_y : bool, optional
+    public_data : tuple (X_pub, y_pub), optional
+        A separate public sample; then every row of (X, y) is private (minus the test rows).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(X_pub, y_pub, X_train, y_train, X_test, y_test)``.
+
+    Examples
+    --------
+    >>> X = np.arange(40.0).reshape(20, 2); y = np.arange(20.0)
+    >>> [a.shape[0] for a in sweep_split(X, y, n_pub=5, test_size=0.2)]
+    [5, 5, 12, 12, 3, 3]
+    """
+    center_y = standardize if center_y is None else bool(center_y)
+    pub = None if public_data is None else _check_public(public_data, np.asarray(X).shape[1])
+    return _split(np.asarray(X, float), np.asarray(y, float), n_pub, split_seed, float(test_size), standardize,
+                  center_y, pub)
+
+
+def _check_public(public_data, p):
+    try:
+        Xq, yq = public_data
+    except (TypeError, ValueError):
+        raise TypeError("public_data must be a tuple (X_pub, y_pub)") from None
+    Xq, yq = np.asarray(Xq, dtype=float), np.asarray(yq, dtype=float).ravel()
+    if Xq.ndim != 2 or Xq.shape[0] < 1:
+        raise ValueError(f"public_data X_pub must be 2-D with at least one row (n_pub >= 1), got shape {Xq.shape}")
+    if Xq.shape[1] != p:
+        raise ValueError(f"public_data X_pub has {Xq.shape[1]} columns but X has {p}; they must match")
+    if len(yq) != Xq.shape[0]:
+        raise ValueError(f"public_data y_pub has {len(yq)} entries but X_pub has {Xq.shape[0]} rows")
+    if not (np.all(np.isfinite(Xq)) and np.all(np.isfinite(yq))):
+        raise ValueError("public_data contains NaN or infinite values")
+    return Xq, yq
+
+
+def _split(X, y, n_pub, seed, test_size, standardize, center_y=False, public=None):
+    from engine.datasets import Split, public_private_split, standardize_with_public
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # n_pub <= d: reported as kappa_pub / regularised
+        if public is None:
+            sp = public_private_split(X, y, n_pub=int(n_pub), random_state=seed)
+        else:  # a separate public sample: every row of (X, y) is private
+            Xq, yq = public
+            sp = Split(X_pub=Xq, y_pub=yq, X_priv=X, y_priv=y, idx_pub=np.arange(len(yq)), idx_priv=np.arange(len(y)))
+        if standardize:
+            sp = standardize_with_public(sp)
+    Xq, yq, Xp, yp = sp.X_priv, sp.y_priv, sp.X_pub, sp.y_pub
+    if center_y:  # public statistic only: the public mean of y
+        shift = float(np.mean(yp))
+        yq, yp = yq - shift, yp - shift
+    n_priv = len(yq)
+    n_test = int(round(test_size * n_priv))
+    perm = np.random.default_rng([int(seed), 1]).permutation(n_priv)
+    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    return Xp, yp, Xq[train], yq[train], Xq[test], yq[test]
+
+
+def run_sweep(
+    data,
+    *,
+    methods: Sequence[str] = DEFAULT_METHODS,
+    epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0),
+    seeds=50,
+    lams: Sequence[float] = (1e-3,),
+    n_pubs: Sequence[int] = (200,),
+    delta: float = 1e-5,
+    eta: float = 0.05,
+    standardize: bool = False,
+    center_y: bool | None = None,
+    task: str = "ridge",
+    test_size: float = 0.2,
+    split_seed: int = 0,
+    resample_split: bool = False,
+    neighbouring: str = "replace-one",
+    fit_intercept: bool = True,
+    penalize_intercept: bool = False,
+    dp_gd_steps: int = 100,
+    clip_radius: float | None = None,
+    clip_norm: float | None = None,
+    response_bound: float | None = None,
+    oracle_grid=None,
+    dtype=np.float32,
+    dataset_kwargs: dict | None = None,
+    public_data=None,
+    task_options: dict | None = None,
+) -> pd.DataFrame:
+    """Sweep methods x epsilons x seeds x lams x n_pubs and return a tidy frame (one row per run).
+
+    Parameters
+    ----------
+    data : str, Dataset or tuple (X, y)
+        A registry name (:func:`engine.datasets.load_dataset`, with ``dataset_kwargs``), a Dataset, or
+        arrays X of shape (n, p) and y of shape (n,).
+    methods : sequence of str
+        Keys or display names: ``"pmt"``, ``"dp-rr"``, ``"dp-rr-oracle"`` (non-private tuning),
+        ``"dp-gd"``, ``"non-private"``.
+        (Other tasks: their registered methods; the default is all of them.)
+    epsilons : sequence of float
+        Each ``0 < epsilon <= inf`` (inf: noise off).
+    seeds : int or sequence of int
+        A count (seeds 0..k-1) or explicit seeds; they drive the noise (see the module docstring).
+    lams : sequence of float
+        Ridge penalties, each >= 0.
+    n_pubs : sequence of int
+        Public sample sizes, each ``1 <= n_pub < n``.
+    delta : float, default 1e-5
+    eta : float, default 0.05
+    standardize : bool, default False
+        Centre/scale features by the public mean/std (:func:`engine.datasets.standardize_with_public`);
+        the response is left in its units. PMT itself is invariant to this (an affine map of x is a
+        linear map of (x, 1)); the baselines are not.
+    center_y : bool, optional
+        Subtract the **public** mean of y from all responses (public information, no budget). Default:
+        the value of ``standardize``. It shrinks the public response bound B_y from the scale of |y|
+        to the scale of its spread (CCPP: mean 454 MW, sd 17 MW), which cuts the noise on
+        ``b = X^T y`` for every method alike; the intercept absorbs the shift, and all coefficients
+        (and errors) are reported for the centred response.
+    task : {"ridge", "logistic"}, default "ridge"
+        ``"logistic"``: DP-PMTLR and its baselines (:mod:`engine.pmt.sweep_logistic`; methods
+        ``"pmt"``, ``"dp-newton"``, ``"dp-gd"``, ``"non-private"``; labels in {0, 1}; adds the columns
+        ``accuracy, auc, log_loss, converged, eig_fixes, ...``). ``center_y`` defaults to False there.
+    test_size : float, default 0.2
+        Fraction of the private rows held out (before fitting) for the RMSE; ``0 <= test_size < 1``.
+    split_seed : int, default 0
+        Seed of the public/test split (fixed across noise seeds unless ``resample_split``).
+    resample_split : bool, default False
+        Draw a new split per seed (split seed = noise seed).
+    neighbouring : {"replace-one", "add-remove"}
+    fit_intercept, penalize_intercept : bool
+    dp_gd_steps : int, default 100
+    clip_radius, clip_norm, response_bound : float, optional
+        Override the public defaults of DP-RR's C, DP-GD's gradient clip and B_y.
+    oracle_grid : array-like, optional
+        Grid of C for the oracle (default :func:`engine.pmt.baselines.default_clip_grid`).
+    dtype : numpy dtype, default float32
+        dtype of DP-GD's n-sized products (theta and all statistics stay float64).
+    dataset_kwargs : dict, optional
+    task_options : dict, optional
+        Task-specific options passed to the task's context builder (logistic: ``newton_steps``,
+        ``eig_floor``, ``tol``, ``classes``, ``newton_dtype``; see :mod:`engine.pmt.sweep_logistic`).
+    public_data : tuple (X_pub, y_pub), optional
+        A separate public sample (e.g. an uploaded public file). Then every row of ``data`` is private
+        (minus the held-out test rows), ``n_pubs`` is ignored and ``resample_split`` only reshuffles the
+        test rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CONTRACT_COLUMNS` plus ``dataset, method_key, n, d, standardize, B_y, sigma_A,
+        sigma_b, eig_fix``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad parameters, before any noise is drawn.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 3)); y = X @ [1.0, 2.0, 3.0] + rng.normal(size=3000)
+    >>> f = run_sweep((X, y), methods=["pmt", "non-private"], epsilons=[1.0, 4.0], seeds=3)
+    >>> len(f), sorted(f["method"].unique())
+    (12, ['Non-private', 'PMT'])
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+    if methods is DEFAULT_METHODS and task != "ridge":  # the default list names ridge methods
+        methods = [k for (t, k) in METHODS if t == task]
+    specs = resolve_methods(task, methods)
+    eps_list = [P.validate_epsilon(e, allow_inf=True) for e in np.atleast_1d(epsilons)]
+    if not eps_list:
+        raise ValueError("epsilons must not be empty")
+    delta = P.validate_delta(delta)
+    neighbouring = P.validate_neighbouring(neighbouring)
+    eta = float(eta)
+    if not (0 < eta < 1):
+        raise ValueError(f"eta must lie strictly between 0 and 1, got {eta!r}")
+    lam_list = [float(v) for v in np.atleast_1d(lams)]
+    for v in lam_list:
+        if not (v >= 0 and math.isfinite(v)):
+            raise ValueError(f"lam must be finite and >= 0 (accepted range: 0 <= lam < inf), got {v!r}")
+    if not lam_list:
+        raise ValueError("lams must not be empty")
+    seed_list = _seeds(seeds)
+    if not (0 <= float(test_size) < 1):
+        raise ValueError(f"test_size must satisfy 0 <= test_size < 1, got {test_size!r}")
+    if isinstance(dp_gd_steps, bool) or not isinstance(dp_gd_steps, (int, np.integer)) or dp_gd_steps < 1:
+        raise ValueError(f"dp_gd_steps must be an integer >= 1, got {dp_gd_steps!r}")
+    for name, v in (("clip_radius", clip_radius), ("clip_norm", clip_norm), ("response_bound", response_bound)):
+        if v is not None and not (float(v) > 0 and math.isfinite(float(v))):
+            raise ValueError(f"{name} must be finite and > 0 (or None for the public default), got {v!r}")
+    X, y, name = _load(data, dataset_kwargs)
+    if X.ndim != 2 or not np.all(np.isfinite(X)) or not np.all(np.isfinite(y)):
+        raise ValueError("X must be a finite 2-D numeric array and y finite (no NaN or inf)")
+    if len(y) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)}; they must match")
+    if max(float(np.max(np.abs(X))), float(np.max(np.abs(y)))) > 1e150:
+        raise ValueError("X or y has entries with |value| > 1e150; their squares would overflow (rescale them)")
+    public = None if public_data is None else _check_public(public_data, X.shape[1])
+    pub_list = [int(m) for m in np.atleast_1d(n_pubs)] if public is None else [len(public[1])]
+    for m in pub_list if public is None else []:
+        if m < 1 or m >= len(y):
+            raise ValueError(f"n_pub must satisfy 1 <= n_pub <= n - 1 = {len(y) - 1}, got {m}")
+    d = X.shape[1] + int(fit_intercept)
+    options = dict(dp_gd_steps=int(dp_gd_steps), clip_radius=clip_radius, clip_norm=clip_norm,
+                   response_bound=response_bound, oracle_grid=oracle_grid, dtype=dtype, **(task_options or {}))
+    if center_y is None and task != "ridge":
+        center_y = False  # labels of a classification task are never shifted
+    prepare = TASKS[task]
+    frames = []
+    split_plan = [(s, [s]) for s in seed_list] if resample_split else [(split_seed, seed_list)]
+    for n_pub in pub_list:
+        for sseed, run_seeds in split_plan:
+            X_pub, y_pub, X_tr, y_tr, X_te, y_te = _split(X, y, n_pub, sseed, float(test_size), standardize,
+                                                          standardize if center_y is None else bool(center_y),
+                                                          public)
+            if len(y_tr) < d:
+                raise ValueError(f"n < d: {len(y_tr)} private training rows for d={d} columns")
+            ctx = prepare(X_tr, y_tr, X_pub, y_pub, X_te, y_te, lams=lam_list, delta=delta, eta=eta, neighbouring=neighbouring,
+                          fit_intercept=fit_intercept, penalize_intercept=penalize_intercept, **options)
+            for spec in specs:
+                out = spec.runner(ctx, eps_list, run_seeds)
+                frames.append(_to_frame(ctx, spec, out, eps_list, run_seeds, name, standardize))
+    frame = pd.concat(frames, ignore_index=True)
+    return frame
+
+
+def _to_frame(ctx, spec, out, epsilons, seeds, name, standardize):
+    li, ei, si = out["li"], out["ei"], out["si"]
+    k = len(li)
+    cols = {
+        "dataset": name,
+        "method": spec.name,
+        "method_key": spec.key,
+        "epsilon": np.asarray(epsilons, float)[ei],
+        "delta": ctx.delta,
+        "seed": np.asarray(seeds, int)[si],
+        "lam": ctx.lams[li],
+        "n_pub": ctx.n_pub,
+        "n": ctx.n,
+        "d": ctx.d,
+        "standardize": bool(standardize),
+        "mu": np.broadcast_to(out["mu"], (k,)),
+    }
+    cols.update(ctx.metrics(out["theta"], li))
+    cols.update(kappa_raw=ctx.kappa_raw, kappa_pub=ctx.kappa_pub)
+    extra = tuple(getattr(ctx, "extra_columns", ()))  # task-specific per-run columns (logistic: converged, ...)
+    for c in ("kappa_pmt", "kappa_noisy", "radius", "frac_truncated", "B_y", "sigma_A", "sigma_b", "eig_fix") + extra:
+        v = out.get(c, np.nan)
+        cols[c] = np.broadcast_to(np.asarray(v), (k,)) if np.ndim(v) else v
+    f = pd.DataFrame(cols, index=np.arange(k))
+    f["eig_fix"] = f["eig_fix"].astype(float).fillna(0.0).astype(bool)
+    return f
+
+
+def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
+    """Median and quantile bands of a metric per (method, epsilon, lam, n_pub).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        From :func:`run_sweep`.
+    metric : str, default "l2_error"
+        Any numeric column (``l2_error``, ``rel_error``, ``excess_risk``, ``rmse``, ...).
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`SUMMARY_COLUMNS` (preceded by ``dataset`` when the frame holds several data
+        sets); methods in sweep order, epsilons ascending.
+
+    Raises
+    ------
+    ValueError
+        If the metric column is missing.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"method": "PMT", "epsilon": 1.0, "lam": 0.0, "n_pub": 200,
+    ...                   "seed": range(5), "l2_error": [1.0, 2.0, 3.0, 4.0, 100.0]})
+    >>> summarize(f)[["median", "q25", "q75", "n_seeds"]].values.tolist()
+    [[3.0, 2.0, 4.0, 5.0]]
+    """
+    if metric not in frame.columns:
+        raise ValueError(f"metric {metric!r} is not a column of the frame; columns: {list(frame.columns)}")
+    multi = "dataset" in frame.columns and frame["dataset"].nunique() > 1
+    keys = (["dataset"] if multi else []) + ["method", "epsilon", "lam", "n_pub"]
+    order = {m: i for i, m in enumerate(pd.unique(frame["method"]))}
+    g = frame.groupby(keys, sort=False)[metric]
+    q = g.quantile([0.05, 0.25, 0.5, 0.75, 0.95]).unstack()
+    out = pd.DataFrame({
+        "median": q[0.5], "q05": q[0.05], "q25": q[0.25], "q75": q[0.75], "q95": q[0.95],
+        "n_seeds": g.size(),
+    }).reset_index()
+    out.insert(len(keys), "metric", metric)
+    out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
+    return out.reset_index(drop=True)[(["dataset"] if multi else []) + list(SUMMARY_COLUMNS)]

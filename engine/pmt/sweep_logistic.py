@@ -1,0 +1,289 @@
+"""The ``"logistic"`` task of :func:`engine.pmt.sweep.run_sweep`: DP-PMTLR and its baselines, vectorised.
+
+Registered on import (:mod:`engine.pmt.sweep` imports this module), so
+``run_sweep("bank", task="logistic", standardize=True, ...)`` works like the ridge sweep: the split and
+every per-split quantity are computed once, seeds drive only the mechanism noise, and all
+(lam, epsilon, seed) runs of a method are advanced together.
+
+Methods (keys, display names): ``"pmt"`` ("PMT", :class:`engine.pmt.PMTLogistic`), ``"dp-newton"``
+("DP-Newton", :class:`engine.pmt.DPNewtonLogistic`), ``"dp-gd"`` ("DP-GD",
+:class:`engine.pmt.DPGDLogistic`), ``"non-private"`` ("Non-private", :class:`engine.pmt.LogisticReference`).
+Seed ``s`` draws its noise from ``numpy.random.default_rng(s)`` exactly as the estimator with
+``random_state=s`` (:func:`engine.pmt._newton.newton_noise`, :func:`engine.pmt._gd.dp_gd_noise`), so a
+sweep row reproduces the estimator (up to the float32 products: ``dtype=np.float64`` gives the
+estimator's numbers to rounding).
+
+Vectorisation: the noisy Newton runs of a method are rows of one ``runs x d`` matrix; per step one
+``n x d`` by ``d x runs`` product for the linear predictors, one for the gradients, and one for the
+Hessians (the row-pair products ``n x d(d+1)/2`` are built once per method and reused at every step:
+:func:`engine.pmt._newton.weighted_grams`); the step-0 statistics (theta = 0) are shared. DP-GD runs are
+columns of one matrix (:func:`engine.pmt._gd.dp_gd_logistic_path`).
+
+Metrics (columns added to the ridge contract; PMT.md section 6), each run against the non-private
+logistic fit ``theta_np`` on the untruncated private training rows with the same lam (coefficients
+include the intercept, last):
+
+* ``l2_error = ||theta - theta_np||`` (inf for a non-finite theta), ``rel_error``;
+* ``excess_risk``: the penalised training objective at theta minus at theta_np (>= 0 up to rounding);
+* on the held-out test rows: ``accuracy`` (threshold 0 on the linear predictor), ``auc`` (ROC AUC, the
+  Mann-Whitney statistic with average ranks for ties, equal to ``sklearn.metrics.roc_auc_score``),
+  ``log_loss`` (mean negative log-likelihood, natural log), ``rmse`` = root Brier score
+  ``sqrt(mean((p - y)^2))``;
+* ``converged`` (the flag of :mod:`engine.pmt._newton`; DP-GD: finite iterate), ``eig_fixes`` (steps where the
+  eigenvalue floor fired; ``eig_fix`` is ``eig_fixes > 0``), ``n_steps``, ``eig_floor``, ``last_step``;
+* ``sigma_g``, ``sigma_H``: per-release noise of the gradient and the Hessian (also in the contract's
+  ``sigma_b`` and ``sigma_A`` columns); ``radius`` is R (PMT) or C (DP-Newton, DP-GD clip).
+
+Options (``run_sweep(..., task_options={...})``): ``newton_steps`` (T, default 5), ``eig_floor``
+("auto" or a float), ``tol`` (convergence tolerance, 0.1), ``classes`` (the label pair, default (0, 1):
+labels are mapped with it, never inferred), ``newton_dtype`` (float32). ``dp_gd_steps`` (default 100),
+``clip_radius`` (DP-Newton's C) and ``clip_norm`` (DP-GD's C) come from ``run_sweep``'s own arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy.special import expit
+from scipy.stats import rankdata
+from threadpoolctl import threadpool_limits
+
+from engine.pmt._base import penalty_mask
+from engine.pmt._gd import dp_gd_logistic_path, dp_gd_noise, logistic_dp_gd_step_size
+from engine.pmt._newton import (
+    DEFAULT_CONV_TOL,
+    DEFAULT_NEWTON_EIG_FLOOR,
+    GLM_METHOD_NAMES,
+    LOGISTIC,
+    glm_reference_solve,
+    newton_eig_floor,
+    newton_noise_stack,
+    newton_sensitivities,
+    noisy_newton,
+)
+from engine.pmt._registry import _grid, _mus, register_method, register_task
+from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
+from engine.pmt.logistic import check_binary_labels
+
+__all__ = ["LOGISTIC_METHODS", "LogisticSweepContext", "prepare_logistic_context", "roc_auc_columns"]
+
+
+def _single_blas(fn):
+    """Run ``fn`` with single-threaded BLAS: the products here are many and mid-sized, and multi-threaded
+    BLAS slows down badly when other processes share the two cores; the hot loops use their own
+    threads over groups of runs (:func:`engine.pmt._newton.noisy_newton`, :func:`engine.pmt._gd.dp_gd_logistic_path`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with threadpool_limits(1):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+#: Default methods of the logistic task.
+LOGISTIC_METHODS = ("pmt", "dp-newton", "dp-gd", "non-private")
+
+#: Per-run columns the logistic runners add to the sweep frame.
+EXTRA_COLUMNS = ("converged", "eig_fixes", "n_steps", "eig_floor", "last_step", "sigma_g", "sigma_H")
+
+
+def roc_auc_columns(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """ROC AUC of every column of ``scores`` against labels ``y`` in {0, 1} (ties get average ranks).
+
+    ``(sum of the positives' ranks - n1 (n1 + 1) / 2) / (n1 n0)``: the Mann-Whitney form, equal to
+    ``sklearn.metrics.roc_auc_score(y, scores[:, r])``. NaN when y has one class only.
+
+    Examples
+    --------
+    >>> roc_auc_columns(np.array([[0.1, 1.0], [0.4, 1.0], [0.35, 1.0], [0.8, 1.0]]), np.array([0, 0, 1, 1])).tolist()
+    [0.75, 0.5]
+    """
+    y = np.asarray(y) == 1
+    n1, n0 = int(y.sum()), int((~y).sum())
+    if n1 == 0 or n0 == 0:
+        return np.full(scores.shape[1], np.nan)
+    ranks = rankdata(scores, axis=0)
+    return (ranks[y].sum(axis=0) - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+class LogisticSweepContext:
+    """Per-split quantities shared by all logistic methods and seeds.
+
+    Attributes: the private training rows (``X``, ``y`` in {0, 1}, ``Xa`` with the intercept column),
+    public and test rows, ``lams``, the reference fits ``theta_ref`` (one per lam) and whether each
+    converged, ``kappa_raw`` (``X^T X`` of the training rows; private, display only), the public moment
+    and ``kappa_pub``, the options in force (``T``, ``eig_floor``, ``tol``, ``newton_dtype``).
+    """
+
+    extra_columns = EXTRA_COLUMNS
+
+    @_single_blas
+    def __init__(self, X, y, X_pub, y_pub, X_test, y_test, *, lams, delta, eta, neighbouring, fit_intercept=True,
+                 penalize_intercept=False, **options):
+        classes = options.get("classes") or (0, 1)
+        self.X = np.asarray(X, dtype=float)
+        self.y = check_binary_labels(y, self.X.shape[0], classes=classes)
+        self.X_pub = np.asarray(X_pub, dtype=float)
+        self.y_pub = np.asarray(y_pub)
+        self.X_test = np.asarray(X_test, dtype=float)
+        self.y_test = (check_binary_labels(y_test, self.X_test.shape[0], classes=classes, require_both=False)
+                       if len(y_test) else np.zeros(0))
+        self.lams = np.asarray(lams, dtype=float)
+        self.delta, self.eta, self.neighbouring = delta, eta, neighbouring
+        self.fit_intercept, self.penalize_intercept = fit_intercept, penalize_intercept
+        self.options = options
+        self.T = int(options.get("newton_steps") or 5)
+        if self.T < 1:
+            raise ValueError(f"newton_steps must be an integer >= 1, got {self.T}")
+        self.eig_floor = options.get("eig_floor") or DEFAULT_NEWTON_EIG_FLOOR
+        newton_eig_floor(self.eig_floor, 1, 0.0)  # validates
+        self.tol = float(options.get("tol") or DEFAULT_CONV_TOL)
+        self.newton_dtype = options.get("newton_dtype", np.float32)
+        self.Xa = add_intercept(self.X) if fit_intercept else self.X
+        self.n, self.d = self.Xa.shape
+        self.n_pub = self.X_pub.shape[0]
+        self.Pm = penalty_mask(self.d, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
+        self.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(self.Xa.T @ self.Xa / self.n))
+        self.moment = public_moment(self.X_pub, fit_intercept=fit_intercept, on_singular="regularize")
+        self.kappa_pub = self.moment.kappa
+        refs = [glm_reference_solve(self.Xa, self.y, lam, self.Pm, LOGISTIC) for lam in self.lams]
+        self.theta_ref = np.stack([r[0] for r in refs])
+        self.ref_converged = np.array([r[1] for r in refs])
+        self.Xt = add_intercept(self.X_test) if fit_intercept else self.X_test
+        self.obj_ref = np.array([self._objective(self.theta_ref[i:i + 1], np.array([i]))[0]
+                                 for i in range(len(self.lams))])
+        # (near) perfect separation at lam = 0: no finite MLE (as engine.pmt.LogisticReference)
+        self.ref_converged &= ~((self.lams == 0) & (self.obj_ref < 1e-6))
+
+    def _objective(self, theta, lam_idx):
+        U = self.Xa @ theta.T
+        data = np.mean(np.logaddexp(0, U) - self.y[:, None] * U, axis=0)
+        return data + self.lams[lam_idx] * np.einsum("ki,ij,kj->k", theta, self.Pm, theta)
+
+    def metrics(self, theta: np.ndarray, lam_idx: np.ndarray) -> dict:
+        """Errors against the reference and held-out classification metrics for runs ``theta`` (k, d).
+
+        Identical (theta, lam) runs (the non-private rows) are evaluated once.
+        """
+        theta = np.asarray(theta, dtype=float)
+        lam_idx = np.asarray(lam_idx)
+        key = np.column_stack([theta, lam_idx])
+        uniq, inv = np.unique(key, axis=0, return_inverse=True)
+        if len(uniq) < len(key):
+            out = self._metrics(uniq[:, :-1], uniq[:, -1].astype(int))
+            return {k: (v[inv.ravel()] if np.ndim(v) else v) for k, v in out.items()}
+        return self._metrics(theta, lam_idx)
+
+    @_single_blas
+    def _metrics(self, theta, lam_idx):
+        theta = np.asarray(theta, dtype=float)
+        ok = np.all(np.isfinite(theta), axis=1)
+        th = np.where(ok[:, None], theta, 0.0)
+        ref = self.theta_ref[lam_idx]
+        l2 = np.where(ok, np.linalg.norm(th - ref, axis=1), np.inf)
+        ref_norm = np.linalg.norm(ref, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(ref_norm > 0, l2 / ref_norm, np.nan)
+        excess = np.where(ok, self._objective(th, lam_idx) - self.obj_ref[lam_idx], np.nan)
+        out = {"l2_error": l2, "rel_error": rel, "excess_risk": excess}
+        if len(self.y_test):
+            U = self.Xt @ th.T
+            yt = self.y_test[:, None]
+            acc = np.mean((U > 0) == (yt == 1), axis=0)
+            ll = np.mean(np.logaddexp(0, U) - yt * U, axis=0)
+            rmse = np.sqrt(np.mean((expit(U) - yt) ** 2, axis=0))
+            auc = roc_auc_columns(U, self.y_test)
+            nan = np.where(ok, 1.0, np.nan)
+            out.update(accuracy=acc * nan, auc=auc * nan, log_loss=ll * nan, rmse=rmse * nan)
+        else:
+            out.update(accuracy=np.nan, auc=np.nan, log_loss=np.nan, rmse=np.nan)
+        return out
+
+
+def prepare_logistic_context(X, y, X_pub, y_pub, X_test, y_test, **kwargs) -> LogisticSweepContext:
+    """Build the :class:`LogisticSweepContext` for one split (``register_task`` builder)."""
+    return LogisticSweepContext(X, y, X_pub, y_pub, X_test, y_test, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# runners
+# --------------------------------------------------------------------------------------------
+def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds):
+    """Noisy Newton for every (lam, epsilon, seed) on bounded rows Z (radius R); theta in Z's space."""
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    mus = _mus(ctx, epsilons)
+    T = ctx.T
+    mu0 = mus / math.sqrt(2 * T)
+    sens_g, sens_H = newton_sensitivities(R, ctx.n, ctx.neighbouring)
+    with np.errstate(divide="ignore"):
+        sg = np.where(np.isinf(mu0), 0.0, sens_g / mu0)
+        sH = np.where(np.isinf(mu0), 0.0, sens_H / mu0)
+    Hn, gn = newton_noise_stack(seeds, T, ctx.d)
+    pens = np.stack([2.0 * lam * pen_w for lam in ctx.lams])[li]
+    floor = newton_eig_floor(ctx.eig_floor, ctx.d, sH[ei])
+    res = noisy_newton(Z, ctx.y, family=LOGISTIC, pen=pens, sigma_g=sg[ei], sigma_H=sH[ei], noise_g=gn[:, si],
+                       noise_H=Hn[:, si], n_steps=T, eig_floor=floor, tol=ctx.tol, dtype=ctx.newton_dtype)
+    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=res.theta, eig_fix=res.eig_fixes > 0,
+                eig_fixes=res.eig_fixes, converged=res.converged, kappa_noisy=res.kappa_noisy, n_steps=T,
+                eig_floor=floor, last_step=res.last_step, sigma_g=sg[ei], sigma_H=sH[ei], sigma_A=sH[ei],
+                sigma_b=sg[ei])
+
+
+@_single_blas
+def _run_pmt(ctx, epsilons, seeds):
+    tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
+    S_is = ctx.moment.Sigma_pub_inv_sqrt
+    out = _newton_runs(ctx, tr.X_tilde, tr.radius, S_is @ ctx.Pm @ S_is, epsilons, seeds)
+    out["theta"] = out["theta"] @ S_is  # rows theta~ -> Sigma^{-1/2} theta~ (S_is symmetric)
+    out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
+    return out
+
+
+@_single_blas
+def _run_dp_newton(ctx, epsilons, seeds):
+    C = ctx.options.get("clip_radius")
+    C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
+    Xc, _, clipped = truncate_rows(ctx.Xa, C)
+    out = _newton_runs(ctx, Xc, C, ctx.Pm, epsilons, seeds)
+    out.update(radius=C, frac_truncated=float(np.mean(clipped)))
+    return out
+
+
+@_single_blas
+def _run_dp_gd(ctx, epsilons, seeds):
+    T = int(ctx.options.get("dp_gd_steps") or 100)
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    mus = _mus(ctx, epsilons)
+    C = ctx.options.get("clip_norm")
+    C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
+    mu_t = mus / math.sqrt(T)
+    sens = (2.0 if ctx.neighbouring == "replace-one" else 1.0) * C / ctx.n
+    with np.errstate(divide="ignore"):
+        sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
+    lam = ctx.lams[li]
+    step = np.array([logistic_dp_gd_step_size(ctx.moment.eigenvalues[-1], v) for v in lam])
+    base = np.stack([dp_gd_noise(np.random.default_rng(int(s)), T, ctx.d) for s in seeds], axis=2)  # (T, d, S)
+    dtype = ctx.options.get("dtype", np.float32)
+    theta, frac = dp_gd_logistic_path(ctx.Xa, ctx.y, clip_norm=C, lam=lam, Pm=ctx.Pm, step_size=step,
+                                      sigma=sig[ei], noise=base[:, :, si], n_steps=T, dtype=dtype)
+    ok = np.all(np.isfinite(theta), axis=0)
+    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta.T, radius=C, frac_truncated=frac, sigma_A=np.nan,
+                sigma_b=sig[ei], sigma_g=sig[ei], sigma_H=np.nan, converged=ok, eig_fixes=0, n_steps=T,
+                eig_fix=False)
+
+
+@_single_blas
+def _run_nonprivate(ctx, epsilons, seeds):
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    return dict(li=li, ei=ei, si=si, mu=np.inf, theta=ctx.theta_ref[li], radius=np.nan, frac_truncated=0.0,
+                converged=ctx.ref_converged[li], eig_fixes=0, eig_fix=False)
+
+
+register_task("logistic", prepare_logistic_context)
+register_method("logistic", "pmt", GLM_METHOD_NAMES["pmt"], _run_pmt)
+register_method("logistic", "dp-newton", GLM_METHOD_NAMES["dp-newton"], _run_dp_newton)
+register_method("logistic", "dp-gd", GLM_METHOD_NAMES["dp-gd"], _run_dp_gd)
+register_method("logistic", "non-private", GLM_METHOD_NAMES["non-private"], _run_nonprivate)

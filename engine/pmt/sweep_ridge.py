@@ -1,0 +1,249 @@
+"""The ``"ridge"`` task of :func:`engine.pmt.sweep.run_sweep`: DP-PMTRR and its baselines, vectorised.
+
+Registered on import (:mod:`engine.pmt.sweep` imports this module). Methods (keys, display names):
+``"pmt"`` (:class:`engine.pmt.PMTRidge`), ``"dp-rr"`` (:class:`engine.pmt.DPRidge`), ``"dp-rr-oracle"``
+(non-private tuning, :class:`engine.pmt.DPRidgeOracle`), ``"dp-gd"`` (:class:`engine.pmt.DPGDRidge`),
+``"non-private"`` (:class:`engine.pmt.RidgeReference`).
+
+Design (what is computed once, what per seed)
+----------------------------------------------
+* **Split.** The public sample and a held-out test set are drawn **once** per ``n_pub`` from
+  ``split_seed`` (default 0): first ``n_pub`` public rows
+  (:func:`engine.datasets.public_private_split`), then a fraction ``test_size`` (default 0.2) of the
+  remaining private rows is set aside as the test set *before anything is fitted*; the rest is the
+  private training set. Seeds drive **only the mechanism noise**, so the sufficient statistics
+  (``A = X~^T X~``, ``b = X~^T y``, the clipped raw statistics, the reference fit, ``X^T X / n`` for
+  the excess risk, the test-set moments for the RMSE) are computed once per (data, split) and the
+  per-seed cost does not grow with n. ``resample_split=True`` draws a new split for every seed
+  instead (split seed = noise seed), which then costs one set of statistics per seed.
+* **Noise.** Seed ``s`` gives ``numpy.random.default_rng(s)``, from which each method draws its
+  standard-normal noise exactly as the estimator in :mod:`engine.pmt.ridge` / :mod:`engine.pmt.baselines` does with
+  ``random_state=s`` (:func:`engine.pmt.ridge.ssp_noise`, :func:`engine.pmt._gd.dp_gd_noise`),
+  then scales it by each epsilon's sigma. So a sweep row reproduces the corresponding estimator
+  (common random numbers across epsilons and lams: curves over epsilon are smooth, and the
+  per-epsilon medians are still over independent seeds).
+* **Solves.** All (lam, epsilon, seed) systems are solved as one stack of d x d eigenproblems.
+* **DP-GD.** All runs are columns of one ``d x runs`` matrix; per step two ``n x d`` by ``d x runs``
+  products (float32 by default) and two in-place clips, chunked over rows for the cache
+  (:func:`engine.pmt._gd.dp_gd_ridge_path`).
+
+Metrics (PMT.md section 6), each against the non-private ridge ``theta_np`` fitted on the
+untruncated private training rows with the same lam (coefficient vectors include the intercept,
+last): ``l2_error = ||theta - theta_np||``, ``rel_error = l2_error / ||theta_np||``,
+``excess_risk = (theta - theta_np)^T (X^T X / n) (theta - theta_np)`` (X the augmented private
+training rows), ``rmse`` on the held-out test rows. Condition numbers: ``kappa_raw`` of the raw
+``X^T X`` (intercept included; private, shown for display), ``kappa_pub`` of ``Sigma_pub``,
+``kappa_pmt`` of ``X~^T X~`` (PMT rows only), ``kappa_noisy`` of the noisy system actually solved
+(inf when not positive definite; nan for DP-GD). ``radius`` is R for PMT, C for DP-RR and the
+gradient clip for DP-GD; ``frac_truncated`` the fraction of rows (or, for DP-GD, per-example
+gradients at the last step) that were truncated.
+
+Non-private rows are repeated at every epsilon and seed of the sweep (``mu = inf``) so that they
+draw as a reference line.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine import privacy as P
+from engine.pmt._base import METHOD_NAMES, penalty_mask
+from engine.pmt._gd import dp_gd_noise, dp_gd_ridge_path
+from engine.pmt._registry import _grid, _mus, register_method, register_task
+from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
+from engine.pmt._transform import response_bound as public_response_bound
+from engine.pmt.baselines import default_clip_grid
+from engine.pmt.ridge import ridge_reference_solve, ssp_noise, ssp_sensitivities, ssp_solve, sufficient_statistics
+
+__all__ = ["DEFAULT_METHODS", "SweepContext", "prepare_ridge_context"]
+
+
+# --------------------------------------------------------------------------------------------
+# context: everything computed once per (data, split)
+# --------------------------------------------------------------------------------------------
+@dataclass
+class SweepContext:
+    """Per-split quantities shared by all methods and seeds (ridge task).
+
+    Attributes hold the private training rows (``X``, ``y``; ``Xa`` with the intercept column), the
+    public rows, the test rows, the reference fits per lam, ``G = Xa^T Xa / n``, test-set moments,
+    and the options in force.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    X_pub: np.ndarray
+    y_pub: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    lams: np.ndarray
+    delta: float
+    eta: float
+    neighbouring: str
+    fit_intercept: bool
+    penalize_intercept: bool
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.Xa = add_intercept(self.X) if self.fit_intercept else self.X
+        self.n, self.d = self.Xa.shape
+        self.n_pub = self.X_pub.shape[0]
+        self.Pm = penalty_mask(self.d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
+        self.G = self.Xa.T @ self.Xa / self.n
+        self.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(self.G))
+        self.moment = public_moment(self.X_pub, fit_intercept=self.fit_intercept, on_singular="regularize")
+        self.kappa_pub = self.moment.kappa
+        self.theta_ref = np.stack([ridge_reference_solve(self.Xa, self.y, lam, self.Pm) for lam in self.lams])
+        Xt = add_intercept(self.X_test) if self.fit_intercept else self.X_test
+        self.test_G = Xt.T @ Xt / max(len(self.y_test), 1)
+        self.test_b = Xt.T @ self.y_test / max(len(self.y_test), 1)
+        self.test_yy = float(np.mean(self.y_test**2)) if len(self.y_test) else math.nan
+
+    def metrics(self, theta: np.ndarray, lam_idx: np.ndarray) -> dict:
+        """L2 / relative error, excess risk and held-out RMSE for runs ``theta`` of shape (k, d)."""
+        ref = self.theta_ref[lam_idx]
+        diff = theta - ref
+        l2 = np.linalg.norm(diff, axis=1)
+        ref_norm = np.linalg.norm(ref, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(ref_norm > 0, l2 / ref_norm, np.nan)
+        excess = np.einsum("ki,ij,kj->k", diff, self.G, diff)
+        mse = self.test_yy - 2 * theta @ self.test_b + np.einsum("ki,ij,kj->k", theta, self.test_G, theta)
+        rmse = np.sqrt(np.maximum(mse, 0.0))
+        return {"l2_error": l2, "rel_error": rel, "excess_risk": excess, "rmse": rmse}
+
+
+def prepare_ridge_context(X, y, X_pub, y_pub, X_test, y_test, *, lams, delta, eta, neighbouring,
+                          fit_intercept=True, penalize_intercept=False, **options) -> SweepContext:
+    """Build the ridge :class:`SweepContext` for one split."""
+    return SweepContext(np.asarray(X, float), np.asarray(y, float), np.asarray(X_pub, float),
+                        np.asarray(y_pub, float), np.asarray(X_test, float), np.asarray(y_test, float),
+                        np.asarray(lams, float), delta, eta, neighbouring, fit_intercept, penalize_intercept,
+                        options)
+
+
+register_task("ridge", prepare_ridge_context)
+
+
+# --------------------------------------------------------------------------------------------
+# runners (vectorised over lam x epsilon x seed)
+# --------------------------------------------------------------------------------------------
+def _ssp_noise_stack(ctx, seeds):
+    Ws, ws = zip(*(ssp_noise(np.random.default_rng(int(s)), ctx.d) for s in seeds))
+    return np.stack(Ws), np.stack(ws)
+
+
+def _B_y(ctx):
+    user = ctx.options.get("response_bound")
+    return float(user) if user is not None else public_response_bound(ctx.y_pub, ctx.n, ctx.eta)
+
+
+def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise):
+    """theta for every (lam, eps, seed) of one noisy sufficient-statistics release."""
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    mus = _mus(ctx, epsilons)
+    mu_part = mus / math.sqrt(2.0)
+    with np.errstate(divide="ignore"):
+        sA = np.where(np.isinf(mu_part), 0.0, sens_A / mu_part)
+        sb = np.where(np.isinf(mu_part), 0.0, sens_b / mu_part)
+    Ws, ws = noise
+    A_priv = A[None] + sA[ei, None, None] * Ws[si]
+    b_priv = b[None] + sb[ei, None] * ws[si]
+    theta, fixed, kappa = ssp_solve(A_priv, b_priv, pens[li], eig_floor=ctx.options.get("eig_floor", 1e-3))
+    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta, eig_fix=fixed, kappa_noisy=kappa,
+                sigma_A=sA[ei], sigma_b=sb[ei])
+
+
+def _run_pmt(ctx, epsilons, seeds):
+    tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
+    B_y = _B_y(ctx)
+    A, b = sufficient_statistics(tr.X_tilde, ctx.y, B_y)
+    sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, ctx.neighbouring)
+    S_is = ctx.moment.Sigma_pub_inv_sqrt
+    pen_w = S_is @ ctx.Pm @ S_is
+    pens = np.stack([ctx.n * lam * pen_w for lam in ctx.lams])
+    out = _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, _ssp_noise_stack(ctx, seeds))
+    out["theta"] = out["theta"] @ S_is  # S_is symmetric: rows theta~ -> Sigma^{-1/2} theta~
+    out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated, B_y=B_y)
+    return out
+
+
+def _raw_clip_radius(ctx):
+    C = ctx.options.get("clip_radius")
+    return float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
+
+
+def _run_dprr(ctx, epsilons, seeds, C=None, noise=None):
+    C = _raw_clip_radius(ctx) if C is None else C
+    B_y = _B_y(ctx)
+    Xc, _, clipped = truncate_rows(ctx.Xa, C)
+    A, b = sufficient_statistics(Xc, ctx.y, B_y)
+    sens_A, sens_b = ssp_sensitivities(C, B_y, ctx.neighbouring)
+    pens = np.stack([ctx.n * lam * ctx.Pm for lam in ctx.lams])
+    noise = _ssp_noise_stack(ctx, seeds) if noise is None else noise
+    out = _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise)
+    out.update(radius=C, frac_truncated=float(np.mean(clipped)), B_y=B_y)
+    return out
+
+
+def _run_dprr_oracle(ctx, epsilons, seeds):
+    """Non-private tuning: per (lam, epsilon) the C on the grid with the smallest median L2 error."""
+    warnings.warn("dp-rr-oracle picks the clip radius by looking at the private error (non-private tuning); "
+                  "its rows are not differentially private", P.PrivacyLeakWarning, stacklevel=2)
+    grid = ctx.options.get("oracle_grid")
+    grid = default_clip_grid(ctx.Xa, _raw_clip_radius(ctx)) if grid is None else np.asarray(grid, float)
+    noise = _ssp_noise_stack(ctx, seeds)
+    per_C = [_run_dprr(ctx, epsilons, seeds, C=float(C), noise=noise) for C in grid]
+    L, E, S = len(ctx.lams), len(epsilons), len(seeds)
+    errs = np.stack([np.linalg.norm(r["theta"] - ctx.theta_ref[r["li"]], axis=1).reshape(L, E, S) for r in per_C])
+    best = np.argmin(np.median(errs, axis=3), axis=0)  # (L, E)
+    out = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in per_C[0].items()}
+    pick = best[out["li"], out["ei"]]
+    for k in ("theta", "eig_fix", "kappa_noisy", "sigma_A", "sigma_b"):
+        stacked = np.stack([r[k] for r in per_C])
+        out[k] = stacked[pick, np.arange(len(pick))]
+    out["radius"] = grid[pick]
+    out["frac_truncated"] = np.array([per_C[j]["frac_truncated"] for j in pick])
+    return out
+
+
+def _run_dpgd(ctx, epsilons, seeds):
+    T = int(ctx.options.get("dp_gd_steps", 100))
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    mus = _mus(ctx, epsilons)
+    C = ctx.options.get("clip_norm")
+    B_y = _B_y(ctx)
+    C = float(C) if C is not None else 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * B_y
+    mu_t = mus / math.sqrt(T)
+    sens = (2.0 if ctx.neighbouring == "replace-one" else 1.0) * C / ctx.n
+    with np.errstate(divide="ignore"):
+        sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
+    lam = ctx.lams[li]
+    step = 1.0 / (2.0 * float(ctx.moment.eigenvalues[-1]) + 2.0 * lam)
+    base = np.stack([dp_gd_noise(np.random.default_rng(int(s)), T, ctx.d) for s in seeds], axis=2)  # (T, d, S)
+    noise = base[:, :, si]
+    dtype = ctx.options.get("dtype", np.float32)
+    theta, frac = dp_gd_ridge_path(ctx.Xa, ctx.y, clip_norm=C, lam=lam, Pm=ctx.Pm, step_size=step,
+                                   sigma=sig[ei], noise=noise, n_steps=T, dtype=dtype)
+    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta.T, radius=C, frac_truncated=frac,
+                sigma_A=np.nan, sigma_b=sig[ei], B_y=B_y)
+
+
+def _run_nonprivate(ctx, epsilons, seeds):
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    kappas = np.array([_kappa_from_eigs(np.linalg.eigvalsh(ctx.G * ctx.n + ctx.n * lam * ctx.Pm)) for lam in ctx.lams])
+    return dict(li=li, ei=ei, si=si, mu=np.inf, theta=ctx.theta_ref[li], kappa_noisy=kappas[li],
+                radius=np.nan, frac_truncated=0.0)
+
+
+register_method("ridge", "pmt", METHOD_NAMES["pmt"], _run_pmt)
+register_method("ridge", "dp-rr", METHOD_NAMES["dp-rr"], _run_dprr)
+register_method("ridge", "dp-rr-oracle", METHOD_NAMES["dp-rr-oracle"], _run_dprr_oracle)
+register_method("ridge", "dp-gd", METHOD_NAMES["dp-gd"], _run_dpgd)
+register_method("ridge", "non-private", METHOD_NAMES["non-private"], _run_nonprivate)
+
+DEFAULT_METHODS = ("pmt", "dp-rr", "dp-gd", "non-private")
