@@ -42,6 +42,11 @@ __all__ = [
     "validate_epsilon",
     "validate_delta",
     "validate_mu",
+    "check_delta",
+    "check_bound",
+    "BOUND_RANGE",
+    "DeltaTooLargeWarning",
+    "SAMPLERS",
     "gdp_delta",
     "gdp_mu",
     "gdp_epsilon",
@@ -53,6 +58,7 @@ __all__ = [
     "analytic_gaussian_sigma",
     "classical_gaussian_sigma",
     "gaussian_noise",
+    "add_gaussian_noise",
     "symmetric_gaussian_noise",
     "Release",
     "PrivacyLedger",
@@ -162,6 +168,134 @@ def validate_delta(delta) -> float:
     if not (0.0 < d < 1.0):
         raise ValueError(f"delta must lie strictly between 0 and 1 (accepted range: 0 < delta < 1), got {d!r}")
     return d
+
+
+class DeltaTooLargeWarning(UserWarning):
+    """Warned when delta > 1/n: a mechanism may then publish one whole row and still meet (epsilon, delta).
+
+    (epsilon, delta)-DP allows the guarantee to fail with probability delta; "release a random row
+    in the clear with probability delta" is (0, delta)-DP, so with delta >= 1/n a "private" release
+    may expose about delta * n >= 1 records outright (Dwork & Roth 2014, section 2.3: delta should be
+    much smaller than 1/n). Not an error: the accounting is still correct, the guarantee is weak.
+    """
+
+
+def check_delta(delta, n=None) -> float:
+    """Validate delta (refuse delta <= 0 and delta >= 1) and warn if it exceeds 1/n.
+
+    The one check that estimators, the CLI and the page call on a user-set delta.
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability. Accepted range: ``0 < delta < 1``.
+    n : int, optional
+        Number of rows of the private data set (public under replace-one neighbours). When given and
+        ``delta > 1/n``, a :class:`DeltaTooLargeWarning` is issued. ``delta == 1/n`` does not warn.
+
+    Returns
+    -------
+    float
+        delta.
+
+    Raises
+    ------
+    TypeError
+        delta not a real number, or n not an integer.
+    ValueError
+        delta NaN or outside ``0 < delta < 1`` (the message names the range); n < 1.
+
+    Warns
+    -----
+    DeltaTooLargeWarning
+        When ``n`` is given and ``delta > 1/n``.
+
+    Examples
+    --------
+    >>> check_delta(1e-5, n=1000)
+    1e-05
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     _ = check_delta(0.9, n=80)
+    >>> w[0].category.__name__
+    'DeltaTooLargeWarning'
+    """
+    d = validate_delta(delta)
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"n (number of private rows) must be an integer, got {n!r}")
+        if n < 1:
+            raise ValueError(f"n (number of private rows) must be >= 1, got {n!r}")
+        if Fraction(d) * int(n) > 1:  # delta > 1/n, in exact arithmetic
+            warnings.warn(
+                f"delta = {d:g} exceeds 1/n = 1/{int(n)} = {1 / int(n):.3g}: (epsilon, delta)-DP then allows "
+                f"a release that exposes whole rows with probability delta; choose delta much smaller "
+                f"than 1/n (e.g. <= {_suggest_delta(int(n)):g})",
+                DeltaTooLargeWarning,
+                stacklevel=2,
+            )
+    return d
+
+
+def _suggest_delta(n: int) -> float:
+    return 10.0 ** math.floor(math.log10(1.0 / n) - 1)
+
+
+#: Accepted range of user-set magnitude bounds (clip radii, response bounds, norms; see check_bound).
+BOUND_RANGE = (1e-100, 1e100)
+
+
+def check_bound(name: str, value, lo: float = BOUND_RANGE[0], hi: float = BOUND_RANGE[1]) -> float:
+    """Validate a user-set magnitude bound (clip radius, response bound, ...) to ``lo <= value <= hi``.
+
+    Why ``[1e-100, 1e100]``: the estimators square a bound (X^T X sensitivity ``sqrt(2) R^2``), multiply
+    two (``2 R B``), sum it over up to ~1e8 rows and divide it by mu (down to ~1e-10) to get a noise
+    scale. With ``|bound| <= 1e100`` every such product stays below ~1e220, far from float64 overflow
+    (1.8e308), and with ``>= 1e-100`` the squares (>= 1e-200) and the noise scales stay normal floats
+    (subnormal < 2.2e-308 loses precision and underflows to 0, which silently turns the noise off: the
+    ``clip_radius=1e-170`` fault of issue 12). Each product is then an ordinary rounded float
+    operation: relative error a few ulps, which the sensitivity analysis absorbs. Callers with a
+    tighter arithmetic (e.g. float32 paths: use ``hi=1e15``, ``lo=1e-15``) pass their own range.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in the message (e.g. ``"clip_radius"``).
+    value : float
+        The bound.
+    lo, hi : float
+        Accepted closed range, ``0 < lo <= hi < inf``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        Not a real number (booleans included).
+    ValueError
+        NaN, infinite, or outside ``[lo, hi]``; the message names the parameter and the range.
+
+    Examples
+    --------
+    >>> check_bound("clip_radius", 2.0)
+    2.0
+    >>> check_bound("clip_radius", 1e155)
+    Traceback (most recent call last):
+    ...
+    ValueError: clip_radius must lie in [1e-100, 1e+100] (keeps squares, sums over rows and noise scales finite and exact to a few ulps), got 1e+155
+    """
+    v = _as_float(value, name)
+    if not (0 < lo <= hi < math.inf):
+        raise ValueError(f"check_bound range must satisfy 0 < lo <= hi < inf, got [{lo!r}, {hi!r}]")
+    if not (lo <= v <= hi):  # inf lands here too
+        raise ValueError(
+            f"{name} must lie in [{lo:g}, {hi:g}] (keeps squares, sums over rows and noise scales finite and "
+            f"exact to a few ulps), got {v!r}"
+        )
+    return v
 
 
 def validate_mu(mu, *, allow_inf: bool = False) -> float:
@@ -678,14 +812,104 @@ def check_random_state(random_state) -> np.random.Generator:
     raise TypeError(f"random_state must be None, an int or a numpy.random.Generator, got {type(random_state).__name__}")
 
 
-def gaussian_noise(shape, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """iid N(0, sigma^2) noise of the given shape (zeros when sigma = 0)."""
+#: Noise samplers: ``"numpy"`` (default, fast; ``Generator.normal`` in float64, open to floating-point
+#: attacks, see docs/threat_model.md) and ``"opendp"`` (OpenDP's ``make_gaussian``: exact discrete
+#: Gaussian sampling on a fine lattice with a CSPRNG, rounded to float; optional dependency ``opendp``).
+SAMPLERS = ("numpy", "opendp")
+
+
+def _check_sigma(sigma) -> float:
     sg = _as_float(sigma, "sigma")
     if sg < 0 or math.isinf(sg):
-        raise ValueError(f"sigma must be finite and >= 0, got {sg!r}")
+        raise ValueError(f"sigma must be finite and >= 0 (accepted range: 0 <= sigma < inf), got {sg!r}")
+    return sg
+
+
+def _opendp_gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
+    try:
+        import opendp.prelude as dp
+    except ImportError as exc:  # pragma: no cover - opendp is in requirements-dev.txt
+        raise ImportError("sampler='opendp' needs the optional package opendp (pip install opendp)") from exc
+    dp.enable_features("contrib")
+    flat = np.ascontiguousarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(flat)):
+        raise ValueError("the statistic has a non-finite entry; refusing to release it")
+    meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float),
+                              scale=float(sigma))
+    return np.asarray(meas(flat.tolist()), dtype=float).reshape(np.shape(values))
+
+
+def gaussian_noise(shape, sigma: float, rng: np.random.Generator, sampler: str = "numpy") -> np.ndarray:
+    """iid N(0, sigma^2) noise of the given shape (zeros when sigma = 0).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    sigma : float
+        Standard deviation, ``0 <= sigma < inf``.
+    rng : numpy.random.Generator
+        Used by ``sampler="numpy"`` only; OpenDP draws from its own cryptographic generator (so a seed
+        does not reproduce its noise).
+    sampler : {"numpy", "opendp"}, default "numpy"
+        ``"numpy"``: ``rng.normal`` in float64 (fast: about 1e8 draws/s; the default, used by every
+        estimator). ``"opendp"``: OpenDP's ``make_gaussian`` applied to zeros (about 1e4 draws/s).
+        Noise made here and *then added* in float arithmetic loses part of OpenDP's protection against
+        floating-point attacks; :func:`add_gaussian_noise` passes the statistic itself through OpenDP.
+        See docs/threat_model.md.
+
+    Returns
+    -------
+    ndarray of float64, of the given shape
+
+    Raises
+    ------
+    ValueError
+        sigma negative, infinite or NaN; unknown sampler.
+    """
+    sg = _check_sigma(sigma)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     if sg == 0:
         return np.zeros(shape)
+    if sampler == "opendp":
+        return _opendp_gaussian(np.zeros(shape), sg)
     return rng.normal(0.0, sg, size=shape)
+
+
+def add_gaussian_noise(value, sigma: float, rng: np.random.Generator, sampler: str = "numpy") -> np.ndarray:
+    """Release ``value + N(0, sigma^2 I)``: the Gaussian mechanism on a finite float statistic.
+
+    With ``sampler="opendp"`` the statistic goes through OpenDP's ``make_gaussian`` itself (the sum is
+    formed on OpenDP's lattice, not in float), which resists the floating-point attacks described in
+    docs/threat_model.md. With ``"numpy"`` it is ``value + rng.normal(0, sigma, value.shape)``.
+
+    Parameters
+    ----------
+    value : array-like of float
+        The statistic (finite entries only).
+    sigma, rng, sampler
+        As in :func:`gaussian_noise`.
+
+    Returns
+    -------
+    ndarray of float64, of value's shape
+
+    Raises
+    ------
+    ValueError
+        A non-finite entry in value (checked before any noise is drawn), or bad sigma / sampler.
+    """
+    v = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(v)):
+        raise ValueError("the statistic has a non-finite entry (NaN or inf); refusing to release it")
+    sg = _check_sigma(sigma)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sg == 0:
+        return v.copy()
+    if sampler == "opendp":
+        return _opendp_gaussian(v, sg)
+    return v + rng.normal(0.0, sg, size=v.shape)
 
 
 def symmetric_gaussian_noise(d: int, sigma: float, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
