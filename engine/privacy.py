@@ -164,6 +164,8 @@ def validate_delta(delta) -> float:
     ...
     ValueError: delta must lie strictly between 0 and 1 (accepted range: 0 < delta < 1), got 1.0
     """
+    if isinstance(delta, (float, np.floating)) and math.isnan(delta):
+        raise ValueError("delta is NaN; it must be a real number (accepted range: 0 < delta < 1)")
     d = _as_float(delta, "delta")
     if not (0.0 < d < 1.0):
         raise ValueError(f"delta must lie strictly between 0 and 1 (accepted range: 0 < delta < 1), got {d!r}")
@@ -191,7 +193,8 @@ def check_delta(delta, n=None) -> float:
         Failure probability. Accepted range: ``0 < delta < 1``.
     n : int, optional
         Number of rows of the private data set (public under replace-one neighbours). When given and
-        ``delta > 1/n``, a :class:`DeltaTooLargeWarning` is issued. ``delta == 1/n`` does not warn.
+        ``delta > 1/n`` in exact arithmetic, a :class:`DeltaTooLargeWarning` is issued (``delta == 1/n``
+        exactly does not warn; note the float 0.0125 is slightly above 1/80).
 
     Returns
     -------
