@@ -40,7 +40,7 @@ from plotly.subplots import make_subplots
 from scipy import stats
 from scipy.special import gammaln, ndtr, ndtri
 
-from engine.plots import METHOD_COLORS
+from engine.figures.pmt import METHOD_COLORS
 from engine.pmt import pmt_radius, pmt_transform, public_moment
 from engine.privacy import (
     check_random_state,

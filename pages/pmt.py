@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import plots
+from engine.figures import pmt as plots
 from engine.datasets import list_datasets, load_dataset, read_csv_columns, read_csv_upload
 from ui.state import (
     DEFAULTS,

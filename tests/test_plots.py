@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from engine import plots
+from engine.figures import pmt as plots
 
 
 def _summary(x="epsilon", values=(0.1, 1.0, 10.0), methods=("PMT", "DP-RR", "DP-GD"), ref=0.0):

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from engine import plots_nvdp as P
+from engine.figures import nvdp as P
 
 
 def _vlines(fig):

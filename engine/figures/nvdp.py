@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.plots import METHOD_COLORS, _layout, _rgba
+from engine.figures.pmt import METHOD_COLORS, _layout, _rgba
 
 __all__ = [
     "NVDP_COLORS",
