@@ -10,7 +10,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from engine import lessons
+from engine.figures import lessons
 from engine.privacy import gdp_mu
 from ui.state import ensure_frame
 

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 from scipy import integrate, stats
 
-from engine import lessons
+from engine.figures import lessons
 from engine.privacy import gdp_delta, gdp_epsilon, gdp_mu
 
 
