@@ -2,7 +2,7 @@
 
 Thin page: it reads widgets, calls the engine (``engine.experiments.run_sweep``, the estimators'
 ``report_``), caches the results by (data fingerprint, parameters), draws figures from
-``engine.plots`` and explains them. It computes no DP quantity itself.
+``engine.figures.pmt`` and explains them. It computes no DP quantity itself.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""engine.lessons: the toy computations behind the Learn page, checked against independent values."""
+"""engine.figures.lessons: the toy computations behind the Learn page, checked against independent values."""
 
 from __future__ import annotations
 

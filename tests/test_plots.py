@@ -1,4 +1,4 @@
-"""Figure builders of engine.plots, tested directly on small hand-made frames (test fixtures only)."""
+"""Figure builders of engine.figures.pmt, tested directly on small hand-made frames (test fixtures only)."""
 
 from __future__ import annotations
 

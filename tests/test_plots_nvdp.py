@@ -1,4 +1,4 @@
-"""engine.plots_nvdp: the NVDP explorer's figure builders (pure Plotly)."""
+"""engine.figures.nvdp: the NVDP explorer's figure builders (pure Plotly)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def clip_gaussian(mean, std, *, C_mu: float, renyi_order: float, sigma_ref: floa
     """The NVDP clipping rules for one 1-D Gaussian posterior: project the mean, floor the std.
 
     ``mean <- clip(mean, -C_mu, C_mu)`` (the L2-ball projection in one dimension) and
-    ``std <- max(std, sqrt((lambda - 1)/lambda) sigma_ref)`` (NVDP.md section 3; El Zein, Kumar &
+    ``std <- max(std, sqrt((lambda - 1)/lambda) sigma_ref)`` (docs/NVDP.md section 3; El Zein, Kumar &
     Henderson 2026).
 
     Parameters

@@ -394,7 +394,7 @@ class NoisyInverseDemo:
 def noisy_inverse_demo(*, n: int = 10_000, n_pub: int = 200, kappa: float = 100.0, epsilon: float = 1.0,
                        delta: float = 1e-5, draws: int = 400, angle_deg: float = 30.0, eta: float = 0.05,
                        random_state=0) -> NoisyInverseDemo:
-    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (PMT.md section 3, steps 2-4).
+    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (docs/PMT.md section 3, steps 2-4).
 
     Toy set-up (our choice, to isolate the effect of conditioning): the population matrix
     ``A = n Sigma`` and ``b = A theta*`` of the :func:`elongated_cloud` distribution
