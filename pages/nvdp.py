@@ -22,7 +22,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from engine import plots_nvdp as P
+from engine.figures import nvdp as P
 from engine.nvdp import explore as X
 from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
 from engine.nvdp.training import TrainingCancelled

@@ -1,4 +1,4 @@
-"""``python -m engine nvdp train|evaluate`` (engine.nvdp.cli)."""
+"""``python -m engine nvdp train|evaluate`` (engine.cli.nvdp)."""
 
 from __future__ import annotations
 

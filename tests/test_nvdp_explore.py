@@ -173,7 +173,7 @@ def test_settings_validation_and_env(monkeypatch):
 
 
 def test_cli_command_parses_with_the_nvdp_cli():
-    cli = pytest.importorskip("engine.nvdp.cli")
+    cli = pytest.importorskip("engine.cli.nvdp")
     parser = argparse.ArgumentParser()
     cli.register(parser.add_subparsers(dest="command"))
     s = X.ExploreSettings(kl_weight=0.1, seed=3, train_clip=ClipConfig(enabled=True, C_mu=4.2, alpha_min=0.15, alpha_max=1.5,

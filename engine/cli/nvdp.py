@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
+HELP = "train / evaluate the (clipped) NVDP sentence classifier"
 
 
 def _clip_from_args(args, default=None):
@@ -36,6 +36,8 @@ def _clip_from_args(args, default=None):
 
 
 def _data(args, progress):
+    import numpy as np
+
     from engine.nvdp.encoder import encode_sentences, load_sentiment_sentences, split_indices
 
     sentences, labels = load_sentiment_sentences()
@@ -133,7 +135,7 @@ def _common(p: argparse.ArgumentParser, *, train: bool) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("nvdp", help="train / evaluate the (clipped) NVDP sentence classifier")
+    p = sub.add_parser("nvdp", help=HELP)
     nsub = p.add_subparsers(dest="nvdp_command", metavar="{train,evaluate}")
     nsub.required = True
     t = nsub.add_parser("train", help="train on the sentiment sentences and report diagnostics")
