@@ -55,6 +55,7 @@ from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public n
     renyi_gaussian_torch,
     validate_renyi_order,
 )
+from engine.nvdp.paper_protocol import outlier_filter
 from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows
 
 __all__ = [
@@ -179,6 +180,52 @@ def _as_tensor(x, name: str) -> torch.Tensor:
 
 
 
+def _nanmean_positions(g, union, I, J, mu_w, inv_w, lam, D):
+    """The authors' NaN-mean over dims for D(b || a) at the (pair, position) entries that are not finite.
+
+    ``g`` (n_pairs, K) holds sum_d of the backward Gaussian terms; where a dim has
+    ``s2 = lambda v_a + (1 - lambda) v_b < 0`` the sum is not finite. Those entries are recomputed in
+    float64 as D times the mean over the dims with s2 > 0 (0 when none; +inf if some s2 == 0), so
+    that dividing by D later gives the authors' ``nanmean``.
+    """
+    bad = union & ~torch.isfinite(g)
+    if not bool(bad.any()):
+        return g
+    p_idx, k_idx = torch.nonzero(bad, as_tuple=True)
+    g = g.clone()
+    for s in range(0, p_idx.numel(), 4096):
+        pi, ki = p_idx[s : s + 4096], k_idx[s : s + 4096]
+        ia, ib = I[pi], J[pi]
+        va = torch.reciprocal(inv_w[ia, ki].to(torch.float64))
+        vb = torch.reciprocal(inv_w[ib, ki].to(torch.float64))
+        d2 = (mu_w[ia, ki].to(torch.float64) - mu_w[ib, ki].to(torch.float64)).square()
+        s2 = lam * va + (1.0 - lam) * vb
+        ok = s2 > 0
+        s2s = torch.where(ok, s2, torch.ones_like(s2))
+        # D(b || a) per dim: lam d2 / (2 s2) + (1/(1-lam)) (0.5 ln s2 - lam/2 ln v_a - (1-lam)/2 ln v_b)
+        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - 0.5 * lam * torch.log(va)
+                                         - 0.5 * (1.0 - lam) * torch.log(vb)) / (1.0 - lam)
+        cnt = ok.sum(-1)
+        mean = torch.where(ok, term, torch.zeros_like(term)).sum(-1) / cnt.clamp_min(1)
+        mean = torch.where(cnt > 0, mean, torch.zeros_like(mean))
+        mean = torch.where((s2 == 0).any(-1), torch.full_like(mean, math.inf), mean)
+        g[pi, ki] = mean * D
+    return g
+
+
+def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
+    """The authors' Dirichlet proxy with their arithmetic: ``lgamma`` of a negative argument is
+    ``ln|Gamma|`` (torch), NaN component terms are dropped (``nansum``); not normalised by n."""
+    lg = torch.lgamma
+    tot = torch.where(wa, a, torch.zeros_like(a)).sum(-1)
+    f1 = -(1.0 / (lam - 1.0)) * lg(tfac * tot) - lg(cfac * tot) + (lam / (lam - 1.0)) * lg(tot)
+    beta = a * cfac[:, None]
+    with torch.no_grad():
+        f2 = (1.0 / (lam - 1.0)) * lg(a * tfac[:, None]) + lg(beta) - (lam / (lam - 1.0)) * lg(a)
+    f2 = torch.where(wa & ~torch.isnan(f2), f2, torch.zeros_like(f2)).sum(-1)
+    return f1 + f2
+
+
 def pairwise_rd_bound(
     mu,
     sigma,
@@ -190,6 +237,8 @@ def pairwise_rd_bound(
     pairs: str | None = None,
     batch_size: int = 16,
     outlier_z: float | None = 0.5,
+    outlier_ddof: int = 0,
+    undefined: str = "nanmean",
     direction: str | None = None,
     padding: str = "prior",
     n_latent: int | None = None,
@@ -231,6 +280,16 @@ def pairwise_rd_bound(
     outlier_z : float or None, default 0.5
         ``paper`` only: within each batch, pairs whose z-score ``|r - mean(r)| / std(r)`` exceeds
         this are set to 0 before the max and the mean. None disables the filter.
+    outlier_ddof : {0, 1}, default 0
+        ``paper`` only: degrees of freedom of that std. 0 (population std, torch
+        ``std(unbiased=False)``) is the authors'; 1 was this module's choice before issue 14.
+    undefined : {"nanmean", "inf"}, default "nanmean"
+        ``paper`` only: what a dimension whose Gaussian term is undefined
+        (``lambda s_a^2 + (1 - lambda) s_b^2 < 0``) does. ``"nanmean"`` (the authors'): it is left out
+        of the mean over dims (a position with every dim undefined contributes 0), and the
+        Dirichlet proxy takes ``lgamma`` of negative arguments as ``ln|Gamma|`` as torch does, with
+        NaN components dropped. ``"inf"``: the pair is +inf (the conservative reading). The exact
+        form (the guarantee) always reports +inf.
     direction : {"max", "forward", "backward"} or None
         ``exact`` only. Both orders are divergences and DP needs both, so the default
         (None -> "max") reports ``max(D(a||b), D(b||a))`` for the unordered pair {a, b} with
@@ -315,7 +374,7 @@ def pairwise_rd_bound(
       ``lambda - (lambda - 1) alpha_b,0 / alpha_a,0 <= 0`` (the authors' lgamma of a negative
       number returned a finite value there).
     * Within each eval batch, r = the pair values, ``z = (r - mean r) / std r`` (std with
-      ddof = 1, like ``torch.std``), computed over the finite values; pairs with ``|z| > outlier_z``
+      ``outlier_ddof``, default 0 as the authors' ``std(unbiased=False)``), computed over the finite values; pairs with ``|z| > outlier_z``
       are set to 0; the batch contributes ``max`` and ``mean`` of the filtered values (infinite
       values are never filtered). ``max`` = max over batches, ``mean`` = mean of batch means.
       "z" here is the z-score of the per-pair RD within its batch, not the latent sample z.
@@ -356,6 +415,10 @@ def pairwise_rd_bound(
         oz = float(outlier_z)
         if not oz > 0:
             raise ValueError(f"outlier_z must be > 0 or None (accepted range: 0 < outlier_z <= inf), got {outlier_z!r}")
+    if outlier_ddof not in (0, 1):
+        raise ValueError(f"outlier_ddof must be 0 (population std, the authors') or 1; got {outlier_ddof!r}")
+    if undefined not in ("nanmean", "inf"):
+        raise ValueError(f"undefined must be 'nanmean' (the authors') or 'inf'; got {undefined!r}")
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
     alpha_cutoff = float(alpha_cutoff)
@@ -433,8 +496,12 @@ def pairwise_rd_bound(
     sep = logvar_k[J].sub_(logvar_k[I]).mul_(0.5)  # (n, K): 0.5 * sum_d (ln v_b - ln v_a)
     zero = torch.zeros((), dtype=torch.float64)
     # sum over positions; a non-finite sum (NaN from ln r < 0, or +inf) means the condition failed
-    gs_fwd = torch.where(union, g_fwd.add_(sep), zero).sum(-1)
-    gs_bwd = torch.where(union, g_bwd.sub_(sep), zero).sum(-1)
+    g_fwd = g_fwd.add_(sep)
+    g_bwd = g_bwd.sub_(sep)
+    if form == "paper" and undefined == "nanmean":
+        g_bwd = _nanmean_positions(g_bwd, union, I, J, mu_w, inv_w, lam, D)  # mean over the defined dims, x D
+    gs_fwd = torch.where(union, g_fwd, zero).sum(-1)
+    gs_bwd = torch.where(union, g_bwd, zero).sum(-1)
     gs_fwd = torch.where(torch.isfinite(gs_fwd), gs_fwd, math.inf)
     gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
     del g_fwd, g_bwd, sep
@@ -478,13 +545,17 @@ def pairwise_rd_bound(
         wa = keep[I]
         cfac = tot[J] / tot[I]
         tfac = lam - (lam - 1.0) * cfac
-        lb_a = _log_beta_masked(a, wa)
-        ok = tfac > 0
-        tsafe = torch.where(ok, tfac, torch.ones_like(tfac))
-        dir_p = (
-            _log_beta_masked(a * tsafe[:, None], wa) - lam * lb_a - (1.0 - lam) * _log_beta_masked(a * cfac[:, None], wa)
-        ) / (lam - 1.0)
-        dir_p = torch.where(ok, dir_p, torch.full_like(dir_p, math.inf))
+        if undefined == "nanmean":
+            dir_p = _dirichlet_proxy_nan(a, wa, cfac, tfac, lam)
+        else:
+            lb_a = _log_beta_masked(a, wa)
+            ok = tfac > 0
+            tsafe = torch.where(ok, tfac, torch.ones_like(tfac))
+            dir_p = (
+                _log_beta_masked(a * tsafe[:, None], wa) - lam * lb_a
+                - (1.0 - lam) * _log_beta_masked(a * cfac[:, None], wa)
+            ) / (lam - 1.0)
+            dir_p = torch.where(ok, dir_p, torch.full_like(dir_p, math.inf))
         gauss = gs_bwd / D  # second || first, mean over dims, summed over positions
         if padding == "strict":
             one_sided = (mask[I] ^ mask[J]).any(-1)
@@ -516,26 +587,7 @@ def pairwise_rd_bound(
         mean = float(notnan.mean()) if notnan.size else math.nan
         n_filtered = 0
     else:
-        kept = np.ones(values.size, dtype=bool)
-        batch_max, batch_mean = [], []
-        for bid in np.unique(batch_index):
-            sel = np.flatnonzero(batch_index == bid)
-            r = values[sel]
-            fin = np.isfinite(r)
-            if outlier_z is not None and fin.sum() >= 2:
-                rf = r[fin]
-                sd = rf.std(ddof=1)
-                if sd > 0:
-                    z = np.abs(r - rf.mean()) / sd
-                    drop = fin & (z > float(outlier_z))
-                    kept[sel[drop]] = False
-            rk = np.where(kept[sel], r, 0.0)
-            rk = rk[~np.isnan(rk)]
-            if rk.size:
-                batch_max.append(rk.max())
-                batch_mean.append(rk.mean())
-        mx = float(np.max(batch_max)) if batch_max else math.nan
-        mean = float(np.mean(batch_mean)) if batch_mean else math.nan
+        mx, mean, kept = outlier_filter(values, batch_index, outlier_z=outlier_z, ddof=outlier_ddof)
         n_filtered = int((~kept).sum())
 
     return RDBoundResult(
