@@ -29,6 +29,7 @@ __all__ = [
     "LIVE_N_BDP",
     "DEFAULT_TRAIN_CLIP",
     "load_data",
+    "select_split",
     "models_dir",
     "cached_models_exist",
     "load_or_train",
@@ -215,6 +216,18 @@ def _select(settings: ExploreSettings):
         rng = np.random.default_rng(settings.split_seed)  # the CLI's --n-train subset
         tr = np.sort(rng.choice(tr, size=settings.n_train, replace=False))
     return sentences, labels, tr, va, te
+
+
+def select_split(*, n_sentences: int | None = None, split_seed: int = 0, n_train: int | None = None,
+                 max_length: int = DEFAULT_MAX_LENGTH, progress: ProgressFn | None = None):
+    """Encoded sentences and the split exactly as the page selects them (for the CLI and scripts).
+
+    Returns ``(states, labels, train_idx, val_idx, test_idx)``; ``n_sentences`` None uses all
+    3,000 sentences. Same selection as :func:`load_data` with these settings.
+    """
+    settings = ExploreSettings(n_sentences=n_sentences, split_seed=split_seed, n_train=n_train, max_length=max_length)
+    data = load_data(settings, progress=progress)
+    return data.states, data.labels, data.train_idx, data.val_idx, data.test_idx
 
 
 def load_data(settings: ExploreSettings, progress: ProgressFn | None = None) -> ExploreData:

@@ -20,6 +20,7 @@ from engine.nvdp.clipping import ClipConfig, ClipStats
 from engine.nvdp.divergence import RDBoundResult, pairwise_rd_bound
 from engine.nvdp.encoder import TokenStates
 from engine.nvdp.layer import Posteriors
+from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol, evaluate_bounds
 
 __all__ = ["PosthocResult", "LiveEvaluator", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
 
@@ -70,13 +71,15 @@ class PosthocResult:
         Test accuracy with this clipping applied inside the model (samples seeded by ``seed``).
     clip : ClipConfig
     rd_exact : RDBoundResult
-        Exact bound (nats, summed over components and dims, max of both orders) over all pairs of
-        the first ``n_rd`` test sentences.
+        Guarantee form: exact bound (nats, summed over components and dims, max of both orders,
+        ``protocol.padding``) over all pairs of the first ``protocol.n_eval`` test sentences.
     rd_paper : RDBoundResult
-        The authors' protocol (normalised, eval batches of 16, |z| > 0.5 filter) on the first ``n_bdp``.
+        The authors' protocol (normalised, eval batches of 16, |z| > 0.5 filter with the population
+        std, NaN-mean over undefined dims) on the same sentences.
     bdp : BDPResult
-        BDP epsilon from exact divergences of order lambda + 1 (a guarantee), delta 1e-5, ``n_bdp`` inputs.
-    bdp_paper : BDPResult
+        BDP epsilon from exact divergences of order lambda + 1 (guarantee form), same sentences.
+    bdp_paper : engine.nvdp.paper_protocol.PaperBDPResult
+        The authors' subsampled accountant (q = 16 / n_eval).
         The papers' plug-in figure: paper-form divergences of order lambda.
     clip_stats : ClipStats
         Fractions of real token components changed by each rule (all test sentences).
@@ -93,13 +96,14 @@ class PosthocResult:
     rd_exact: RDBoundResult
     rd_paper: RDBoundResult
     bdp: BDPResult
-    bdp_paper: BDPResult
+    bdp_paper: object
     clip_stats: ClipStats
     distributions: dict
     nan_count: int
     inf_count: int
     n_test: int
     seconds: float = 0.0
+    protocol: EvalProtocol = DEFAULT_PROTOCOL
 
     def summary(self) -> dict:
         """Flat JSON-ready dict of the headline numbers (for CSV/JSON export)."""
@@ -237,21 +241,22 @@ class LiveEvaluator:
                     inf += int(torch.isinf(t).sum())
         return correct / self.n, nan, inf
 
-    def evaluate(self, clip: ClipConfig, *, seed: int = 0, n_rd: int = 64, n_bdp: int = 256, delta: float = 1e-5,
+    def evaluate(self, clip: ClipConfig, *, protocol: EvalProtocol = DEFAULT_PROTOCOL, seed: int | None = None,
                  max_values: int = 20000) -> "PosthocResult":
         """See :func:`posthoc_evaluate`."""
         from engine.nvdp.diagnostics import posterior_distributions
 
         if not isinstance(clip, ClipConfig):
             raise TypeError(f"clip must be a ClipConfig; got {type(clip).__name__}")
-        for name, v in (("n_rd", n_rd), ("n_bdp", n_bdp)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2:
-                raise ValueError(f"{name} must be an int >= 2; got {v!r}")
+        if not isinstance(protocol, EvalProtocol):
+            raise TypeError(f"protocol must be an EvalProtocol; got {type(protocol).__name__}")
+        seed = protocol.seed if seed is None else seed
         t0 = time.perf_counter()
         acc, nan, inf = self.accuracy(clip, seed)
         with torch.no_grad():
             post, stats = self.raw.clip(clip)
-        rd_exact, rd_paper, bdp, bdp_paper = posthoc_bounds(post, clip.renyi_order, n_rd=n_rd, n_bdp=n_bdp, delta=delta)
+        b = evaluate_bounds(post, clip.renyi_order, protocol)
+        rd_exact, rd_paper, bdp, bdp_paper = b.rd_exact, b.rd_paper, b.bdp, b.bdp_paper
         return PosthocResult(
             accuracy=float(acc),
             clip=clip,
@@ -268,6 +273,7 @@ class LiveEvaluator:
             inf_count=int(inf),
             n_test=int(self.n),
             seconds=time.perf_counter() - t0,
+            protocol=protocol,
         )
 
 
@@ -277,10 +283,8 @@ def posthoc_evaluate(
     labels,
     clip: ClipConfig,
     *,
-    seed: int = 0,
-    n_rd: int = 64,
-    n_bdp: int = 256,
-    delta: float = 1e-5,
+    protocol: EvalProtocol = DEFAULT_PROTOCOL,
+    seed: int | None = None,
     max_values: int = 20000,
 ) -> PosthocResult:
     """Apply ``clip`` to a trained model on ``states``: accuracy, RD bounds, BDP, fractions clipped, distributions.
@@ -294,13 +298,15 @@ def posthoc_evaluate(
     ----------
     trained : TrainedNVDP or NVDPClassifier
     states : TokenStates
-        Test sentences (the first ``n_rd`` / ``n_bdp`` enter the bounds).
+        Test sentences (the first ``protocol.n_eval`` enter the bounds).
     labels : array-like of shape (n,)
     clip : ClipConfig
-    seed : int, default 0
-        Seed of the posterior samples behind the accuracy.
-    n_rd, n_bdp, delta, max_values
-        See :func:`posthoc_bounds` and :func:`engine.nvdp.diagnostics.posterior_distributions`.
+    protocol : EvalProtocol, default DEFAULT_PROTOCOL
+        Which sentences, pairs, filter and accountant (:mod:`engine.nvdp.protocol`).
+    seed : int, optional
+        Seed of the posterior samples behind the accuracy (default ``protocol.seed``).
+    max_values
+        See :func:`engine.nvdp.diagnostics.posterior_distributions`.
 
     Returns
     -------
@@ -311,9 +317,8 @@ def posthoc_evaluate(
     TypeError
         If ``clip`` is not a ClipConfig.
     ValueError
-        Fewer than 2 test sentences, bad n_rd / n_bdp.
+        Fewer than 2 test sentences.
     """
     if not isinstance(clip, ClipConfig):
         raise TypeError(f"clip must be a ClipConfig; got {type(clip).__name__}")
-    return LiveEvaluator(trained, states, labels).evaluate(clip, seed=seed, n_rd=n_rd, n_bdp=n_bdp, delta=delta,
-                                                           max_values=max_values)
+    return LiveEvaluator(trained, states, labels).evaluate(clip, protocol=protocol, seed=seed, max_values=max_values)
