@@ -150,6 +150,14 @@ def _posthoc(key: str, which: str, clip_json: str, _models, _data, seed: int) ->
                                                       protocol=PROTOCOL)
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _order_curve(key: str, which: str, clip_json: str, _models, _data) -> dict:
+    from engine.nvdp.order_curve import bdp_order_curve
+
+    raw = _live(key, which, _models, _data).raw
+    return bdp_order_curve(raw, ClipConfig.from_dict(json.loads(clip_json)), protocol=PROTOCOL)
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _inspect(key: str, which: str, clip_json: str, a: str, b: str, _models, max_length: int) -> X.PairInspection:
     return X.inspect_pair(_models[which], a, b, ClipConfig.from_dict(json.loads(clip_json)), max_length=max_length)
@@ -448,6 +456,20 @@ with main:
                                    "BDP epsilon, papers' figure (delta 1e-5)", "BDP epsilon, guarantee (delta 1e-5)"],
                               label_c: col(res_c), "unclipped": col(res_u)})
         st.dataframe(table, hide_index=True, width="stretch")
+        if st.toggle("BDP epsilon over Renyi orders (tightest order; why the guarantee is infinite)",
+                     key="nvdp_order_curve"):
+            with st.spinner("Evaluating both forms at six orders ..."):
+                cur = _order_curve(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
+            st.dataframe(pd.DataFrame({"Renyi order": cur["orders"],
+                                       "BDP epsilon, guarantee": [P.fmt_bound(e) for e in cur["eps_guarantee"]],
+                                       "BDP epsilon, paper protocol": [P.fmt_bound(e) for e in cur["eps_paper"]]}),
+                         hide_index=True, width="stretch")
+            for name, best in (("guarantee", cur["best_guarantee"]), ("paper protocol", cur["best_paper"])):
+                st.caption(f"Tightest order, {name}: " + (f"lambda = {best[0]:g}, epsilon {best[1]:.4g}" if best
+                                                          else "none finite at these orders"))
+            for o, rs in zip(cur["orders"], cur["reasons"]):
+                for r_ in rs:
+                    st.caption(f"Order {o:g}, guarantee infinite: {r_}")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Each pair of test sentences gets one number: how distinguishable their shared draws are. The curve "

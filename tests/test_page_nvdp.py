@@ -176,3 +176,13 @@ def test_retrain_with_these_trains_a_clipped_model_with_progress(tiny_cache):
     assert X.cached_models_exist(new)
     # the unclipped model was reused, not retrained
     assert X.models_dir(new, data.states.key, "unclipped") == X.models_dir(settings, data.states.key, "unclipped")
+
+
+def test_bdp_over_renyi_orders_reports_the_tightest_order_and_why_infinite(tiny_cache):
+    at = _app().run()
+    at.toggle(key="nvdp_order_curve").set_value(True).run()
+    _no_exceptions(at)
+    caps = " ".join(c.value for c in at.caption)
+    assert "Tightest order, guarantee:" in caps and "Tightest order, paper protocol: lambda =" in caps
+    # 10 test sentences of different lengths in one batch: the guarantee is infinite and the page says why
+    assert "different lengths" in caps
