@@ -85,7 +85,7 @@ def method_color(method: str, index: int = 0) -> str:
     >>> method_color("PMT")
     '#0072B2'
     >>> method_color("something new", 1)
-    '#D55E00'
+    '#882255'
     """
     return METHOD_COLORS.get(method, _FALLBACK_COLORS[index % len(_FALLBACK_COLORS)])
 
