@@ -45,11 +45,14 @@ from engine.pmt.baselines import DPGDRidge, DPRidge, DPRidgeOracle, RidgeReferen
 from engine.pmt.logistic import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic  # noqa: E402
 from engine.pmt.poisson import PMTPoisson, PoissonReference  # noqa: E402
 from engine.pmt.ridge import PMTRidge  # noqa: E402
+from engine.pmt.pooled import PMTPooledRidge  # noqa: E402
+from engine.pmt.public import PublicOnlyLogistic, PublicOnlyPoisson, PublicOnlyRidge  # noqa: E402
 
 __all__ += [
     "FitReport",
     "PMTRidge", "DPRidge", "DPRidgeOracle", "DPGDRidge", "RidgeReference",
     "PMTLogistic", "DPNewtonLogistic", "DPGDLogistic", "LogisticReference",
     "PMTPoisson", "PoissonReference",
+    "PMTPooledRidge", "PublicOnlyRidge", "PublicOnlyLogistic", "PublicOnlyPoisson",
 ]
 
