@@ -362,7 +362,7 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
     """
     import engine.regression as R
 
-    real_noise, real_solve = R.ssp_noise, R.ssp_solve
+    real_noise, real_solve, real_na_solve = R.ssp_noise, R.ssp_solve, R.ridge.noise_aware_solve
     factor = _noise_factor(broken)
     captured = {}
 
@@ -371,12 +371,15 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
         W, w = factor * np.stack([a for a, _ in draws]), factor * np.stack([b for _, b in draws])
         return (_drop_diagonal(W) if broken == "partial-noise" else W), w
 
-    def capture_solve(A_priv, b_priv, penalty, **kw):
-        captured["A"], captured["b"] = np.asarray(A_priv), np.asarray(b_priv)
-        return real_solve(np.asarray(A_priv)[0], np.asarray(b_priv)[0], penalty, **kw)
+    def capturing(real):  # either solver (PMTRidge's noise-aware default or the paper's / DP-RR's)
+        def capture_solve(A_priv, b_priv, penalty, *args, **kw):
+            captured["A"], captured["b"] = np.asarray(A_priv), np.asarray(b_priv)
+            return real(np.asarray(A_priv)[0], np.asarray(b_priv)[0], penalty, *args, **kw)
+        return capture_solve
 
     est = estimator.set_params(random_state=rng)
-    with _patches((R, "ssp_noise", stacked_noise), (R, "ssp_solve", capture_solve), *_skip_clipping_patches(broken)):
+    with _patches((R, "ssp_noise", stacked_noise), (R, "ssp_solve", capturing(real_solve)),
+                  (R.ridge, "noise_aware_solve", capturing(real_na_solve)), *_skip_clipping_patches(broken)):
         est.fit(X, y, X_pub, y_pub)
     A, b = captured["A"], captured["b"]
     if A.ndim != 3 or A.shape[0] != trials:
