@@ -343,8 +343,9 @@ def advisories(data: PreparedData, diag: dict) -> list[str]:
         out.append(f"n_pub = {data.n_pub} public rows for {data.d} features (+ intercept): the public second moment is "
                    "singular, so the engine adds a tiny ridge (tau I) before whitening. Use n_pub >= d + 2.")
     if diag.get("eig_fixes") and diag.get("task", "regression") == "regression":
-        out.append("The noisy matrix PMT solved was not positive definite in the diagnostic fit; its eigenvalues were "
-                   "floored (counted in the sweep's eig_fix column).")
+        out.append("In the diagnostic fit the noisy matrix PMT released had directions no larger than its noise; PMT "
+                   "raised their eigenvalues to the noise level, which shrinks them towards zero (counted in the "
+                   "sweep's eig_fix column; the paper's solver only floors a matrix that is not positive definite).")
     if not data.standardize:
         out.append("Features are not standardised and the response is not centred (public statistics would cost no "
                    "privacy): the response bound B_y then grows with the raw response (e.g. about 450 MW on CCPP), which "

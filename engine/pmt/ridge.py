@@ -27,7 +27,19 @@ Bounds: every radius and bound is public by default (d, n, eta and the public ro
 number the user gives). Passing ``"private"`` for a bound takes it from the private data and warns
 with :class:`engine.privacy.PrivacyLeakWarning`: the guarantee then no longer holds.
 
-Eigenvalue floor (PMT.md section 3, step 5): if the noisy system matrix ``M = A_priv + penalty`` is
+Scale: the whitening is scale-free (:class:`engine.pmt.PublicMoment`): rescaling any feature column,
+public and private together, by any factor leaves the whitened rows, R, B_y and the noise unchanged,
+so at ``lam = 0`` PMT's predictions (and its coefficients, rescaled back) do not change (to float
+rounding; tested for factors in [1e-8, 1e8] in ``tests/test_pmt_trust.py``). At ``lam > 0`` the
+penalty ``lam ||theta||^2`` is stated in the units of the columns given, which is the ridge problem the
+non-private reference solves too (PMT.md section 3): the released statistics are still invariant, but
+the target moves with the scaling, as the non-private ridge's does.
+
+Solvers: ``solver="noise-aware"`` (default) raises the eigenvalues of the released ``A_priv`` to a
+``1 - delta`` bound on the noise's spectral norm (:func:`noise_aware_solve`, AdaSSP-type; every number
+from public quantities and the budget); ``solver="paper"`` is the paper's solve described next.
+
+Eigenvalue floor of the paper's solver (PMT.md section 3, step 5): if the noisy system matrix ``M = A_priv + penalty`` is
 not positive definite (smallest eigenvalue <= 0), its eigenvalues below
 ``eig_floor * trace(A_priv) / d`` are raised to that value (default ``eig_floor = 1e-3``; for PMT
 ``trace(A_priv) / d ~ n``, so the floor is about ``1e-3 n`` in whitened units, the research note's
