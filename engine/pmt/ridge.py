@@ -241,7 +241,8 @@ def noise_spectral_bound(sigma_A, d: int, delta: float):
     >>> round(noise_spectral_bound(1.0, 4, 1e-5), 3)
     10.786
     """
-    return np.asarray(sigma_A, dtype=float) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta))) + 0.0
+    c = np.asarray(sigma_A, dtype=float) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta)))
+    return float(c) if c.ndim == 0 else c
 
 
 def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
