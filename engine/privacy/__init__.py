@@ -13,7 +13,10 @@ gives a delta above the target; an epsilon returned for (mu, delta) never unders
 noise scale is never smaller than the exact one. The analytic Gaussian mechanism of Balle & Wang
 (ICML 2018, Theorem 8) is the same curve: sigma = sensitivity / mu(epsilon, delta).
 
-Specification: ``shared/docs/PMT.md`` section 1.
+Specification: ``docs/PMT.md`` section 1.
+
+Layout: :mod:`engine.privacy._checks` (validation), :mod:`engine.privacy.gdp` (conversions,
+composition, splits); the noise samplers, calibration and the ledger live here.
 
 Examples
 --------
@@ -21,36 +24,68 @@ Examples
 4.3772
 >>> round(analytic_gaussian_sigma(1.0, 1e-5), 4)
 3.7306
->>> compose_gdp([0.6, 0.8])
-1.0
+>>> compose_gdp([3.0, 4.0])
+5.0
 """
+
 
 from __future__ import annotations
 
 import math
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
+
+from engine.privacy._checks import (  # noqa: F401  (re-exported; the underscored ones are used by the engine)
+    BOUND_RANGE,
+    NEIGHBOURING,
+    DeltaTooLargeWarning,
+    PrivacyLeakWarning,
+    _as_float,
+    _suggest_delta,
+    _validate_sensitivity,
+    check_bound,
+    check_delta,
+    validate_delta,
+    validate_epsilon,
+    validate_mu,
+    validate_neighbouring,
+)
+from engine.privacy.gdp import (  # noqa: F401
+    _check_k,
+    _delta_certified,
+    _div_up,
+    compose_gdp,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu,
+    split_epsilon,
+    split_mu,
+)
 
 __all__ = [
     "PrivacyLeakWarning",
     "validate_epsilon",
     "validate_delta",
     "validate_mu",
+    "check_delta",
+    "check_bound",
+    "BOUND_RANGE",
+    "DeltaTooLargeWarning",
+    "SAMPLERS",
     "gdp_delta",
     "gdp_mu",
     "gdp_epsilon",
     "compose_gdp",
     "split_mu",
+    "split_epsilon",
     "gaussian_sigma",
     "gaussian_mu",
     "analytic_gaussian_sigma",
     "classical_gaussian_sigma",
     "gaussian_noise",
+    "add_gaussian_noise",
     "symmetric_gaussian_noise",
     "Release",
     "PrivacyLedger",
@@ -61,301 +96,6 @@ __all__ = [
 
 #: The neighbouring relations the engine supports. Replace-one (n public) is the default of
 #: PMT.md section 1; under add/remove each statistic's sensitivity is stated by its own function
-#: (e.g. sqrt(2) R^2 -> R^2 for X^T X, 2 R B -> R B for X^T y).
-NEIGHBOURING = ("replace-one", "add-remove")
-
-
-def validate_neighbouring(neighbouring: str) -> str:
-    """Return ``neighbouring`` if it is one of :data:`NEIGHBOURING`, else raise ``ValueError``."""
-    if neighbouring not in NEIGHBOURING:
-        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
-    return neighbouring
-
-
-class PrivacyLeakWarning(UserWarning):
-    """Warned whenever a bound, radius or scale is taken from private data.
-
-    A bound that depends on the private data is itself a release that no noise protects, so
-    the stated privacy guarantee no longer holds. Compare IBM diffprivlib's warning of the same
-    name.
-    """
-
-
-# --------------------------------------------------------------------------------------------
-# validation
-# --------------------------------------------------------------------------------------------
-def _as_float(value, name: str) -> float:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a real number, got the boolean {value!r}")
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}") from None
-    if math.isnan(out):
-        raise ValueError(f"{name} is NaN; it must be a real number")
-    return out
-
-
-def validate_epsilon(epsilon, *, allow_inf: bool = False) -> float:
-    """Check a privacy parameter epsilon and return it as a float.
-
-    Parameters
-    ----------
-    epsilon : float
-        Privacy loss, in nats. Accepted range: ``0 < epsilon < inf`` (``inf`` only when
-        ``allow_inf``; it then means "no noise", a non-private run used to check convergence).
-    allow_inf : bool, default False
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError
-        If epsilon is not a real number.
-    ValueError
-        If epsilon is NaN, <= 0, or infinite when that is not allowed.
-
-    Examples
-    --------
-    >>> validate_epsilon(0.5)
-    0.5
-    >>> validate_epsilon(0)
-    Traceback (most recent call last):
-    ...
-    ValueError: epsilon must be > 0 (accepted range: 0 < epsilon < inf), got 0.0
-    """
-    eps = _as_float(epsilon, "epsilon")
-    rng = "0 < epsilon <= inf" if allow_inf else "0 < epsilon < inf"
-    if eps <= 0:
-        raise ValueError(f"epsilon must be > 0 (accepted range: {rng}), got {eps!r}")
-    if math.isinf(eps) and not allow_inf:
-        raise ValueError(f"epsilon must be finite (accepted range: {rng}), got inf")
-    return eps
-
-
-def validate_delta(delta) -> float:
-    """Check a privacy parameter delta and return it as a float.
-
-    Parameters
-    ----------
-    delta : float
-        Failure probability. Accepted range: ``0 < delta < 1``.
-
-    Raises
-    ------
-    TypeError, ValueError
-
-    Examples
-    --------
-    >>> validate_delta(1e-5)
-    1e-05
-    >>> validate_delta(1)
-    Traceback (most recent call last):
-    ...
-    ValueError: delta must lie strictly between 0 and 1 (accepted range: 0 < delta < 1), got 1.0
-    """
-    d = _as_float(delta, "delta")
-    if not (0.0 < d < 1.0):
-        raise ValueError(f"delta must lie strictly between 0 and 1 (accepted range: 0 < delta < 1), got {d!r}")
-    return d
-
-
-def validate_mu(mu, *, allow_inf: bool = False) -> float:
-    """Check a GDP parameter mu (> 0; ``inf`` only when allowed) and return it as a float.
-
-    Raises
-    ------
-    TypeError, ValueError
-
-    Examples
-    --------
-    >>> validate_mu(1)
-    1.0
-    """
-    m = _as_float(mu, "mu")
-    if m <= 0:
-        raise ValueError(f"mu must be > 0 (accepted range: 0 < mu {'<=' if allow_inf else '<'} inf), got {m!r}")
-    if math.isinf(m) and not allow_inf:
-        raise ValueError("mu must be finite (accepted range: 0 < mu < inf), got inf")
-    return m
-
-
-def _validate_sensitivity(sensitivity) -> float:
-    s = _as_float(sensitivity, "sensitivity")
-    if not (0 < s < math.inf):
-        raise ValueError(f"sensitivity must be a finite L2 norm > 0 (accepted range: 0 < sensitivity < inf), got {s!r}")
-    return s
-
-
-# --------------------------------------------------------------------------------------------
-# mu-GDP <-> (epsilon, delta)
-# --------------------------------------------------------------------------------------------
-def gdp_delta(epsilon: float, mu: float) -> float:
-    """The delta of a mu-GDP mechanism at a given epsilon.
-
-    ``delta(epsilon; mu) = Phi(-epsilon/mu + mu/2) - exp(epsilon) Phi(-epsilon/mu - mu/2)``,
-    evaluated in log space so that large epsilon does not overflow.
-
-    Parameters
-    ----------
-    epsilon : float
-        ``epsilon >= 0`` (nats).
-    mu : float
-        ``mu > 0``; ``inf`` gives delta = 1.
-
-    Returns
-    -------
-    float
-        delta in [0, 1].
-
-    Source: Dong, Roth & Su (2022), Corollary 2.13.
-
-    Examples
-    --------
-    >>> round(gdp_delta(4.3772, 1.0), 7)
-    1e-05
-    """
-    eps = _as_float(epsilon, "epsilon")
-    if eps < 0:
-        raise ValueError(f"epsilon must be >= 0 here (accepted range: 0 <= epsilon), got {eps!r}")
-    m = validate_mu(mu, allow_inf=True)
-    if math.isinf(m):
-        return 1.0
-    if math.isinf(eps):
-        return 0.0
-    a = -eps / m + m / 2.0
-    b = -eps / m - m / 2.0
-    first = float(ndtr(a))
-    second = math.exp(eps + float(log_ndtr(b)))
-    return float(min(1.0, max(0.0, first - second)))
-
-
-def gdp_mu(epsilon: float, delta: float) -> float:
-    """The largest mu such that mu-GDP implies (epsilon, delta)-DP.
-
-    Solves ``delta(epsilon; mu) = delta`` for mu by bracketing and Brent's method, then steps mu
-    down (one ulp at a time) until ``delta(epsilon; mu) <= delta``: rounding towards more privacy.
-
-    Parameters
-    ----------
-    epsilon : float
-        Target epsilon, ``0 < epsilon <= inf`` (inf gives mu = inf: no noise).
-    delta : float
-        Target delta, ``0 < delta < 1``.
-
-    Returns
-    -------
-    float
-        mu > 0.
-
-    Raises
-    ------
-    ValueError
-        For epsilon or delta outside their ranges (see :func:`validate_epsilon`,
-        :func:`validate_delta`).
-
-    Examples
-    --------
-    >>> mu = gdp_mu(1.0, 1e-5)
-    >>> round(mu, 6), gdp_delta(1.0, mu) <= 1e-5
-    (0.268051, True)
-    """
-    eps = validate_epsilon(epsilon, allow_inf=True)
-    dlt = validate_delta(delta)
-    if math.isinf(eps):
-        return math.inf
-    f = lambda m: gdp_delta(eps, m) - dlt  # noqa: E731  increasing in m
-    lo, hi = 1e-12, 1.0
-    while f(hi) < 0:
-        lo, hi = hi, hi * 2.0
-        if hi > 1e8:  # pragma: no cover - unreachable for delta < 1
-            raise ValueError(f"no finite mu reaches delta={dlt} at epsilon={eps}")
-    if f(lo) > 0:  # pragma: no cover - delta(eps; 1e-12) is ~0
-        return lo
-    mu = brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    while gdp_delta(eps, mu) > dlt:
-        mu = math.nextafter(mu, 0.0)
-    return float(mu)
-
-
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """The smallest epsilon such that mu-GDP implies (epsilon, delta)-DP.
-
-    Solves ``delta(epsilon; mu) = delta`` for epsilon and rounds up, so the reported epsilon never
-    understates the privacy loss.
-
-    Parameters
-    ----------
-    mu : float
-        ``0 < mu <= inf`` (inf gives epsilon = inf).
-    delta : float
-        ``0 < delta < 1``.
-
-    Returns
-    -------
-    float
-        epsilon >= 0, in nats.
-
-    Examples
-    --------
-    >>> round(gdp_epsilon(1.0, 1e-5), 4)
-    4.3772
-    """
-    m = validate_mu(mu, allow_inf=True)
-    dlt = validate_delta(delta)
-    if math.isinf(m):
-        return math.inf
-    f = lambda e: gdp_delta(e, m) - dlt  # noqa: E731  decreasing in e
-    if f(0.0) <= 0:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while f(hi) > 0:
-        lo, hi = hi, hi * 2.0
-    eps = brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    while gdp_delta(eps, m) > dlt:
-        eps = math.nextafter(eps, math.inf)
-    return float(eps)
-
-
-def compose_gdp(mus: Iterable[float]) -> float:
-    """Compose mu-GDP mechanisms: ``sqrt(sum mu_i^2)`` (Dong, Roth & Su 2022, Corollary 3.3).
-
-    Parameters
-    ----------
-    mus : iterable of float
-        Each ``mu_i > 0`` (``inf`` allowed: the total is then inf).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> compose_gdp([1.0, 1.0, 1.0, 1.0])
-    2.0
-    """
-    vals = [validate_mu(m, allow_inf=True) for m in mus]
-    if not vals:
-        return 0.0
-    if any(math.isinf(v) for v in vals):
-        return math.inf
-    return float(math.sqrt(math.fsum(v * v for v in vals)))
-
-
-def split_mu(mu: float, k: int) -> float:
-    """Split a total mu evenly over k releases: ``mu / sqrt(k)``, so that they compose back to mu.
-
-    Examples
-    --------
-    >>> round(split_mu(2.0, 4), 12)
-    1.0
-    """
-    m = validate_mu(mu, allow_inf=True)
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k (number of releases) must be an integer >= 1, got {k!r}")
-    return m / math.sqrt(int(k))
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,7 +105,8 @@ def gaussian_sigma(sensitivity: float, mu: float) -> float:
     """Noise scale of the Gaussian mechanism for an L2 sensitivity at mu-GDP: ``sensitivity / mu``.
 
     Adding N(0, sigma^2) to each coordinate of a statistic whose L2 sensitivity is Delta is
-    (Delta / sigma)-GDP (Dong, Roth & Su 2022, Theorem 2.7). ``mu = inf`` gives sigma = 0.
+    (Delta / sigma)-GDP (Dong, Roth & Su 2022, Theorem 2.7). ``mu = inf`` gives sigma = 0. Rounded
+    up (the smallest float >= the exact ratio), so ``gaussian_mu(sensitivity, sigma) <= mu``.
 
     Examples
     --------
@@ -374,13 +115,13 @@ def gaussian_sigma(sensitivity: float, mu: float) -> float:
     """
     s = _validate_sensitivity(sensitivity)
     m = validate_mu(mu, allow_inf=True)
-    return 0.0 if math.isinf(m) else s / m
+    return 0.0 if math.isinf(m) else _div_up(s, m)
 
 
 def gaussian_mu(sensitivity: float, sigma: float) -> float:
     """The mu-GDP of adding N(0, sigma^2) to a statistic of L2 sensitivity Delta: ``Delta/sigma``.
 
-    ``sigma = 0`` gives mu = inf (no privacy).
+    ``sigma = 0`` gives mu = inf (no privacy). Rounded up (never understates the loss).
 
     Examples
     --------
@@ -391,7 +132,9 @@ def gaussian_mu(sensitivity: float, sigma: float) -> float:
     sg = _as_float(sigma, "sigma")
     if sg < 0:
         raise ValueError(f"sigma must be >= 0, got {sg!r}")
-    return math.inf if sg == 0 else s / sg
+    if math.isinf(sg):
+        raise ValueError("sigma must be finite (accepted range: 0 <= sigma < inf), got inf")
+    return math.inf if sg == 0 else _div_up(s, sg)
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -400,7 +143,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical
     Calibration and Optimal Denoising", ICML 2018, Theorem 8. Its privacy profile is exactly the
     mu-GDP curve with mu = sensitivity / sigma, so ``sigma = sensitivity / gdp_mu(epsilon, delta)``,
-    rounded up.
+    rounded up, and then raised until the mechanism's own ``gaussian_mu(sensitivity, sigma)`` is
+    certified to meet (epsilon, delta).
 
     Parameters
     ----------
@@ -424,9 +168,9 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     eps = validate_epsilon(epsilon)
     dlt = validate_delta(delta)
     s = _validate_sensitivity(sensitivity)
-    sigma = s / gdp_mu(eps, dlt)
+    sigma = gaussian_sigma(s, gdp_mu(eps, dlt))
     # the mechanism's mu is s / sigma: make sure float rounding of that ratio cannot overspend
-    while gdp_delta(eps, s / sigma) > dlt:
+    while not _delta_certified(eps, gaussian_mu(s, sigma), dlt):
         sigma = math.nextafter(sigma, math.inf)
     return sigma
 
@@ -477,14 +221,104 @@ def check_random_state(random_state) -> np.random.Generator:
     raise TypeError(f"random_state must be None, an int or a numpy.random.Generator, got {type(random_state).__name__}")
 
 
-def gaussian_noise(shape, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """iid N(0, sigma^2) noise of the given shape (zeros when sigma = 0)."""
+#: Noise samplers: ``"numpy"`` (default, fast; ``Generator.normal`` in float64, open to floating-point
+#: attacks, see docs/threat_model.md) and ``"opendp"`` (OpenDP's ``make_gaussian``: exact discrete
+#: Gaussian sampling on a fine lattice with a CSPRNG, rounded to float; optional dependency ``opendp``).
+SAMPLERS = ("numpy", "opendp")
+
+
+def _check_sigma(sigma) -> float:
     sg = _as_float(sigma, "sigma")
     if sg < 0 or math.isinf(sg):
-        raise ValueError(f"sigma must be finite and >= 0, got {sg!r}")
+        raise ValueError(f"sigma must be finite and >= 0 (accepted range: 0 <= sigma < inf), got {sg!r}")
+    return sg
+
+
+def _opendp_gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
+    try:
+        import opendp.prelude as dp
+    except ImportError as exc:  # pragma: no cover - opendp is in requirements-dev.txt
+        raise ImportError("sampler='opendp' needs the optional package opendp (pip install opendp)") from exc
+    dp.enable_features("contrib")
+    flat = np.ascontiguousarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(flat)):
+        raise ValueError("the statistic has a non-finite entry; refusing to release it")
+    meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float),
+                              scale=float(sigma))
+    return np.asarray(meas(flat.tolist()), dtype=float).reshape(np.shape(values))
+
+
+def gaussian_noise(shape, sigma: float, rng: np.random.Generator, sampler: str = "numpy") -> np.ndarray:
+    """iid N(0, sigma^2) noise of the given shape (zeros when sigma = 0).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    sigma : float
+        Standard deviation, ``0 <= sigma < inf``.
+    rng : numpy.random.Generator
+        Used by ``sampler="numpy"`` only; OpenDP draws from its own cryptographic generator (so a seed
+        does not reproduce its noise).
+    sampler : {"numpy", "opendp"}, default "numpy"
+        ``"numpy"``: ``rng.normal`` in float64 (fast: about 1e8 draws/s; the default, used by every
+        estimator). ``"opendp"``: OpenDP's ``make_gaussian`` applied to zeros (about 1e4 draws/s).
+        Noise made here and *then added* in float arithmetic loses part of OpenDP's protection against
+        floating-point attacks; :func:`add_gaussian_noise` passes the statistic itself through OpenDP.
+        See docs/threat_model.md.
+
+    Returns
+    -------
+    ndarray of float64, of the given shape
+
+    Raises
+    ------
+    ValueError
+        sigma negative, infinite or NaN; unknown sampler.
+    """
+    sg = _check_sigma(sigma)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     if sg == 0:
         return np.zeros(shape)
+    if sampler == "opendp":
+        return _opendp_gaussian(np.zeros(shape), sg)
     return rng.normal(0.0, sg, size=shape)
+
+
+def add_gaussian_noise(value, sigma: float, rng: np.random.Generator, sampler: str = "numpy") -> np.ndarray:
+    """Release ``value + N(0, sigma^2 I)``: the Gaussian mechanism on a finite float statistic.
+
+    With ``sampler="opendp"`` the statistic goes through OpenDP's ``make_gaussian`` itself (the sum is
+    formed on OpenDP's lattice, not in float), which resists the floating-point attacks described in
+    docs/threat_model.md. With ``"numpy"`` it is ``value + rng.normal(0, sigma, value.shape)``.
+
+    Parameters
+    ----------
+    value : array-like of float
+        The statistic (finite entries only).
+    sigma, rng, sampler
+        As in :func:`gaussian_noise`.
+
+    Returns
+    -------
+    ndarray of float64, of value's shape
+
+    Raises
+    ------
+    ValueError
+        A non-finite entry in value (checked before any noise is drawn), or bad sigma / sampler.
+    """
+    v = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(v)):
+        raise ValueError("the statistic has a non-finite entry (NaN or inf); refusing to release it")
+    sg = _check_sigma(sigma)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sg == 0:
+        return v.copy()
+    if sampler == "opendp":
+        return _opendp_gaussian(v, sg)
+    return v + rng.normal(0.0, sg, size=v.shape)
 
 
 def symmetric_gaussian_noise(d: int, sigma: float, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
