@@ -372,8 +372,9 @@ def advisories(data: PreparedData, diag: dict) -> list[str]:
     if banner:
         out.insert(0, banner)
     if diag.get("eig_fixes") and diag.get("task", "regression") == "regression":
-        out.append("The noisy matrix PMT solved was not positive definite in the diagnostic fit; its eigenvalues were "
-                   "floored (counted in the sweep's eig_fix column).")
+        out.append("In the diagnostic fit the noisy matrix PMT released had directions no larger than its noise; PMT "
+                   "raised their eigenvalues to the noise level, which shrinks them towards zero (counted in the "
+                   "sweep's eig_fix column; the paper's solver only floors a matrix that is not positive definite).")
     if not data.standardize:
         out.append("Features are not standardised and the response is not centred (public statistics would cost no "
                    "privacy): the response bound B_y then grows with the raw response (e.g. about 450 MW on CCPP), which "

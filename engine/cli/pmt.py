@@ -84,6 +84,10 @@ def _cmd_pmt(args) -> int:
             data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
     elif args.newton_steps != 5:
         raise ValueError("--newton-steps applies to --task logistic or poisson only")
+    if args.public_moment != "sample":
+        if args.task != "ridge":
+            raise ValueError("--public-moment applies to --task ridge only")
+        task_options = {"public_moment": args.public_moment}
     frame = run_sweep(
         data,
         methods=methods,
@@ -164,15 +168,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-pub", type=int, nargs="+", default=[200], dest="n_pub",
                    help="public sample size(s) (default 200)")
     p.add_argument("--methods", nargs="+", default=None,
-                   help="ridge: pmt pmt-pooled dp-rr dp-rr-oracle dp-gd public-only non-private (default: pmt "
-                   "dp-rr dp-gd public-only non-private); logistic: pmt dp-newton dp-gd public-only non-private "
-                   "(default: all); poisson: pmt dp-newton public-only non-private (default: all). public-only: "
-                   "the public rows alone, no privacy cost")
+                   help="ridge: pmt pmt-paper pmt-pooled dp-rr dp-rr-oracle dp-gd public-only non-private (default: "
+                   "pmt dp-rr dp-gd public-only non-private; pmt-paper = PMT with the paper's solver instead of the "
+                   "noise-aware default); logistic: pmt dp-newton dp-gd public-only non-private (default: all); "
+                   "poisson: pmt dp-newton public-only non-private (default: all). public-only: the public rows "
+                   "alone, no privacy cost")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
     p.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
+    p.add_argument("--public-moment", choices=["sample", "tyler"], default="sample", dest="public_moment",
+                   help="ridge: the public moment PMT whitens with: the paper's sample second moment (default) or "
+                   "Tyler's robust shape with a median scale (heavy-tailed features)")
     p.add_argument("--newton-steps", type=int, default=5, dest="newton_steps",
                    help="logistic / poisson: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")
     p.add_argument("--split-seed", type=int, default=0, dest="split_seed", help="seed of the public/test split")

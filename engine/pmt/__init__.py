@@ -20,6 +20,7 @@ Nothing here imports Streamlit. Examples: see :mod:`engine.pmt._transform` and e
 """
 
 from engine.pmt._transform import (
+    MOMENT_ESTIMATORS,
     ON_SINGULAR,
     REGULARIZATION_FACTOR,
     SINGULAR_RCOND,
@@ -33,6 +34,7 @@ from engine.pmt._transform import (
     response_bound,
     second_moment,
     truncate_rows,
+    tyler_moment,
 )
 
 from engine.pmt._transform import __all__ as _transform_all  # noqa: E402

@@ -251,7 +251,7 @@ class PMTPooledRidge(_LinearBase):
         sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         S_is = tr.moment.Sigma_pub_inv_sqrt
-        pen_w = lam * (S_is @ Pm @ S_is)
+        pen_w = lam * tr.moment.whiten_quadratic(Pm)
         weights = pooled_weights(tr.moment.prepare(Xq) @ S_is, yq, pen_w, s_A, s_b)  # public only
         rng = P.check_random_state(self.random_state)
         W, w = ssp_noise(rng, d)

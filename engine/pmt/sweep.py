@@ -235,8 +235,13 @@ def run_sweep(
     eta : float, default 0.05
     standardize : bool, default False
         Centre/scale features by the public mean/std (:func:`engine.datasets.standardize_with_public`);
-        the response is left in its units. PMT itself is invariant to this (an affine map of x is a
-        linear map of (x, 1)); the baselines are not.
+        the response is left in its units. Standardisation changes nothing for PMT at lam = 0: the
+        whitening is scale-free (columns equilibrated by their public RMS, so rescaling leaves the
+        whitened rows exactly unchanged) and centring is a linear map of (x, 1), which only rotates
+        the whitened rows (same norms, same truncation, same noise-free fit; the released noise has the
+        same law up to its diagonal), so the error distribution is the same. At lam > 0 the penalty
+        ``lam ||theta||^2`` is in the units of the columns given, like the non-private target it is
+        compared with. The baselines, which clip raw rows, are not invariant.
     center_y : bool, optional
         Subtract the **public** mean of y from all responses (public information, no budget). Default:
         the value of ``standardize``. It shrinks the public response bound B_y from the scale of |y|

@@ -181,9 +181,9 @@ def _newton_runs(ctx, Z, R, B, pen_w, epsilons, seeds):
 def _run_pmt(ctx, epsilons, seeds):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
-    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.theta_radius("whitened"), S_is @ ctx.Pm @ S_is, epsilons,
+    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.theta_radius("whitened"), ctx.moment.whiten_quadratic(ctx.Pm), epsilons,
                        seeds)
-    out["theta"] = out["theta"] @ S_is
+    out["theta"] = out["theta"] @ S_is.T  # theta = W theta~ per run (rows)
     out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
     return out
 

@@ -77,7 +77,7 @@ def run_pmt_pooled(ctx, epsilons, seeds):
     theta = np.empty((len(li), ctx.d))
     v_col = np.empty(len(li))
     for l_idx, lam in enumerate(ctx.lams):
-        pen_w = lam * (S_is @ ctx.Pm @ S_is)
+        pen_w = lam * ctx.moment.whiten_quadratic(ctx.Pm)
         for e_idx in range(E):
             wts = pooled_weights(Z_pub, ctx.y_pub, pen_w, float(sA[e_idx]), float(sb[e_idx]))
             rows = np.flatnonzero((li == l_idx) & (ei == e_idx))
@@ -85,7 +85,7 @@ def run_pmt_pooled(ctx, epsilons, seeds):
             bp = b[None] + sb[e_idx] * ws[si[rows]]
             theta[rows] = pooled_solve(M, bp, wts)
             v_col[rows] = wts.v
-    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta @ S_is, kappa_pmt=tr.kappa_pmt, radius=tr.radius,
+    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta @ S_is.T, kappa_pmt=tr.kappa_pmt, radius=tr.radius,
                 frac_truncated=tr.frac_truncated, B_y=B_y, sigma_A=sA[ei], sigma_b=sb[ei], eig_fix=False)
 
 
