@@ -94,7 +94,7 @@ def _dask():
 
 
 def _check_numeric_dtypes(dtypes, names):
-    bad = [f"{c!r} ({t})" for c, t in zip(names, dtypes) if np.dtype(t).kind not in "biuf"]
+    bad = [f"{c!r} ({t})" for c, t in zip(names, dtypes) if getattr(t, "kind", "O") not in "biuf"]
     if bad:
         raise PrivateInputError(
             f"private column(s) {', '.join(bad)} are not numeric; PMT needs real-valued features and response",
@@ -265,6 +265,26 @@ def _raise_problems(problems, note=""):
         "All entries must be finite real numbers with |value| <= 1e150; no noise was drawn.", problems)
 
 
+@contextlib.contextmanager
+def _reading(source, names):
+    """Turn an error met while reading the files (a non-numeric CSV field) into one naming file and column."""
+    try:
+        yield
+    except PrivateInputError as exc:
+        problems = _file_problems(source, names) if source is not None and not exc.problems[0]["where"].startswith(
+            "file") else []
+        if not problems:
+            raise
+        _raise_problems(problems)
+    except (ValueError, TypeError) as exc:
+        if source is None:
+            raise
+        problems = _file_problems(source, names)
+        if not problems:
+            raise
+        _raise_problems(problems, f" (while reading: {exc})")
+
+
 def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, source=None) -> SSPStatistics:
     """Compute :class:`engine.pmt.ridge.SSPStatistics` of ``[X | y]`` in one blockwise pass.
 
@@ -303,15 +323,8 @@ def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, 
     nb = data.numblocks[0]
     rows = data.map_blocks(_block_statistics, p=p, fit_intercept=fit_intercept, whiten=whiten, radius=radius,
                            B_y=B_y, chunks=((1,) * nb, (K,)), dtype=float)
-    try:
+    with _reading(source, names):
         tot = rows.sum(axis=0).compute()  # dask's tree reduction
-    except (ValueError, TypeError) as exc:  # e.g. a non-numeric CSV field met while parsing
-        if source is None:
-            raise
-        problems = _file_problems(source, names)
-        if not problems:
-            raise
-        _raise_problems(problems, f" (reading {exc.__class__.__name__}: {exc})")
     if tot[lay["nonfinite"]].any() or tot[lay["big"]].any():
         problems = _file_problems(source, names) if source is not None else []
         _raise_problems(problems or _chunk_problems(data, names))
@@ -380,7 +393,8 @@ def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
     if isinstance(estimator, PMTRidge) and estimator.response != "clip":
         raise ValueError("response='joint' is not supported on Dask yet; use response='clip'")
     _no_private_bounds(estimator, "response_bound", "clip_radius")
-    data, names = private_array(X, y)
+    with _reading(source, source["columns"] if source else None):
+        data, names = private_array(X, y)  # counts the rows when the chunks are unknown (CSV)
     n, p = int(data.shape[0]), int(data.shape[1]) - 1
     if p < 1:
         raise ValueError("X must have at least one column")
@@ -500,7 +514,8 @@ def _one_file_problems(path, fmt, columns, read_kwargs):
         if key in found:
             found[key]["count"] += count
         else:
-            found[key] = {"column": col, "problem": problem, "count": count, "where": f"file {path} (row {row})"}
+            where = f"file {path}, " + (f"row {row} (0-based)" if fmt == "parquet" else f"line {row}")
+            found[key] = {"column": col, "problem": problem, "count": count, "where": where}
 
     if fmt == "parquet":
         import pyarrow.parquet as pq
