@@ -232,3 +232,19 @@ def test_non_numeric_parquet_column_names_the_file(tmp_path, noise_spy):
     msg = str(ei.value)
     assert "column 'v'" in msg and "non-numeric" in msg and "part00.parquet" in msg, msg
     assert noise_spy == []
+
+
+def test_one_pass_many_releases_and_reference():
+    """The statistics do not depend on epsilon, lam or the seed: one pass serves every release."""
+    from engine.pmt import RidgeReference
+    from engine.pmt.dask import dask_statistics
+
+    Xp, yp, Xq, yq = _split("wine-white")
+    ds = dask_statistics(PMTRidge(), da.from_array(Xp, chunks=(700, -1)), da.from_array(yp, chunks=700), Xq, yq)
+    for eps, lam, seed in [(0.5, 1e-3, 1), (4.0, 0.0, 2), (np.inf, 1e-2, 3)]:
+        ref = PMTRidge(epsilon=eps, lam=lam, random_state=seed).fit(Xp, yp, Xq, yq)
+        np.testing.assert_allclose(ds.release(epsilon=eps, lam=lam, random_state=seed).theta_, ref.theta_,
+                                   rtol=1e-10)
+    with pytest.raises(ValueError, match="change the statistics"):
+        ds.release(eta=0.1)
+    np.testing.assert_allclose(ds.reference_theta(1e-3), RidgeReference(lam=1e-3).fit(Xp, yp).theta_, rtol=1e-6)

@@ -36,10 +36,11 @@ import contextlib
 import glob
 import math
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
-from engine.pmt._base import MAX_ABS_VALUE, _check_n_ge_d, _check_X, _check_X_pub, _check_y
+from engine.pmt._base import MAX_ABS_VALUE, _check_n_ge_d, _check_X, _check_X_pub, _check_y, penalty_mask
 from engine.pmt._transform import add_intercept, pmt_radius, public_moment, truncate_rows
 from engine.pmt.baselines import DPRidge, DPRidgeOracle
 from engine.pmt.ridge import PMTRidge, SSPStatistics, sufficient_statistics
@@ -47,6 +48,9 @@ from engine.pmt.ridge import PMTRidge, SSPStatistics, sufficient_statistics
 __all__ = [
     "PrivateInputError",
     "fit_dask",
+    "dask_statistics",
+    "DaskStatistics",
+    "RELEASE_PARAMS",
     "blockwise_statistics",
     "private_array",
     "read_private",
@@ -177,7 +181,7 @@ def private_array(X, y):
 # --------------------------------------------------------------------------------------------
 def _layout(p, d):
     """Offsets of the packed statistics row: count | A | b | G | n_trunc | n_yclip | nonfinite | big."""
-    sizes = [("n", 1), ("A", d * d), ("b", d), ("G", d * d), ("trunc", 1), ("yclip", 1), ("nonfinite", p + 1),
+    sizes = [("n", 1), ("A", d * d), ("b", d), ("G", d * d), ("xty", d), ("trunc", 1), ("yclip", 1), ("nonfinite", p + 1),
              ("big", p + 1)]
     out, k = {}, 0
     for name, s in sizes:
@@ -210,6 +214,7 @@ def _block_statistics(block, *, p, fit_intercept, whiten, radius, B_y):
     A = np.zeros((d, d))
     b = np.zeros(d)
     G = np.zeros((d, d))
+    xty = np.zeros(d)
     n_trunc = n_yclip = 0
     for s in range(0, B.shape[0], SLICE_ROWS):
         S = B[s:s + SLICE_ROWS]
@@ -220,11 +225,13 @@ def _block_statistics(block, *, p, fit_intercept, whiten, radius, B_y):
         A += A_s
         b += b_s
         G += Xa.T @ Xa
+        xty += Xa.T @ y
         n_trunc += int(np.count_nonzero(truncated))
         n_yclip += int(np.count_nonzero(np.abs(y) > B_y))
     out[0, lay["A"]] = A.ravel()
     out[0, lay["b"]] = b
     out[0, lay["G"]] = G.ravel()
+    out[0, lay["xty"]] = xty
     out[0, lay["trunc"]] = n_trunc
     out[0, lay["yclip"]] = n_yclip
     return out
@@ -285,7 +292,7 @@ def _reading(source, names):
         _raise_problems(problems, f" (while reading: {exc})")
 
 
-def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, source=None) -> SSPStatistics:
+def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, source=None, return_raw=False):
     """Compute :class:`engine.pmt.ridge.SSPStatistics` of ``[X | y]`` in one blockwise pass.
 
     Parameters
@@ -307,9 +314,12 @@ def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, 
         ``{"files": [...], "format": "csv"|"parquet", "read_kwargs": {...}}`` when the rows come from
         files (:func:`read_private`): errors then name the file.
 
+    return_raw : bool, default False
+        Also return the raw ``Xa^T Xa`` and ``Xa^T y`` (unbounded, for the non-private reference only).
+
     Returns
     -------
-    SSPStatistics
+    SSPStatistics, or ``(SSPStatistics, G_raw, xty_raw)`` with ``return_raw``
 
     Raises
     ------
@@ -334,9 +344,9 @@ def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, 
                          "the data changed between the count and the pass")
     A = tot[lay["A"]].reshape(d, d)
     G = tot[lay["G"]].reshape(d, d)
-    return SSPStatistics(A=A, b=tot[lay["b"]].copy(), n=count,
-                         n_truncated=int(round(tot[lay["trunc"]][0])), n_y_clipped=int(round(tot[lay["yclip"]][0])),
-                         eigenvalues_raw=np.linalg.eigvalsh(G))
+    stats = SSPStatistics(A=A, b=tot[lay["b"]].copy(), n=count, n_truncated=int(round(tot[lay["trunc"]][0])),
+                          n_y_clipped=int(round(tot[lay["yclip"]][0])), eigenvalues_raw=np.linalg.eigvalsh(G))
+    return (stats, G, tot[lay["xty"]].copy()) if return_raw else stats
 
 
 # --------------------------------------------------------------------------------------------
@@ -360,12 +370,100 @@ def _no_private_bounds(est, *names):
                              "mechanism); give None (public default) or a float")
 
 
+#: Parameters only the release uses: changing them needs no new pass over the private data.
+RELEASE_PARAMS = ("epsilon", "delta", "lam", "neighbouring", "penalize_intercept", "eig_floor", "random_state")
+
+
+@dataclass
+class DaskStatistics:
+    """The result of one pass over the private rows, ready for any number of releases.
+
+    The statistics depend on ``n``, ``d``, ``eta``, the public rows and the bounds, not on epsilon, delta,
+    lam or the seed; :meth:`release` draws the noise and solves for any of those (post-processing of the
+    same pass; each release spends its own budget).
+
+    Attributes
+    ----------
+    estimator : PMTRidge or DPRidge
+        The template whose bound parameters were used.
+    stats : SSPStatistics
+    p : int
+        Number of features.
+    names : list of str
+        Feature names and the response name.
+    gram_raw, xty_raw : ndarray
+        Raw ``Xa^T Xa`` and ``Xa^T y`` (not bounded): the non-private reference only (never released).
+    """
+
+    estimator: object
+    stats: SSPStatistics
+    p: int
+    names: list
+    gram_raw: np.ndarray
+    xty_raw: np.ndarray
+    _args: tuple
+
+    def release(self, **params):
+        """A fitted copy of the template with ``params`` (only :data:`RELEASE_PARAMS`) from these statistics."""
+        from sklearn.base import clone
+
+        other = sorted(set(params) - set(RELEASE_PARAMS))
+        if other:
+            raise ValueError(f"{other} change the statistics; only {RELEASE_PARAMS} can differ between releases")
+        est = clone(self.estimator).set_params(**params)
+        if isinstance(est, PMTRidge):
+            moment, R, B_y = self._args
+            est.transform_ = None
+            return est._release(self.stats, moment, R, B_y, self.p)
+        C, B_y, Xq = self._args
+        return est._release(self.stats, C, B_y, self.p, Xq)
+
+    def reference_theta(self, lam: float, *, penalize_intercept: bool = False) -> np.ndarray:
+        """Non-private ridge on the untruncated rows from the same pass (normal equations; not a release)."""
+        d = self.gram_raw.shape[0]
+        Pm = penalty_mask(d, fit_intercept=self.estimator.fit_intercept, penalize_intercept=penalize_intercept)
+        return np.linalg.solve(self.gram_raw + self.stats.n * lam * Pm, self.xty_raw)
+
+
+def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> DaskStatistics:
+    """Validate everything and run the one pass for ``estimator`` (PMTRidge ``response="clip"`` or DPRidge).
+
+    Validation order: the parameters, the schema and shapes, the public rows and bounds, then the pass
+    over the private rows (bad entries raise :class:`PrivateInputError` here). No noise is drawn.
+    Arguments as in :func:`fit_dask`.
+    """
+    if isinstance(estimator, DPRidgeOracle) or type(estimator) not in (PMTRidge, DPRidge):
+        raise TypeError(f"{type(estimator).__name__} is not supported on Dask; use PMTRidge or DPRidge")
+    eps, dlt, nb, lam, eta, eig_floor = estimator._check_params()
+    if isinstance(estimator, PMTRidge) and estimator.response != "clip":
+        raise ValueError("response='joint' is not supported on Dask yet; use response='clip'")
+    _no_private_bounds(estimator, "response_bound", "clip_radius")
+    with _reading(source, source["columns"] if source else None):
+        data, names = private_array(X, y)  # counts the rows when the chunks are unknown (CSV)
+    n, p = int(data.shape[0]), int(data.shape[1]) - 1
+    if p < 1:
+        raise ValueError("X must have at least one column")
+    d = _check_n_ge_d(n, p, estimator.fit_intercept)
+    need_y_pub = estimator.response_bound is None
+    Xq, yq = _public(X_pub, y_pub, p, need_X_pub=isinstance(estimator, PMTRidge), need_y_pub=need_y_pub)
+    B_y = estimator._response_bound(yq, None, n, eta)
+    if isinstance(estimator, PMTRidge):
+        moment = public_moment(Xq, fit_intercept=estimator.fit_intercept, on_singular=estimator.on_singular)
+        R = pmt_radius(d, n, eta)
+        whiten, radius, args = moment.Sigma_pub_inv_sqrt, R, (moment, R, B_y)
+    else:
+        C = estimator._clip_radius(None, d, n, eta)
+        whiten, radius, args = None, C, (C, B_y, Xq)
+    stats, G, xty = blockwise_statistics(data, names, fit_intercept=estimator.fit_intercept, whiten=whiten,
+                                         radius=radius, B_y=B_y, n=n, source=source, return_raw=True)
+    return DaskStatistics(estimator, stats, p, names, G, xty, args)
+
+
 def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
     """Fit :class:`PMTRidge` (``response="clip"``) or :class:`DPRidge` on Dask collections.
 
-    Called by the estimators' ``fit`` when ``X`` or ``y`` is a Dask collection. Validation order: the
-    parameters, the schema and shapes, the public rows and bounds, then the one pass over the private
-    rows (bad entries raise here), then the estimator's release (the only place noise is drawn).
+    Called by the estimators' ``fit`` when ``X`` or ``y`` is a Dask collection: :func:`dask_statistics`
+    (validation and the one pass), then the estimator's own release (the only place noise is drawn).
 
     Parameters
     ----------
@@ -387,32 +485,13 @@ def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
     PrivateInputError, ValueError, TypeError
         Before any noise is drawn.
     """
-    if isinstance(estimator, DPRidgeOracle) or type(estimator) not in (PMTRidge, DPRidge):
-        raise TypeError(f"{type(estimator).__name__} is not supported on Dask; use PMTRidge or DPRidge")
-    eps, dlt, nb, lam, eta, eig_floor = estimator._check_params()
-    if isinstance(estimator, PMTRidge) and estimator.response != "clip":
-        raise ValueError("response='joint' is not supported on Dask yet; use response='clip'")
-    _no_private_bounds(estimator, "response_bound", "clip_radius")
-    with _reading(source, source["columns"] if source else None):
-        data, names = private_array(X, y)  # counts the rows when the chunks are unknown (CSV)
-    n, p = int(data.shape[0]), int(data.shape[1]) - 1
-    if p < 1:
-        raise ValueError("X must have at least one column")
-    d = _check_n_ge_d(n, p, estimator.fit_intercept)
-    need_y_pub = estimator.response_bound is None
-    Xq, yq = _public(X_pub, y_pub, p, need_X_pub=isinstance(estimator, PMTRidge), need_y_pub=need_y_pub)
-    B_y = estimator._response_bound(yq, None, n, eta)
+    ds = dask_statistics(estimator, X, y, X_pub, y_pub, source=source)
     if isinstance(estimator, PMTRidge):
-        moment = public_moment(Xq, fit_intercept=estimator.fit_intercept, on_singular=estimator.on_singular)
-        R = pmt_radius(d, n, eta)
-        stats = blockwise_statistics(data, names, fit_intercept=estimator.fit_intercept,
-                                     whiten=moment.Sigma_pub_inv_sqrt, radius=R, B_y=B_y, n=n, source=source)
+        moment, R, B_y = ds._args
         estimator.transform_ = None
-        return estimator._release(stats, moment, R, B_y, p)
-    C = estimator._clip_radius(None, d, n, eta)
-    stats = blockwise_statistics(data, names, fit_intercept=estimator.fit_intercept, whiten=None, radius=C,
-                                 B_y=B_y, n=n, source=source)
-    return estimator._release(stats, C, B_y, p, Xq)
+        return estimator._release(ds.stats, moment, R, B_y, ds.p)
+    C, B_y, Xq = ds._args
+    return estimator._release(ds.stats, C, B_y, ds.p, Xq)
 
 
 # --------------------------------------------------------------------------------------------
@@ -639,7 +718,7 @@ def scheduler_context(scheduler=None):
 
 
 def run_from_files(paths, target, features=None, *, public, method="pmt", scheduler=None, sep=",",
-                   **params):
+                   statistics_only=False, **params):
     """Fit PMT ridge or DP-RR on private Parquet/CSV files out of core (the CLI's ``--engine dask``).
 
     Parameters
@@ -655,13 +734,16 @@ def run_from_files(paths, target, features=None, *, public, method="pmt", schedu
     scheduler : see :func:`scheduler_context`
     sep : str, default ","
         CSV delimiter of the private files.
+    statistics_only : bool, default False
+        Return the :class:`DaskStatistics` of the pass (for many releases: epsilons, lams, seeds) instead
+        of one fitted estimator.
     **params
         Estimator parameters (``epsilon``, ``delta``, ``lam``, ``eta``, ``random_state``, ...).
 
     Returns
     -------
     PMTRidge or DPRidge
-        Fitted.
+        Fitted (or :class:`DaskStatistics` with ``statistics_only``).
 
     Raises
     ------
@@ -672,7 +754,9 @@ def run_from_files(paths, target, features=None, *, public, method="pmt", schedu
         raise ValueError(f"method must be one of {sorted(DASK_METHODS)} on Dask, got {method!r}")
     est = DASK_METHODS[method](**params)
     X, y, source = read_private(paths, target, features, sep=sep)
-    feats = list(X.columns)
-    X_pub, y_pub = read_public(public, target, feats)
+    X_pub, y_pub = read_public(public, target, list(X.columns))
     with scheduler_context(scheduler):
-        return fit_dask(est, X, y, X_pub, y_pub, source=source)
+        ds = dask_statistics(est, X, y, X_pub, y_pub, source=source)
+    if statistics_only:
+        return ds
+    return ds.release(**{k: v for k, v in params.items() if k in RELEASE_PARAMS})
