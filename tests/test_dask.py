@@ -243,8 +243,13 @@ def test_one_pass_many_releases_and_reference():
     ds = dask_statistics(PMTRidge(), da.from_array(Xp, chunks=(700, -1)), da.from_array(yp, chunks=700), Xq, yq)
     for eps, lam, seed in [(0.5, 1e-3, 1), (4.0, 0.0, 2), (np.inf, 1e-2, 3)]:
         ref = PMTRidge(epsilon=eps, lam=lam, random_state=seed).fit(Xp, yp, Xq, yq)
-        np.testing.assert_allclose(ds.release(epsilon=eps, lam=lam, random_state=seed).theta_, ref.theta_,
-                                   rtol=1e-10)
+        th = ds.release(epsilon=eps, lam=lam, random_state=seed).theta_
+        # Summation order changes A by ~1e-16 relative; the solve amplifies that by kappa of the system
+        # (with lam > 0 on raw wine features, kappa_noisy ~ 1e5: then ~1e-9, as for the in-memory path
+        # fed the same rows in another order). Below kappa ~ 1e4 the 1e-10 target holds.
+        kappa = ref.report_.kappa_noisy if np.isfinite(ref.report_.kappa_noisy) else 1.0
+        tol = max(1e-10, 100 * kappa * np.finfo(float).eps)
+        assert np.linalg.norm(th - ref.theta_) <= tol * np.linalg.norm(ref.theta_), (eps, lam, kappa)
     with pytest.raises(ValueError, match="change the statistics"):
         ds.release(eta=0.1)
     np.testing.assert_allclose(ds.reference_theta(1e-3), RidgeReference(lam=1e-3).fit(Xp, yp).theta_, rtol=1e-6)
