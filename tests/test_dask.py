@@ -253,3 +253,28 @@ def test_one_pass_many_releases_and_reference():
     with pytest.raises(ValueError, match="change the statistics"):
         ds.release(eta=0.1)
     np.testing.assert_allclose(ds.reference_theta(1e-3), RidgeReference(lam=1e-3).fit(Xp, yp).theta_, rtol=1e-6)
+
+
+def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
+    import json
+
+    from engine.cli import main
+
+    ds = load_dataset("wine-red")
+    frame = ds.X.assign(quality=ds.y)
+    frame.iloc[:N_PUB].to_csv(tmp_path / "public.csv", index=False)
+    frame.iloc[N_PUB:].to_csv(tmp_path / "private.csv", index=False)
+    _write_parts(tmp_path, frame.iloc[N_PUB:], 5, "parquet")
+    common = ["pmt", "--target", "quality", "--public", str(tmp_path / "public.csv"), "--epsilon", "1", "3",
+              "--seeds", "4", "--json"]
+    assert main(common + ["--data", str(tmp_path / "private.csv")]) == 0
+    mem = json.loads(capsys.readouterr().out)
+    assert main(common + ["--data", str(tmp_path / "part*.parquet"), "--engine", "dask"]) == 0
+    dsk = json.loads(capsys.readouterr().out)
+    assert dsk["settings"]["n_private"] == mem["settings"]["n_private"] == len(frame) - N_PUB
+    assert [r["method"] for r in dsk["summary"]] == ["PMT", "PMT", "DP-RR", "DP-RR"]
+    for a, b in zip(mem["summary"], dsk["summary"]):
+        assert (a["method"], a["epsilon"]) == (b["method"], b["epsilon"])
+        assert b["median"] == pytest.approx(a["median"], rel=1e-6)
+    assert main(["pmt", "--data", str(tmp_path / "part*.parquet"), "--engine", "dask", "--target", "quality"]) == 2
+    assert "--public" in capsys.readouterr().err
