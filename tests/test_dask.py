@@ -278,3 +278,21 @@ def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
         assert b["median"] == pytest.approx(a["median"], rel=1e-6)
     assert main(["pmt", "--data", str(tmp_path / "part*.parquet"), "--engine", "dask", "--target", "quality"]) == 2
     assert "--public" in capsys.readouterr().err
+
+
+def test_parquet_row_counts_come_from_the_footers(tmp_path):
+    """n for R is read from the Parquet metadata: no task runs (a scheduler that refuses to run proves it)."""
+    import dask
+
+    from engine.pmt.dask import _partition_lengths
+
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(1000, 3)), columns=["a", "b", "t"])
+    _write_parts(tmp_path, frame, 3, "parquet")
+    ddf = dd.read_parquet(str(tmp_path / "part*.parquet"))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pass over the data was started")
+
+    with dask.config.set(scheduler=refuse):
+        lengths = _partition_lengths(ddf[["a", "b"]].assign(r=ddf["t"]))
+    assert lengths == (334, 333, 333)

@@ -106,6 +106,20 @@ def _check_numeric_dtypes(dtypes, names):
         )
 
 
+def _partition_lengths(frame):
+    """Rows per partition: from the Parquet footers when Dask's optimizer can read them there (its
+    ``Lengths`` expression), else by counting the rows of each partition (a pass; CSV)."""
+    try:
+        from dask.dataframe.dask_expr._expr import Lengths, Literal
+
+        opt = Lengths(frame.expr).optimize()
+        if isinstance(opt, Literal):
+            return tuple(int(v) for v in opt.value)
+    except (ImportError, AttributeError):  # pragma: no cover - other Dask internals: count instead
+        pass
+    return tuple(int(v) for v in frame.map_partitions(len).compute())
+
+
 def private_array(X, y):
     """The private rows as one float64 Dask array ``[X | y]`` with known chunks, and the column names.
 
@@ -136,9 +150,9 @@ def private_array(X, y):
             yname = str(y.name) if y.name is not None else "y"
             _check_numeric_dtypes([y.dtype], [yname])
             frame = X.assign(__pmt_response__=y)
-            data = frame.to_dask_array(lengths=True)
+            data = frame.to_dask_array(lengths=_partition_lengths(frame))
             return data.astype(float).rechunk({1: -1}), names + [yname]
-        Xd = X.to_dask_array(lengths=True)
+        Xd = X.to_dask_array(lengths=_partition_lengths(X))
     elif isinstance(X, da.Array):
         Xd = X
         names = [f"x{j}" for j in range(X.shape[1])] if X.ndim == 2 else []
@@ -151,7 +165,7 @@ def private_array(X, y):
         Xd = Xd.compute_chunk_sizes()
     if isinstance(y, dd.Series):
         yname = str(y.name) if y.name is not None else "y"
-        yd = y.to_dask_array(lengths=True)
+        yd = y.to_dask_array(lengths=_partition_lengths(y))
     elif isinstance(y, da.Array):
         yname, yd = "y", y
         if any(math.isnan(c) for c in yd.chunks[0]):
