@@ -27,7 +27,7 @@ Design
   cluster when a scheduler address is given (:func:`run_from_files`, ``scheduler="tcp://..."``).
 
 Not on Dask (raise a clear error): ``response="joint"``, ``"private"`` bounds, DP-GD and the GLMs
-(one pass over the data per gradient or Newton step; see the module's issue 17 report).
+(each gradient or Newton step is one more pass over the private data).
 """
 
 from __future__ import annotations
