@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import privacy as P
+from engine.privacy import gdp as G
 
 EPS_GRID = np.logspace(-8, math.log10(50.0), 19)
 DELTA_GRID = np.logspace(-300, -1, 9)
@@ -83,7 +84,7 @@ def test_gdp_delta_central_accuracy(eps, delta):
 @given(log_eps=st.floats(-8, math.log10(50.0)), log_mu=st.floats(-10, 1.5))
 def test_log_delta_upper_bound_is_an_upper_bound(log_eps, log_mu):
     eps, mu = 10.0**log_eps, 10.0**log_mu
-    central, upper = P._log_delta_bounds(eps, mu)
+    central, upper = G._log_delta_bounds(eps, mu)
     ex = exact_delta(eps, mu)
     if ex <= 0 or ex < mp.mpf("1e-320"):
         return

@@ -24,7 +24,7 @@ The harness (:func:`audit`)
 1. **Neighbouring data sets.** ``D = base + {r}`` and ``D' = base + {r'}`` (replace-one, the relation
    the mechanisms claim by default): the replaced rows are extreme points far outside every clip radius,
    placed where they move the released statistic the most (see the per-mechanism functions).
-2. **Many runs on both.** The real estimators of :mod:`engine.regression` (and :mod:`engine.glm`) are
+2. **Many runs on both.** The real estimators of :mod:`engine.pmt` are
    fitted on D and D'. Fast path: everything a fit computes before its noise is deterministic, so each
    fit is run *once* while its noise source (``ssp_noise`` / ``dp_gd_noise`` / the Newton noise) is
    made to return a stack of ``trials`` independent draws, each produced by the estimator's own noise
@@ -76,7 +76,6 @@ from engine.audit.hooks import (  # noqa: F401  (private helpers: re-exported fo
     BROKEN_NOISE_FACTOR,
     _dpgd_logistic_releases,
     _dpgd_releases,
-    _glm_module,
     _newton_releases,
     _ssp_releases,
 )

@@ -82,7 +82,7 @@ def audit(mechanism: str, *, epsilon: float, delta: float = 1e-5, trials: int = 
     ----------
     mechanism : str
         ``"dp-pmtrr"``, ``"dp-rr"``, ``"dp-gd-ridge"`` (and ``"dp-pmtlr"``, ``"dp-newton"``, ``"dp-gd-logistic"`` when
-        :mod:`engine.glm` provides them): see :data:`MECHANISMS`.
+        :mod:`engine.pmt` provides them): see :data:`MECHANISMS`.
     epsilon : float
         Claimed epsilon, ``0 < epsilon < inf``.
     delta : float, default 1e-5

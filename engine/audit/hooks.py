@@ -32,25 +32,42 @@ def _identity_truncate(Z, radius):
     return Z.copy(), norms, np.zeros(norms.shape, dtype=bool)
 
 
+#: The modules of :mod:`engine.pmt` whose estimators look the hooked names up at call time.
+_PMT_MODULES = ("_transform", "_base", "_gd", "_newton", "ridge", "baselines", "logistic", "poisson")
+
+
+def _holders(name):
+    """Every :mod:`engine.pmt` module that holds ``name`` as a global (where a fit looks it up)."""
+    import importlib
+
+    mods = [importlib.import_module(f"engine.pmt.{m}") for m in _PMT_MODULES]
+    found = [m for m in mods if name in vars(m)]
+    if not found:  # pragma: no cover - a rename in engine.pmt must update the audit
+        raise RuntimeError(f"the audit hooks {name!r}, which no engine.pmt module defines any more")
+    return found
+
+
+def _real(name):
+    """The product's own ``name`` (from the module that defines it)."""
+    for m in _holders(name):
+        obj = vars(m)[name]
+        if getattr(obj, "__module__", None) == m.__name__:
+            return obj
+    return vars(_holders(name)[0])[name]
+
+
 @contextlib.contextmanager
-def _patches(*triples):
+def _patches(*pairs):
+    """Replace each ``(name, value)`` in every :mod:`engine.pmt` module holding ``name``, for one fit."""
     with contextlib.ExitStack() as stack:
-        for module, name, value in triples:
-            stack.enter_context(mock.patch.object(module, name, value))
+        for name, value in pairs:
+            for module in _holders(name):
+                stack.enter_context(mock.patch.object(module, name, value))
         yield
 
 
 def _skip_clipping_patches(broken):
-    import engine.pmt as pmt_mod
-    import engine.regression as R
-
-    if broken != "skip-clipping":
-        return []
-    out = [(pmt_mod, "truncate_rows", _identity_truncate), (R, "truncate_rows", _identity_truncate)]
-    G = _glm_module()
-    if G is not None and hasattr(G, "truncate_rows"):
-        out.append((G, "truncate_rows", _identity_truncate))
-    return out
+    return [("truncate_rows", _identity_truncate)] if broken == "skip-clipping" else []
 
 
 def _drop_diagonal(M):
@@ -71,9 +88,7 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
     ``ssp_noise`` (the estimators' own noise function) is called ``trials`` times; ``ssp_solve`` sees
     the stacked noisy statistics, which are recorded, and solves the first one so ``fit`` completes.
     """
-    import engine.regression as R
-
-    real_noise, real_solve = R.ssp_noise, R.ssp_solve
+    real_noise, real_solve = _real("ssp_noise"), _real("ssp_solve")
     factor = _noise_factor(broken)
     captured = {}
 
@@ -87,7 +102,7 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
         return real_solve(np.asarray(A_priv)[0], np.asarray(b_priv)[0], penalty, **kw)
 
     est = estimator.set_params(random_state=rng)
-    with _patches((R, "ssp_noise", stacked_noise), (R, "ssp_solve", capture_solve), *_skip_clipping_patches(broken)):
+    with _patches(("ssp_noise", stacked_noise), ("ssp_solve", capture_solve), *_skip_clipping_patches(broken)):
         est.fit(X, y, X_pub, y_pub)
     A, b = captured["A"], captured["b"]
     if A.ndim != 3 or A.shape[0] != trials:
@@ -104,9 +119,7 @@ def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
     them at once (it is built for runs as columns). ``broken="skip-clipping"`` passes ``clip_norm=inf``
     to the path while the estimator's sensitivity still uses the stated C.
     """
-    import engine.regression as R
-
-    real_noise, real_path = R.dp_gd_noise, R.dp_gd_ridge_path
+    real_noise, real_path = _real("dp_gd_noise"), _real("dp_gd_ridge_path")
     factor = _noise_factor(broken)
     captured = {}
 
@@ -126,18 +139,9 @@ def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
         return theta[:, :1], frac[:1]
 
     est = estimator.set_params(random_state=rng)
-    with _patches((R, "dp_gd_noise", record_noise), (R, "dp_gd_ridge_path", stacked_path)):
+    with _patches(("dp_gd_noise", record_noise), ("dp_gd_ridge_path", stacked_path)):
         est.fit(X, y, X_pub, y_pub)
     return captured["theta"].T.copy(), est
-
-
-def _glm_module():
-    """engine.glm (the logistic estimators), or None while it is not available."""
-    try:
-        import engine.glm as G
-    except ImportError:  # pragma: no cover - before the logistic estimators land
-        return None
-    return G
 
 
 def _newton_releases(estimator, X, y, X_pub, trials, rng, broken):
@@ -148,8 +152,7 @@ def _newton_releases(estimator, X, y, X_pub, trials, rng, broken):
     """
     import dataclasses
 
-    G = _glm_module()
-    real_noise, real_newton = G.newton_noise, G.noisy_newton
+    real_noise, real_newton = _real("newton_noise"), _real("noisy_newton")
     factor = _noise_factor(broken)
     captured = {}
 
@@ -167,7 +170,7 @@ def _newton_releases(estimator, X, y, X_pub, trials, rng, broken):
                                            if isinstance(getattr(res, f.name), np.ndarray)})
 
     est = estimator.set_params(random_state=rng)
-    with _patches((G, "noisy_newton", stacked_newton), *_skip_clipping_patches(broken)):
+    with _patches(("noisy_newton", stacked_newton), *_skip_clipping_patches(broken)):
         est.fit(X, y, X_pub)
     return np.asarray(captured["theta"]), est
 
@@ -175,8 +178,7 @@ def _newton_releases(estimator, X, y, X_pub, trials, rng, broken):
 def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken):
     """DP-GD (logistic) with ``trials`` runs as matrix columns; the gradient noise is drawn the way the
     estimator draws it (``engine.privacy.gaussian_noise((T, d), 1, rng)``) from the estimator's generator."""
-    G = _glm_module()
-    real_path = G.dp_gd_logistic_path
+    real_path = _real("dp_gd_logistic_path")
     factor = _noise_factor(broken)
     captured = {}
 
@@ -192,6 +194,6 @@ def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken):
         return theta[:, :1], frac[:1]
 
     est = estimator.set_params(random_state=rng)
-    with _patches((G, "dp_gd_logistic_path", stacked_path)):
+    with _patches(("dp_gd_logistic_path", stacked_path)):
         est.fit(X, y, X_pub)
     return captured["theta"].T.copy(), est

@@ -15,11 +15,11 @@ import numpy as np
 from scipy.optimize import minimize
 
 from engine import privacy as P
+from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 from engine.audit.hooks import (
     BROKEN,
     _dpgd_logistic_releases,
     _dpgd_releases,
-    _glm_module,
     _newton_releases,
     _ssp_releases,
 )
@@ -164,11 +164,10 @@ def _newton_raw_pair(n, p, n_pub, seed):
 
 def _sample_newton(kind):
     def sampler(epsilon, delta, trials, seed, broken, n):
-        G = _glm_module()
         p, n_pub = 2, 200
         pair = _pmtlr_pair if kind == "pmt" else _newton_raw_pair
         (X0, y0), (X1, y1), X_pub = pair(n, p, n_pub, seed)
-        cls = G.PMTLogistic if kind == "pmt" else G.DPNewtonLogistic
+        cls = PMTLogistic if kind == "pmt" else DPNewtonLogistic
         make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, n_steps=PMTLR_AUDIT_STEPS)  # noqa: E731
         ss = np.random.SeedSequence([int(seed), 13 if kind == "pmt" else 19])
         r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
@@ -192,7 +191,6 @@ def _sample_dpgd_logistic(epsilon, delta, trials, seed, broken, n):
     final coefficient 0 is Gaussian and separated by exactly the claimed mu."""
     from engine.pmt import pmt_radius
 
-    G = _glm_module()
     p, n_pub, eta, T = 2, 200, 0.05, DPGD_AUDIT_STEPS
     X, y, X_pub = _base_logistic_data(n, p, n_pub, seed)
     X[:, 0] = 0.0
@@ -204,7 +202,7 @@ def _sample_dpgd_logistic(epsilon, delta, trials, seed, broken, n):
     step = 0.05 * n * mu / (2.0 * M * C * T)  # logit spread M * step * 2 C T / (n mu) = 0.05
     X0, y0 = np.vstack([X, x_c]), np.append(y, 0)
     X1, y1 = np.vstack([X, x_c]), np.append(y, 1)
-    make = lambda: G.DPGDLogistic(epsilon=epsilon, delta=delta, lam=0.0, n_steps=T, step_size=step, eta=eta)  # noqa: E731
+    make = lambda: DPGDLogistic(epsilon=epsilon, delta=delta, lam=0.0, n_steps=T, step_size=step, eta=eta)  # noqa: E731
     ss = np.random.SeedSequence([int(seed), 17])
     r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
     out0, est = _dpgd_logistic_releases(make(), X0, y0, X_pub, trials, r0, broken)
@@ -226,7 +224,7 @@ class _Mechanism:
 
 def _sample_ssp(kind):
     def sampler(epsilon, delta, trials, seed, broken, n):
-        from engine.regression import DPRidge, PMTRidge
+        from engine.pmt import DPRidge, PMTRidge
 
         p, n_pub, eta = 2, 200, 0.05
         (X0, y0), (X1, y1), X_pub, y_pub, ratio = _ssp_pair(kind, n, p, n_pub, eta, seed)
@@ -242,7 +240,7 @@ def _sample_ssp(kind):
 
 
 def _sample_dpgd_ridge(epsilon, delta, trials, seed, broken, n):
-    from engine.regression import DPGDRidge
+    from engine.pmt import DPGDRidge
 
     p, n_pub = 2, 200
     (X0, y0), (X1, y1), X_pub, y_pub, ratio = _dpgd_pair(n, p, n_pub, seed)
@@ -263,14 +261,12 @@ MECHANISMS: dict[str, _Mechanism] = {
     "dp-pmtrr": _Mechanism("dp-pmtrr", "DP-PMTRR (PMTRidge)", "noisy (A, b) at the solver", _sample_ssp("pmt")),
     "dp-rr": _Mechanism("dp-rr", "DP-RR (DPRidge)", "noisy (A, b) at the solver", _sample_ssp("rr")),
     "dp-gd-ridge": _Mechanism("dp-gd-ridge", "DP-GD ridge (DPGDRidge)", "final coefficients", _sample_dpgd_ridge),
+    "dp-pmtlr": _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "final whitened coefficients", _sample_newton("pmt")),
+    "dp-newton": _Mechanism("dp-newton", "DP-Newton logistic (DPNewtonLogistic)", "final coefficients",
+                            _sample_newton("raw")),
+    "dp-gd-logistic": _Mechanism("dp-gd-logistic", "DP-GD logistic (DPGDLogistic)", "final coefficients",
+                                 _sample_dpgd_logistic),
 }
-if _glm_module() is not None and hasattr(_glm_module(), "PMTLogistic"):
-    MECHANISMS["dp-pmtlr"] = _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "final whitened coefficients",
-                                        _sample_newton("pmt"))
-    MECHANISMS["dp-newton"] = _Mechanism("dp-newton", "DP-Newton logistic (DPNewtonLogistic)",
-                                         "final coefficients", _sample_newton("raw"))
-    MECHANISMS["dp-gd-logistic"] = _Mechanism("dp-gd-logistic", "DP-GD logistic (DPGDLogistic)",
-                                              "final coefficients", _sample_dpgd_logistic)
 
 
 def sample_releases(mechanism: str, *, epsilon: float, delta: float, trials: int, seed: int = 0,

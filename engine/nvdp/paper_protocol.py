@@ -1,6 +1,6 @@
 """The NVDP authors' evaluation protocol: their outlier filter and their subsampled Bayesian accountant.
 
-Implemented from the formulas (``shared/docs/background/nvdp_research.md`` sections 2.4 and 2.5,
+Implemented from the formulas (``docs/background/nvdp_research.md`` sections 2.4 and 2.5,
 NVDP.md section 4), not from the authors' GPL code, and pinned against its documented behaviour:
 
 * :func:`outlier_filter` -- within each eval batch, z-scores of the per-pair RD with the

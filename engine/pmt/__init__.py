@@ -45,16 +45,14 @@ from engine.pmt.baselines import DPGDRidge, DPRidge, DPRidgeOracle, RidgeReferen
 from engine.pmt.logistic import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic  # noqa: E402
 from engine.pmt.poisson import PMTPoisson, PoissonReference  # noqa: E402
 from engine.pmt.ridge import PMTRidge  # noqa: E402
+from engine.pmt.pooled import PMTPooledRidge  # noqa: E402
+from engine.pmt.public import PublicOnlyLogistic, PublicOnlyPoisson, PublicOnlyRidge  # noqa: E402
 
 __all__ += [
     "FitReport",
     "PMTRidge", "DPRidge", "DPRidgeOracle", "DPGDRidge", "RidgeReference",
     "PMTLogistic", "DPNewtonLogistic", "DPGDLogistic", "LogisticReference",
     "PMTPoisson", "PoissonReference",
+    "PMTPooledRidge", "PublicOnlyRidge", "PublicOnlyLogistic", "PublicOnlyPoisson",
 ]
 
-# For one release: writes to ``engine.pmt.<transform name>`` (e.g. engine.audit's patch of
-# ``truncate_rows``) still reach :func:`pmt_transform`, as when ``engine.pmt`` was one module.
-from engine.pmt import _compat, _transform  # noqa: E402
-
-_compat.forward_attribute_writes(__name__, [_transform])
