@@ -10,6 +10,7 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 
 import engine.pmt.baselines as baselines_mod  # noqa: E402
+import engine.pmt.pooled as pooled_mod  # noqa: E402
 import engine.pmt.ridge as ridge_mod  # noqa: E402
 from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt import DPRidge, PMTRidge  # noqa: E402
@@ -42,6 +43,7 @@ def noise_spy(monkeypatch):
 
     monkeypatch.setattr(ridge_mod, "ssp_noise", spy)
     monkeypatch.setattr(baselines_mod, "ssp_noise", spy)
+    monkeypatch.setattr(pooled_mod, "ssp_noise", spy)
     return calls
 
 
@@ -272,7 +274,7 @@ def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
     assert main(common + ["--data", str(tmp_path / "part*.parquet"), "--engine", "dask"]) == 0
     dsk = json.loads(capsys.readouterr().out)
     assert dsk["settings"]["n_private"] == mem["settings"]["n_private"] == len(frame) - N_PUB
-    assert [r["method"] for r in dsk["summary"]] == ["PMT", "PMT", "DP-RR", "DP-RR"]
+    assert [r["method"] for r in dsk["summary"]] == ["PMT", "PMT", "DP-RR", "DP-RR", "Public-only", "Public-only"]
     for a, b in zip(mem["summary"], dsk["summary"]):
         assert (a["method"], a["epsilon"]) == (b["method"], b["epsilon"])
         assert b["median"] == pytest.approx(a["median"], rel=1e-6)
@@ -296,3 +298,33 @@ def test_parquet_row_counts_come_from_the_footers(tmp_path):
     with dask.config.set(scheduler=refuse):
         lengths = _partition_lengths(ddf[["a", "b"]].assign(r=ddf["t"]))
     assert lengths == (334, 333, 333)
+
+
+@pytest.mark.parametrize("name", ["ccpp", "wine-red", "wine-white"])
+def test_pooled_on_dask_equals_memory(name, noise_spy):
+    from engine.pmt.pooled import PMTPooledRidge
+
+    Xp, yp, Xq, yq = _split(name)
+    ref = PMTPooledRidge(random_state=9).fit(Xp, yp, Xq, yq)
+    perm = np.random.default_rng(1).permutation(len(yp))
+    m = PMTPooledRidge(random_state=9).fit(da.from_array(Xp[perm], chunks=(300, -1)),
+                                           da.from_array(yp[perm], chunks=300), Xq, yq)
+    np.testing.assert_allclose(m.theta_, ref.theta_, rtol=1e-10)
+    assert m.report_.frac_y_clipped == ref.report_.frac_y_clipped and len(noise_spy) == 2
+
+
+def test_public_only_with_dask_private_rows_runs_no_pass():
+    import dask
+
+    from engine.pmt.public import PublicOnlyRidge
+
+    Xp, yp, Xq, yq = _split("wine-red")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pass over the private data was started")
+
+    with dask.config.set(scheduler=refuse):
+        m = PublicOnlyRidge().fit(da.from_array(Xp, chunks=100), da.from_array(yp, chunks=100), Xq, yq)
+    np.testing.assert_allclose(m.theta_, PublicOnlyRidge().fit(Xp, yp, Xq, yq).theta_)
+    with pytest.raises(ValueError, match="columns"):
+        PublicOnlyRidge().fit(da.from_array(Xp[:, :3], chunks=100), None, Xq, yq)

@@ -20,6 +20,10 @@ from __future__ import annotations
 import argparse
 
 
+#: Methods ``--data`` runs (CLI key -> display name); the error is to the non-private ridge on the same rows.
+NAMES = {"pmt": "PMT", "pmt-pooled": "PMT-pooled", "dp-rr": "DP-RR", "public-only": "Public-only"}
+
+
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
     """The file options of ``pmt`` (shared with the in-memory loader of issue 15: same flags)."""
     g = p.add_argument_group("your own files (instead of --dataset)")
@@ -57,30 +61,44 @@ def run_data(args) -> int:
         raise ValueError("--data needs --target COLUMN and --public PATH (public rows are never taken from --data)")
     if args.task != "ridge" or args.standardize:
         raise ValueError("--data supports --task ridge without --standardize")
-    methods = args.methods or ["pmt", "dp-rr"]
-    bad = [m for m in methods if m not in ("pmt", "dp-rr", "non-private")]
+    methods = args.methods or ["pmt", "dp-rr", "public-only"]
+    bad = [m for m in methods if m not in NAMES and m != "non-private"]
     if bad:
-        raise ValueError(f"--data runs the methods pmt, dp-rr (and non-private, the reference); not {bad}")
+        raise ValueError(f"--data runs the methods {', '.join(NAMES)} (and non-private, the reference); not {bad}")
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
     base = {"delta": args.delta, "eta": args.eta, "neighbouring": args.neighbouring}
     rows, info = [], {}
-    names = {"pmt": "PMT", "dp-rr": "DP-RR"}
-    for method in [m for m in methods if m != "non-private"]:
+    private = [m for m in methods if m not in ("non-private", "public-only")]
+    if not private:
+        raise ValueError("--data needs at least one private method (pmt, pmt-pooled, dp-rr): the errors are "
+                         "measured against the non-private fit computed in its pass")
+    for method in private + ["public-only"] * ("public-only" in methods):
+        if method == "public-only":  # no privacy cost: the same coefficients at every epsilon and seed
+            from engine.pmt.dask import read_public
+            from engine.pmt.public import PublicOnlyRidge
+
+            X_pub, y_pub = read_public(args.public, args.target, feats)
+            for lam in args.lam:
+                th = PublicOnlyRidge(lam=lam).fit(None, None, X_pub, y_pub).theta_
+                rows += [{"method": NAMES[method], "epsilon": eps, "lam": lam, "seed": seed,
+                          "l2_error": float(np.linalg.norm(th - reference(lam)))}
+                         for eps in args.epsilon for seed in range(args.seeds)]
+            continue
         if args.engine == "dask":
             from engine.pmt.dask import run_from_files
 
             ds = run_from_files(args.data, args.target, args.features, public=args.public, method=method,
                                 scheduler=args.scheduler, sep=args.sep, statistics_only=True, **base)
-            release, reference = ds.release, ds.reference_theta
+            release, reference, feats = ds.release, ds.reference_theta, ds.names[:-1]
         else:
-            release, reference = _memory(args, method, base)
+            release, reference, feats = _memory(args, method, base)
         for lam in args.lam:
             ref = reference(lam)
             for eps in args.epsilon:
                 for seed in range(args.seeds):
                     m = release(epsilon=eps, lam=lam, random_state=seed)
-                    rows.append({"method": names[method], "epsilon": eps, "lam": lam, "seed": seed,
+                    rows.append({"method": NAMES[method], "epsilon": eps, "lam": lam, "seed": seed,
                                  "l2_error": float(np.linalg.norm(m.theta_ - ref))})
         r = m.report_
         info = {"files": args.data, "engine": args.engine, "n_private": r.n, "d": r.d, "n_pub": r.n_pub,
@@ -110,11 +128,12 @@ def _memory(args, method, base):
     from engine.datasets.upload import read_csv_upload
     from engine.pmt import DPRidge, PMTRidge, RidgeReference
     from engine.pmt.dask import read_public
+    from engine.pmt.pooled import PMTPooledRidge
 
     ds = read_csv_upload(args.data, target=args.target, features=args.features, task="regression")
     X, y = ds.to_numpy()
     X_pub, y_pub = read_public(args.public, args.target, list(ds.X.columns))
-    template = (PMTRidge if method == "pmt" else DPRidge)(**base)
+    template = {"pmt": PMTRidge, "pmt-pooled": PMTPooledRidge, "dp-rr": DPRidge}[method](**base)
 
     def release(**params):
         return clone(template).set_params(**params).fit(X, y, X_pub, y_pub)
@@ -122,4 +141,4 @@ def _memory(args, method, base):
     def reference(lam):
         return RidgeReference(lam=lam).fit(X, y).theta_
 
-    return release, reference
+    return release, reference, list(ds.X.columns)

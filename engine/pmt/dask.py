@@ -43,6 +43,7 @@ import numpy as np
 from engine.pmt._base import MAX_ABS_VALUE, _check_n_ge_d, _check_X, _check_X_pub, _check_y, penalty_mask
 from engine.pmt._transform import add_intercept, pmt_radius, public_moment, truncate_rows
 from engine.pmt.baselines import DPRidge, DPRidgeOracle
+from engine.pmt.pooled import PMTPooledRidge
 from engine.pmt.ridge import PMTRidge, SSPStatistics, sufficient_statistics
 
 __all__ = [
@@ -63,7 +64,7 @@ __all__ = [
 #: Engines of the ``--engine`` CLI flag: in memory (pandas/numpy) or out of core (Dask).
 ENGINES = ("memory", "dask")
 #: Methods :func:`run_from_files` fits on Dask.
-DASK_METHODS = {"pmt": PMTRidge, "dp-rr": DPRidge}
+DASK_METHODS = {"pmt": PMTRidge, "dp-rr": DPRidge, "pmt-pooled": PMTPooledRidge}
 #: Rows per slice inside a block: caps the temporaries of one task at about 5 x 2^16 x d x 8 bytes.
 SLICE_ROWS = 1 << 16
 _PARQUET_EXT = (".parquet", ".parq", ".pq")
@@ -424,13 +425,7 @@ class DaskStatistics:
         other = sorted(set(params) - set(RELEASE_PARAMS))
         if other:
             raise ValueError(f"{other} change the statistics; only {RELEASE_PARAMS} can differ between releases")
-        est = clone(self.estimator).set_params(**params)
-        if isinstance(est, PMTRidge):
-            moment, R, B_y = self._args
-            est.transform_ = None
-            return est._release(self.stats, moment, R, B_y, self.p)
-        C, B_y, Xq = self._args
-        return est._release(self.stats, C, B_y, self.p, Xq)
+        return _release(clone(self.estimator).set_params(**params), self)
 
     def reference_theta(self, lam: float, *, penalize_intercept: bool = False) -> np.ndarray:
         """Non-private ridge on the untruncated rows from the same pass (normal equations; not a release)."""
@@ -440,15 +435,21 @@ class DaskStatistics:
 
 
 def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> DaskStatistics:
-    """Validate everything and run the one pass for ``estimator`` (PMTRidge ``response="clip"`` or DPRidge).
+    """Validate everything and run the one pass for ``estimator`` (PMTRidge ``response="clip"``,
+    PMTPooledRidge or DPRidge).
 
     Validation order: the parameters, the schema and shapes, the public rows and bounds, then the pass
     over the private rows (bad entries raise :class:`PrivateInputError` here). No noise is drawn.
     Arguments as in :func:`fit_dask`.
     """
-    if isinstance(estimator, DPRidgeOracle) or type(estimator) not in (PMTRidge, DPRidge):
-        raise TypeError(f"{type(estimator).__name__} is not supported on Dask; use PMTRidge or DPRidge")
-    eps, dlt, nb, lam, eta, eig_floor = estimator._check_params()
+    if isinstance(estimator, DPRidgeOracle) or type(estimator) not in (PMTRidge, DPRidge, PMTPooledRidge):
+        raise TypeError(f"{type(estimator).__name__} is not supported on Dask; use PMTRidge, PMTPooledRidge or "
+                        "DPRidge")
+    pmt = not isinstance(estimator, DPRidge)
+    if isinstance(estimator, PMTPooledRidge):
+        eta = estimator._privacy_params()[4]
+    else:
+        eta = estimator._check_params()[4]
     if isinstance(estimator, PMTRidge) and estimator.response != "clip":
         raise ValueError("response='joint' is not supported on Dask yet; use response='clip'")
     _no_private_bounds(estimator, "response_bound", "clip_radius")
@@ -458,13 +459,13 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
     if p < 1:
         raise ValueError("X must have at least one column")
     d = _check_n_ge_d(n, p, estimator.fit_intercept)
-    need_y_pub = estimator.response_bound is None
-    Xq, yq = _public(X_pub, y_pub, p, need_X_pub=isinstance(estimator, PMTRidge), need_y_pub=need_y_pub)
+    need_y_pub = estimator.response_bound is None or isinstance(estimator, PMTPooledRidge)
+    Xq, yq = _public(X_pub, y_pub, p, need_X_pub=pmt, need_y_pub=need_y_pub)
     B_y = estimator._response_bound(yq, None, n, eta)
-    if isinstance(estimator, PMTRidge):
+    if pmt:
         moment = public_moment(Xq, fit_intercept=estimator.fit_intercept, on_singular=estimator.on_singular)
         R = pmt_radius(d, n, eta)
-        whiten, radius, args = moment.Sigma_pub_inv_sqrt, R, (moment, R, B_y)
+        whiten, radius, args = moment.Sigma_pub_inv_sqrt, R, (moment, R, B_y, Xq, yq)
     else:
         C = estimator._clip_radius(None, d, n, eta)
         whiten, radius, args = None, C, (C, B_y, Xq)
@@ -474,14 +475,14 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
 
 
 def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
-    """Fit :class:`PMTRidge` (``response="clip"``) or :class:`DPRidge` on Dask collections.
+    """Fit :class:`PMTRidge` (``response="clip"``), :class:`PMTPooledRidge` or :class:`DPRidge` on Dask.
 
     Called by the estimators' ``fit`` when ``X`` or ``y`` is a Dask collection: :func:`dask_statistics`
     (validation and the one pass), then the estimator's own release (the only place noise is drawn).
 
     Parameters
     ----------
-    estimator : PMTRidge or DPRidge
+    estimator : PMTRidge, PMTPooledRidge or DPRidge
     X : dask.array.Array of shape (n, p) or dask.dataframe.DataFrame
     y : dask.array.Array of shape (n,), dask.dataframe.Series or in-memory array
     X_pub, y_pub : in-memory arrays, as for the estimator's ``fit``
@@ -499,13 +500,19 @@ def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
     PrivateInputError, ValueError, TypeError
         Before any noise is drawn.
     """
-    ds = dask_statistics(estimator, X, y, X_pub, y_pub, source=source)
-    if isinstance(estimator, PMTRidge):
-        moment, R, B_y = ds._args
-        estimator.transform_ = None
-        return estimator._release(ds.stats, moment, R, B_y, ds.p)
-    C, B_y, Xq = ds._args
-    return estimator._release(ds.stats, C, B_y, ds.p, Xq)
+    return _release(estimator, dask_statistics(estimator, X, y, X_pub, y_pub, source=source))
+
+
+def _release(est, ds):
+    """The estimator's own release (noise, solve, report) from the statistics of the pass."""
+    if isinstance(est, DPRidge):
+        C, B_y, Xq = ds._args
+        return est._release(ds.stats, C, B_y, ds.p, Xq)
+    moment, R, B_y, Xq, yq = ds._args
+    est.transform_ = None
+    if isinstance(est, PMTPooledRidge):
+        return est._release(ds.stats, moment, R, B_y, ds.p, Xq, yq)
+    return est._release(ds.stats, moment, R, B_y, ds.p)
 
 
 # --------------------------------------------------------------------------------------------
@@ -744,7 +751,7 @@ def run_from_files(paths, target, features=None, *, public, method="pmt", schedu
     public : str or path
         One public CSV or Parquet file with the same columns (held in memory; never inferred from the
         private files).
-    method : {"pmt", "dp-rr"}, default "pmt"
+    method : {"pmt", "dp-rr", "pmt-pooled"}, default "pmt"
     scheduler : see :func:`scheduler_context`
     sep : str, default ","
         CSV delimiter of the private files.
