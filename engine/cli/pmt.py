@@ -65,6 +65,10 @@ def _cmd_pmt(args) -> int:
     from engine.cli import dump_json
     from engine.experiments import run_sweep, summarize
 
+    if args.data is not None:  # the user's own files (engine.cli.pmt_data: --engine memory|dask)
+        from engine.cli.pmt_data import run_data
+
+        return run_data(args)
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
     ds_kwargs = {}
@@ -192,4 +196,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")
     p.add_argument("--out", default=None, help="write the full tidy frame to this CSV file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    from engine.cli.pmt_data import add_data_arguments
+
+    add_data_arguments(p)
     p.set_defaults(func=_cmd_pmt)

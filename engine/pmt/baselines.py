@@ -25,7 +25,6 @@ from engine.pmt._base import (
     _check_lam,
     _check_positive,
     _dp_report,
-    _gram_kappa,
     _LinearBase,
     _mu,
     _nonprivate_report,
@@ -36,6 +35,8 @@ from engine.pmt._base import (
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
 from engine.pmt._transform import _kappa_from_eigs, pmt_radius, truncate_rows
 from engine.pmt.ridge import (
+    SSPStatistics,
+    _is_dask,
     _ledger_ssp,
     ridge_reference_solve,
     ssp_noise,
@@ -152,29 +153,49 @@ class DPRidge(_LinearBase):
         ValueError, TypeError
             Before any noise is drawn (see :meth:`PMTRidge.fit`).
         """
-        eps, dlt, nb, lam, eta = self._privacy_params()
-        eig_floor = _check_positive(self.eig_floor, "eig_floor")
+        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
+            from engine.pmt.dask import fit_dask
+
+            return fit_dask(self, X, y, X_pub, y_pub)
+        self._check_params()
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)
         Xa = self._with_intercept(Xp)
+        eta = self._privacy_params()[4]
         C = self._clip_radius(Xa, d, n, eta)
         B_y = self._response_bound(yq, yv, n, eta)
-        mu = _mu(eps, dlt)
         Xc, _, clipped = truncate_rows(Xa, C)
         A, b = sufficient_statistics(Xc, yv, B_y)
+        stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(clipped)), n_y_clipped=int(np.sum(np.abs(yv) > B_y)),
+                              eigenvalues_raw=np.linalg.eigvalsh(Xa.T @ Xa))
+        return self._release(stats, C, B_y, p, Xq)
+
+    def _check_params(self):
+        """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        return eps, dlt, nb, lam, eta, _check_positive(self.eig_floor, "eig_floor")
+
+    def _release(self, stats, C, B_y, p, Xq):
+        """Release ``A`` and ``b`` of ``stats`` (noise, then the solve) and set the coefficients and report.
+
+        Shared by the in-memory and the Dask path (:mod:`engine.pmt.dask`); noise is drawn only here.
+        """
+        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
+        n, d = stats.n, stats.A.shape[0]
+        mu = _mu(eps, dlt)
         sens_A, sens_b = ssp_sensitivities(C, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
         Pm = self._penalty_mask(d)
         rng = P.check_random_state(self.random_state)
         W, w = ssp_noise(rng, d)
-        theta, fixed, kappa_noisy = ssp_solve(A + s_A * W, b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
+        theta, fixed, kappa_noisy = ssp_solve(stats.A + s_A * W, stats.b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
         self._set_theta(theta, p)
         n_pub, kpub = self._public_kappa(Xq)
         self.report_ = _dp_report(
             METHOD_NAMES[self._method_key], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b},
-            {"A": s_A, "b": s_b}, radius=C, B_y=B_y, n_pub=n_pub, kappa_raw=_gram_kappa(Xa), kappa_pub=kpub,
-            kappa_noisy=float(kappa_noisy), frac_truncated=float(np.mean(clipped)),
-            frac_y_clipped=float(np.mean(np.abs(yv) > B_y)), eig_fixes=int(fixed), eig_floor=eig_floor,
+            {"A": s_A, "b": s_b}, radius=C, B_y=B_y, n_pub=n_pub, kappa_raw=stats.kappa_raw, kappa_pub=kpub,
+            kappa_noisy=float(kappa_noisy), frac_truncated=stats.frac_truncated,
+            frac_y_clipped=stats.frac_y_clipped, eig_fixes=int(fixed), eig_floor=eig_floor,
         )
         return self
 

@@ -59,12 +59,11 @@ from engine.pmt._base import (
     _dp_report,
     _LinearBase,
     _mu,
-    _pmt_report_fields,
     _store_params,
     _validate_data,
 )
 from engine.pmt._transform import pmt_transform
-from engine.pmt.ridge import _ledger_ssp, ssp_noise, ssp_sensitivities, sufficient_statistics
+from engine.pmt.ridge import SSPStatistics, _is_dask, _ledger_ssp, ssp_noise, ssp_sensitivities, sufficient_statistics
 
 __all__ = ["POOLED_NAME", "PooledWeights", "pooled_weights", "pooled_solve", "PMTPooledRidge"]
 
@@ -239,29 +238,46 @@ class PMTPooledRidge(_LinearBase):
         ValueError, TypeError
             Before any noise is drawn: as :meth:`engine.pmt.PMTRidge.fit`, plus a missing ``y_pub``.
         """
+        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
+            from engine.pmt.dask import fit_dask
+
+            return fit_dask(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta = self._privacy_params()
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=True, need_y_pub=True)
-        mu = _mu(eps, dlt)
-        Pm = self._penalty_mask(d)
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         B_y = self._response_bound(yq, yv, n, eta)
         A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
-        sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, nb)
+        stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(tr.truncated)),
+                              n_y_clipped=int(np.sum(np.abs(yv) > B_y)), eigenvalues_raw=tr.eigenvalues_raw * n)
+        self.transform_ = tr
+        return self._release(stats, tr.moment, tr.radius, B_y, p, Xq, yq)
+
+    def _release(self, stats, moment, R, B_y, p, Xq, yq):
+        """Release ``A`` and ``b`` of ``stats`` (noise), pool with the public rows, set coefficients and report.
+
+        Shared by the in-memory and the Dask path (:mod:`engine.pmt.dask`); noise is drawn only here.
+        """
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        n, d = stats.n, stats.A.shape[0]
+        mu = _mu(eps, dlt)
+        Pm = self._penalty_mask(d)
+        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
-        S_is = tr.moment.Sigma_pub_inv_sqrt
-        pen_w = lam * tr.moment.whiten_quadratic(Pm)
-        weights = pooled_weights(tr.moment.prepare(Xq) @ S_is, yq, pen_w, s_A, s_b)  # public only
+        S_is = moment.Sigma_pub_inv_sqrt
+        pen_w = lam * moment.whiten_quadratic(Pm)
+        weights = pooled_weights(moment.prepare(Xq) @ S_is, yq, pen_w, s_A, s_b)  # public only
         rng = P.check_random_state(self.random_state)
         W, w = ssp_noise(rng, d)
-        th_t = pooled_solve(A + s_A * W + n * pen_w, b + s_b * w, weights)
+        th_t = pooled_solve(stats.A + s_A * W + n * pen_w, stats.b + s_b * w, weights)
         self._set_theta(S_is @ th_t, p)
-        self.transform_ = tr
         self.weights_ = weights
         self.report_ = _dp_report(
             POOLED_NAME, eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
-            **_pmt_report_fields(tr), B_y=B_y, frac_y_clipped=float(np.mean(np.abs(yv) > B_y)),
+            radius=R, n_pub=moment.n_pub, kappa_raw=stats.kappa_raw, kappa_pub=moment.kappa,
+            kappa_pmt=stats.kappa_A, frac_truncated=stats.frac_truncated, sigma_pub_regularized=moment.regularized,
+            tau=moment.tau, B_y=B_y, frac_y_clipped=stats.frac_y_clipped,
             extra={"response": "clip", "pooled_v": weights.v, "public_resid_sd": weights.resid_sd},
         )
         return self

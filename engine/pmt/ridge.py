@@ -49,6 +49,8 @@ suggestion). Each fix is counted in ``report_.eig_fixes``; nothing is hidden.
 from __future__ import annotations
 
 import math
+import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -62,7 +64,6 @@ from engine.pmt._base import (
     _gram_kappa,
     _LinearBase,
     _mu,
-    _pmt_report_fields,
     _store_params,
     _validate_data,
 )
@@ -71,6 +72,7 @@ from engine.pmt._transform import MOMENT_ESTIMATORS, _kappa_from_eigs, pmt_trans
 __all__ = [
     "RESPONSES",
     "PMTRidge",
+    "SSPStatistics",
     "ridge_reference_solve",
     "sufficient_statistics",
     "ssp_noise",
@@ -317,6 +319,63 @@ def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-on
     return radius**2, radius * B_y
 
 
+@dataclass(frozen=True)
+class SSPStatistics:
+    """The sums over the private rows that one SSP release needs (before noise), plus display counts.
+
+    Computed in memory by the estimators' ``fit`` or blockwise by :mod:`engine.pmt.dask`; the release
+    (noise and solve) takes only this, so both paths release identically.
+
+    Attributes
+    ----------
+    A : ndarray of shape (d, d)
+        ``Z^T Z`` of the bounded rows (PMT-truncated at R, or clipped at C).
+    b : ndarray of shape (d,)
+        ``Z^T clip(y, +-B_y)``.
+    n : int
+        Number of private rows (public under replace-one).
+    n_truncated, n_y_clipped : int
+        Rows truncated / responses clipped (display only, never fed back into the mechanism).
+    eigenvalues_raw : ndarray of shape (d,) or None
+        Eigenvalues of the raw ``X^T X`` (intercept column included; display only), or None when not
+        computed.
+    """
+
+    A: np.ndarray
+    b: np.ndarray
+    n: int
+    n_truncated: int = 0
+    n_y_clipped: int = 0
+    eigenvalues_raw: np.ndarray | None = None
+
+    @property
+    def frac_truncated(self) -> float:
+        return self.n_truncated / self.n
+
+    @property
+    def frac_y_clipped(self) -> float:
+        return self.n_y_clipped / self.n
+
+    @property
+    def kappa_raw(self) -> float:
+        """kappa(X^T X) of the raw rows (nan when not computed)."""
+        return math.nan if self.eigenvalues_raw is None else _kappa_from_eigs(self.eigenvalues_raw)
+
+    @property
+    def kappa_A(self) -> float:
+        """kappa(A) (for PMT: kappa(X~^T X~) after whitening and truncation)."""
+        return _kappa_from_eigs(np.linalg.eigvalsh(self.A))
+
+
+def _is_dask(*arrays) -> bool:
+    """Whether any argument is a Dask collection (without importing dask when it is not loaded)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return any(is_dask_collection(a) for a in arrays)
+
+
 def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y")):
     ledger = P.PrivacyLedger(delta=delta)
     mu_part = P.split_mu(mu, 2)
@@ -409,12 +468,13 @@ class PMTRidge(_LinearBase):
 
         Parameters
         ----------
-        X : array-like of shape (n, p)
-            Private features.
-        y : array-like of shape (n,)
+        X : array-like of shape (n, p), or a Dask array / DataFrame
+            Private features. A Dask collection (with ``y`` one too, or in memory) is fitted out of
+            core by :func:`engine.pmt.dask.fit_dask` (``response="clip"``): same release, same result.
+        y : array-like of shape (n,), or a Dask array / Series
             Private responses.
         X_pub : array-like of shape (n_pub, p)
-            Public features (required; never inferred from X).
+            Public features (required; never inferred from X; always in memory).
         y_pub : array-like of shape (n_pub,), optional
             Public responses (for B_y, or the joint moment when ``response="joint"``).
 
@@ -428,15 +488,11 @@ class PMTRidge(_LinearBase):
             Before any noise is drawn: NaN/inf, shape mismatch, n < d, n_pub < 1, lam < 0,
             epsilon <= 0 or NaN, delta outside (0, 1), unknown options.
         """
-        eps, dlt, nb, lam, eta = self._privacy_params()
-        eig_floor = _check_positive(self.eig_floor, "eig_floor")
-        if self.response not in RESPONSES:
-            raise ValueError(f"response must be one of {RESPONSES}, got {self.response!r}")
-        _check_on_singular(self.on_singular)
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if self.public_moment not in MOMENT_ESTIMATORS:
-            raise ValueError(f"public_moment must be one of {MOMENT_ESTIMATORS}, got {self.public_moment!r}")
+        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
+            from engine.pmt.dask import fit_dask
+
+            return fit_dask(self, X, y, X_pub, y_pub)
+        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
         joint = self.response == "joint"
         need_y_pub = joint or self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
@@ -450,22 +506,50 @@ class PMTRidge(_LinearBase):
 
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular,
                            estimator=self.public_moment)
-        R = tr.radius
         B_y = self._response_bound(yq, yv, n, eta)
         A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
+        stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(tr.truncated)),
+                              n_y_clipped=int(np.sum(np.abs(yv) > B_y)), eigenvalues_raw=tr.eigenvalues_raw * n)
+        self.transform_ = tr
+        return self._release(stats, tr.moment, tr.radius, B_y, p)
+
+    def _check_params(self):
+        """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
+        eps, dlt, nb, lam, eta = self._privacy_params()
+        eig_floor = _check_positive(self.eig_floor, "eig_floor")
+        if self.response not in RESPONSES:
+            raise ValueError(f"response must be one of {RESPONSES}, got {self.response!r}")
+        _check_on_singular(self.on_singular)
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.public_moment not in MOMENT_ESTIMATORS:
+            raise ValueError(f"public_moment must be one of {MOMENT_ESTIMATORS}, got {self.public_moment!r}")
+        return eps, dlt, nb, lam, eta, eig_floor
+
+    def _release(self, stats, moment, R, B_y, p):
+        """Release ``A`` and ``b`` of ``stats`` (noise, then the solve) and set the coefficients and report.
+
+        The one release of ``response="clip"``, shared by the in-memory and the Dask path
+        (:mod:`engine.pmt.dask`): both compute :class:`SSPStatistics` of the transformed and truncated
+        private rows, then call this. Noise is drawn here, after all validation, and nowhere else.
+        """
+        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
+        n, d = stats.n, stats.A.shape[0]
+        mu = _mu(eps, dlt)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         rng = P.check_random_state(self.random_state)
         W, w = ssp_noise(rng, d)
-        S_is = tr.moment.Sigma_pub_inv_sqrt
-        pen = n * lam * tr.moment.whiten_quadratic(Pm)
-        th_t, fixed, kappa_noisy, c = self._solve(A + s_A * W, b + s_b * w, pen, s_A, d, dlt, eig_floor)
+        S_is = moment.Sigma_pub_inv_sqrt
+        pen = n * lam * moment.whiten_quadratic(self._penalty_mask(d))
+        th_t, fixed, kappa_noisy, c = self._solve(stats.A + s_A * W, stats.b + s_b * w, pen, s_A, d, dlt, eig_floor)
         self._set_theta(S_is @ th_t, p)
-        self.transform_ = tr
         self.report_ = _dp_report(
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
-            **_pmt_report_fields(tr), B_y=B_y, kappa_noisy=float(kappa_noisy),
-            frac_y_clipped=float(np.mean(np.abs(yv) > B_y)), eig_fixes=int(fixed), eig_floor=eig_floor,
+            radius=R, n_pub=moment.n_pub, kappa_raw=stats.kappa_raw, kappa_pub=moment.kappa,
+            kappa_pmt=stats.kappa_A, frac_truncated=stats.frac_truncated, sigma_pub_regularized=moment.regularized,
+            tau=moment.tau, B_y=B_y, kappa_noisy=float(kappa_noisy), frac_y_clipped=stats.frac_y_clipped,
+            eig_fixes=int(fixed), eig_floor=eig_floor,
             extra={"response": "clip", "solver": self.solver, "noise_bound": c, "public_moment": self.public_moment},
         )
         return self
