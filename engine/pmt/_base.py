@@ -175,10 +175,12 @@ def _check_X(X, name):
         raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {A.shape}")
     if A.shape[1] < 1:
         raise ValueError(f"{name} must have at least one column, got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
+    # max and min (NaN propagates, +-inf reached): no A-sized temporary of isfinite / abs (issue 16)
+    hi, lo = (float(np.max(A)), float(np.min(A))) if A.size else (0.0, 0.0)
+    if not (math.isfinite(hi) and math.isfinite(lo)):
         bad = int(A.size - np.count_nonzero(np.isfinite(A)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); all entries must be finite")
-    if A.size and float(np.max(np.abs(A))) > MAX_ABS_VALUE:
+    if max(hi, -lo) > MAX_ABS_VALUE:
         raise ValueError(f"{name} has entries with |value| > {MAX_ABS_VALUE:g}; their squares would overflow the "
                          "second-moment statistics (rescale the column)")
     return A

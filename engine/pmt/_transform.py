@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ import numpy as np
 
 __all__ = [
     "ON_SINGULAR",
+    "blas_threads",
     "REGULARIZATION_FACTOR",
     "add_intercept",
     "second_moment",
@@ -79,10 +81,40 @@ def _as_2d_finite(X, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {A.shape}")
     if A.shape[0] < 1 or A.shape[1] < 1:
         raise ValueError(f"{name} must have at least one row and one column, got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
+    if not _all_finite(A):
         bad = int(np.size(A) - np.count_nonzero(np.isfinite(A)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); all entries must be finite")
     return A
+
+
+def _all_finite(A: np.ndarray) -> bool:
+    """Whether every entry of a float array is finite, without an ``A``-sized temporary.
+
+    ``max`` propagates NaN and reaches +inf, ``min`` reaches -inf: two reductions instead of the
+    boolean array of ``np.isfinite(A)`` (whose count is only computed for the error message).
+    """
+    if A.size == 0:
+        return True
+    return math.isfinite(float(np.max(A))) and math.isfinite(float(np.min(A)))
+
+
+def blas_threads(n: int, d: int) -> int | None:
+    """BLAS threads for the ``(n, d) @ (d, d)`` and ``Z^T Z`` products of the transform (issue 16).
+
+    Below ``d = 64`` the products are memory-bound (each row is a few cache lines) and a second
+    BLAS thread adds wake-up and hand-off cost without more bandwidth; on a shared machine it was up
+    to 5x slower (n = 1e6, d = 20, load 5 on 2 cores: 0.11 s with one thread, 0.58 s with two). From
+    ``d = 64`` on they are compute-bound (``2 n d^2`` flops against ``n d`` loads) and split well, so
+    the library's default (every core) is kept. Returns 1, or None for the default.
+    """
+    return 1 if d < 64 or n * d * d < 20_000_000 else None
+
+
+def _blas_limit(n: int, d: int):
+    """A context manager holding BLAS at :func:`blas_threads` ``(n, d)`` threads (a no-op for None)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(blas_threads(n, d), user_api="blas")
 
 
 def add_intercept(X) -> np.ndarray:
@@ -562,13 +594,23 @@ class PMTTransform:
     truncated : ndarray of bool, shape (n,)
     frac_truncated : float
         Fraction of rows scaled onto the sphere (display only; never fed back into a mechanism).
-    eigenvalues_raw : ndarray of shape (d,)
-        Eigenvalues of the raw ``X^T X / n`` (intercept column included). Private: display only.
-    eigenvalues_pmt : ndarray of shape (d,)
-        Eigenvalues of ``X~^T X~ / n`` after truncation. Private: display only.
+    gram : ndarray of shape (d, d)
+        ``X~^T X~`` of the whitened and truncated rows (the statistic ``A`` that PMTRidge releases,
+        before noise): computed once here and reused.
+    gram_raw : ndarray of shape (d, d)
+        ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
+        without a second pass over the data: ``W^{-T} (X~^T X~ + sum over truncated rows of
+        ((||u_i|| / R)^2 - 1) x~_i x~_i^T) W^{-1}``, ``u_i`` the untruncated whitened row. Private:
+        display only (agrees with the direct product to float rounding relative to its largest
+        eigenvalue).
     norms_raw : ndarray of shape (n,)
         Row norms of the raw rows (intercept column included), for the "before" panel of a truncation
         figure. Private: display only.
+    eigenvalues_raw : ndarray of shape (d,)
+        (Property, computed on first access.) Eigenvalues of the raw ``X^T X / n``. Private: display only.
+    eigenvalues_pmt : ndarray of shape (d,)
+        (Property, computed on first access.) Eigenvalues of ``X~^T X~ / n`` after truncation. Private:
+        display only.
     """
 
     moment: PublicMoment
@@ -581,9 +623,19 @@ class PMTTransform:
     norms_after: np.ndarray
     truncated: np.ndarray
     frac_truncated: float
-    eigenvalues_raw: np.ndarray
-    eigenvalues_pmt: np.ndarray
+    gram: np.ndarray
+    gram_raw: np.ndarray
     norms_raw: np.ndarray | None = None
+
+    @functools.cached_property
+    def eigenvalues_raw(self) -> np.ndarray:
+        """Eigenvalues of the raw ``X^T X / n`` (ascending; computed on first access)."""
+        return np.linalg.eigvalsh(self.gram_raw / self.n)
+
+    @functools.cached_property
+    def eigenvalues_pmt(self) -> np.ndarray:
+        """Eigenvalues of ``X~^T X~ / n`` (ascending; computed on first access)."""
+        return np.linalg.eigvalsh(self.gram / self.n)
 
     @property
     def Sigma_pub(self) -> np.ndarray:
@@ -667,16 +719,41 @@ def pmt_transform(
         if Xpub.shape[1] != Xp.shape[1]:
             raise ValueError(f"X_pub has {Xpub.shape[1]} columns but X has {Xp.shape[1]}; they must match")
         moment = public_moment(Xpub, fit_intercept=fit_intercept, on_singular=on_singular, estimator=estimator)
-    Xa = moment.prepare(Xp)
-    n, d = Xa.shape
+    n, d = Xp.shape[0], Xp.shape[1] + int(moment.fit_intercept)
     if d != moment.d:
         raise ValueError(f"X has {d} columns after the intercept but the public moment has {moment.d}")
     R = pmt_radius(d, n, eta)
-    Z, norms_before, truncated = truncate_rows(Xa @ moment.Sigma_pub_inv_sqrt, R)
-    norms_after = np.linalg.norm(Z, axis=1)
-    eig_raw = np.linalg.eigvalsh(Xa.T @ Xa / n)
-    eig_pmt = np.linalg.eigvalsh(Z.T @ Z / n)
+    W = moment.Sigma_pub_inv_sqrt
+    # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
+    # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
+    # quantity comes from d x d matrices or the truncated rows only (issue 16).
+    with _blas_limit(n, d):
+        if moment.fit_intercept:
+            Z = Xp @ W[:-1]
+            Z += W[-1]
+        else:
+            Z = Xp @ W
+        sq = np.einsum("ij,ij->i", Z, Z)
+        norms_before = np.sqrt(sq)
+        truncated = norms_before > R
+        idx = np.flatnonzero(truncated)
+        norms_after = norms_before.copy()
+        if idx.size:
+            shrink = R / norms_before[idx]
+            Z[idx] *= shrink[:, None]  # rows on the sphere of radius R (the others untouched)
+            Zt = Z[idx]
+            norms_after[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
+        G = Z.T @ Z
+        Gu = G
+        if idx.size:  # the untruncated rows' Gram: add back (||u||^2 / R^2 - 1) z z^T, >= 0 weights
+            wgt = (norms_before[idx] / R) ** 2 - 1.0
+            Gu = G + (Zt * wgt[:, None]).T @ Zt
+    Wi = moment.Sigma_pub_sqrt
+    G_raw = Wi.T @ ((Gu + Gu.T) / 2.0) @ Wi
+    raw_sq = np.einsum("ij,ij->i", Xp, Xp)
+    if moment.fit_intercept:
+        raw_sq += 1.0
     return PMTTransform(
         moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        float(np.mean(truncated)), eig_raw, eig_pmt, np.linalg.norm(Xa, axis=1),
+        float(np.mean(truncated)), G, (G_raw + G_raw.T) / 2.0, np.sqrt(raw_sq),
     )

@@ -248,7 +248,7 @@ class PMTPooledRidge(_LinearBase):
                                                  need_X_pub=True, need_y_pub=True)
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         B_y = self._response_bound(yq, yv, n, eta)
-        A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
+        A, b = tr.gram, tr.X_tilde.T @ np.clip(yv, -B_y, B_y)  # A = X~^T X~ formed once by the transform
         stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(tr.truncated)),
                               n_y_clipped=int(np.sum(np.abs(yv) > B_y)), eigenvalues_raw=tr.eigenvalues_raw * n)
         self.transform_ = tr

@@ -507,9 +507,10 @@ class PMTRidge(_LinearBase):
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular,
                            estimator=self.public_moment)
         B_y = self._response_bound(yq, yv, n, eta)
-        A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
-        stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(tr.truncated)),
-                              n_y_clipped=int(np.sum(np.abs(yv) > B_y)), eigenvalues_raw=tr.eigenvalues_raw * n)
+        yc = np.clip(yv, -B_y, B_y)
+        # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
+        stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                              n_y_clipped=int(np.count_nonzero(yc != yv)), eigenvalues_raw=tr.eigenvalues_raw * n)
         self.transform_ = tr
         return self._release(stats, tr.moment, tr.radius, B_y, p)
 

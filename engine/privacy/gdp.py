@@ -6,6 +6,7 @@ profile) and Corollary 3.3 (composition). Re-exported by :mod:`engine.privacy`; 
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from fractions import Fraction
@@ -214,6 +215,12 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     dlt = validate_delta(delta)
     if math.isinf(eps):
         return math.inf
+    return _gdp_mu_cached(eps, dlt)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gdp_mu_cached(eps: float, dlt: float) -> float:
+    """:func:`gdp_mu` of validated floats, memoised per (epsilon, delta): a pure function (issue 16)."""
     pred = lambda m: _delta_certified(eps, m, dlt, _CALIBRATION_LOG_MARGIN)  # noqa: E731  True for small mu
     lo = hi = 1.0
     if pred(hi):
