@@ -75,6 +75,12 @@ def ccpp_per_fit(fits):
     m.fit(Xp, yp, X_pub=Xq, y_pub=yq)
     t_pmt = _clock(lambda: m.fit(Xp, yp, X_pub=Xq, y_pub=yq), fits)
     try:
+        import sklearn.tree._tree as _tree
+
+        # diffprivlib 0.6.6 imports two dtype aliases that scikit-learn >= 1.7 dropped (used by its random
+        # forest only, not by LinearRegression): restore them before the import, bench-only
+        _tree.DOUBLE = getattr(_tree, "DOUBLE", np.float64)
+        _tree.DTYPE = getattr(_tree, "DTYPE", np.float32)
         from diffprivlib.models import LinearRegression
     except ImportError:
         return t_pmt, None

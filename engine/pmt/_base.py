@@ -151,12 +151,12 @@ def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
+    from engine.pmt._transform import blas_limit  # a cached controller: no library scan per call
 
     if n_jobs is None:
         n_jobs = 2 if runs >= min_runs else 1
     groups = [g for g in np.array_split(np.arange(runs), max(1, min(int(n_jobs), runs))) if g.size]
-    with threadpool_limits(1):
+    with blas_limit(1):
         if len(groups) == 1:
             return [fn(groups[0])]
         with ThreadPoolExecutor(len(groups)) as ex:
