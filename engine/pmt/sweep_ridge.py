@@ -143,8 +143,28 @@ register_task("ridge", prepare_ridge_context)
 # runners (vectorised over lam x epsilon x seed)
 # --------------------------------------------------------------------------------------------
 def _ssp_noise_stack(ctx, seeds):
-    Ws, ws = zip(*(ssp_noise(np.random.default_rng(int(s)), ctx.d) for s in seeds))
-    return np.stack(Ws), np.stack(ws)
+    """Standard-normal SSP noise of every seed, ``(S, d, d)`` and ``(S, d)``, drawn once per context.
+
+    Seed ``s`` draws from ``default_rng(s)`` exactly what :func:`engine.pmt.ridge.ssp_noise` draws (the
+    d x d block, then the d-vector; the symmetric matrix is the upper triangle mirrored), so PMT, DP-RR
+    and the oracle, which all use that stream, share one draw (memoised on the context by the seeds):
+    the same numbers as drawing it per method, without the repeated work (issue 16).
+    """
+    key = tuple(int(s) for s in seeds)
+    cache = ctx.__dict__.setdefault("_ssp_noise_cache", {})
+    if key not in cache:
+        d = ctx.d
+        Z = np.empty((len(key), d, d))
+        w = np.empty((len(key), d))
+        for i, s in enumerate(key):
+            rng = np.random.default_rng(s)
+            Z[i] = rng.normal(0.0, 1.0, size=(d, d))  # = P.gaussian_noise((d, d), 1.0, rng)
+            w[i] = rng.normal(0.0, 1.0, size=d)
+        W = np.triu(Z) + np.swapaxes(np.triu(Z, 1), -1, -2)  # = P.symmetric_gaussian_noise, per matrix
+        W.flags.writeable = False
+        w.flags.writeable = False
+        cache[key] = (W, w)
+    return cache[key]
 
 
 def _B_y(ctx):
@@ -178,7 +198,7 @@ def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="p
 def _run_pmt(ctx, epsilons, seeds, solver="noise-aware"):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     B_y = _B_y(ctx)
-    A, b = sufficient_statistics(tr.X_tilde, ctx.y, B_y)
+    A, b = tr.gram, tr.X_tilde.T @ np.clip(ctx.y, -B_y, B_y)  # A = X~^T X~ formed once by the transform
     sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, ctx.neighbouring)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
     pen_w = ctx.moment.whiten_quadratic(ctx.Pm)
