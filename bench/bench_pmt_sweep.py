@@ -99,6 +99,22 @@ def main(argv=None):
         b, m = timed(lambda: spec.runner(ctx, list(EPSILONS), list(range(50))), max(1, args.repeat // 2 + 1))
         print(f"  {spec.name:38s}: best {b * 1e3:8.1f} ms  median {m * 1e3:8.1f} ms  (500 runs)")
 
+    # issue 16 row: the three methods without DP-GD on the prepared split (no noise memo carried over)
+    import copy
+
+    def no_gd_runners():
+        c = copy.copy(ctx)
+        c.__dict__.pop("_ssp_noise_cache", None)
+        for key in NO_GD:
+            METHODS[("ridge", key)].runner(c, list(EPSILONS), list(range(50)))
+
+    w0, c0 = time.perf_counter(), time.process_time()
+    b, m = timed(no_gd_runners, max(3, args.repeat))
+    cpu = (time.process_time() - c0) / (max(3, args.repeat) + 1)
+    print(f"without DP-GD, runners on a prepared split (PMT + DP-RR + non-private, 500 runs each): best {b * 1e3:6.2f} ms"
+          f"  median {m * 1e3:6.2f} ms  CPU/run {cpu * 1e3:6.2f} ms   (issue 16 goal <= 5 ms; was 18-19 ms)"
+          f"  load {os.getloadavg()[0]:.2f}")
+
     print("seed scaling (all four methods / without DP-GD):")
     base = None
     for s in (10, 25, 50, 100):
