@@ -213,6 +213,62 @@ def _nanmean_positions(g, union, I, J, mu_w, inv_w, lam, D):
     return g
 
 
+def _gauss_same_mask_pairs(mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers):
+    """Gaussian pair sums of the strict exact form, computed only for pairs with the same mask.
+
+    Under ``padding="strict"`` every pair whose masks differ is +inf whatever its Gaussian terms
+    (a component present on one side only), so those pairs are not evaluated (their rows stay 0
+    and the caller sets them to +inf). The inputs are permuted so that each mask pattern is
+    contiguous, in the original order within a pattern, so the pairs of a pattern (within one eval
+    batch) form rows of contiguous j ranges and keep their orientation (a before b). The kernel's
+    global choices (folding, the safe-range check) depend only on per-(k, d) maxima and minima over
+    all inputs, which a permutation does not change, so the evaluated pairs get the same per-element
+    arithmetic as when every pair is evaluated.
+    """
+    n_pairs, K = I.numel(), mask.shape[1]
+    g_fwd = torch.zeros((n_pairs, K), dtype=torch.float64)
+    g_bwd = torch.zeros((n_pairs, K), dtype=torch.float64)
+    _, group = torch.unique(mask, dim=0, return_inverse=True)
+    perm = torch.argsort(group, stable=True)
+    inv_perm = torch.argsort(perm)
+    B = mask.shape[0]
+    # the eval batch of each input (pairs are only within one batch; "all" has a single batch)
+    batch_of = torch.zeros(B, dtype=torch.long)
+    batch_of[I] = batch_ids
+    batch_of[J] = batch_ids
+    g_sorted = group[perm]
+    b_sorted = batch_of[perm]
+    rows = []
+    start = 0
+    while start < B:
+        end = start
+        while end < B and g_sorted[end] == g_sorted[start]:
+            end += 1
+        for p in range(start, end - 1):
+            q_end = p + 1
+            while q_end < end and b_sorted[q_end] == b_sorted[p]:
+                q_end += 1
+            if q_end > p + 1:
+                rows.append((p, p + 1, q_end, 0))
+        start = end
+    if not rows:
+        return g_fwd, g_bwd
+    pos = torch.full((B, B), -1, dtype=torch.long)
+    pos[I, J] = torch.arange(n_pairs)
+    counts = torch.tensor([j1 - j0 for _, j0, j1, _ in rows])
+    Ip = perm[torch.repeat_interleave(torch.tensor([r[0] for r in rows]), counts)]
+    Jp = perm[torch.cat([torch.arange(j0, j1) for _, j0, j1, _ in rows])]
+    where = pos[Ip, Jp]
+    if bool((where < 0).any()):  # pragma: no cover - a pair outside the requested pairs (internal error)
+        raise RuntimeError("internal error: a same-mask pair outside the requested pairs")
+    sub_f, sub_b = _gauss_pair_sums(mu_w[perm].contiguous(), inv_w[perm], oml_w[perm], lam_w[perm], lam, rows,
+                                    max_chunk_elements, n_workers=n_workers)
+    del inv_perm
+    g_fwd[where] = sub_f
+    g_bwd[where] = sub_b
+    return g_fwd, g_bwd
+
+
 def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
     """The authors' Dirichlet proxy with their arithmetic: ``lgamma`` of a negative argument is
     ``ln|Gamma|`` (torch), NaN component terms are dropped (``nansum``); not normalised by n."""
@@ -489,9 +545,13 @@ def pairwise_rd_bound(
 
     # ---- Gaussian terms, per pair and position (both directions), working precision `dtype`
     with torch.no_grad():
-        g_fwd, g_bwd = _gauss_pair_sums(
-            mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers
-        )
+        if form == "exact" and padding == "strict":
+            g_fwd, g_bwd = _gauss_same_mask_pairs(mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids,
+                                                  max_chunk_elements, n_workers)
+        else:
+            g_fwd, g_bwd = _gauss_pair_sums(
+                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers
+            )
     union = mask[I] | mask[J]  # (n, K): positions compared (padding on both sides is skipped)
     sep = logvar_k[J].sub_(logvar_k[I]).mul_(0.5)  # (n, K): 0.5 * sum_d (ln v_b - ln v_a)
     zero = torch.zeros((), dtype=torch.float64)
