@@ -165,6 +165,103 @@ def _inspect(key: str, which: str, clip_json: str, a: str, b: str, _models, max_
     return X.inspect_pair(_models[which], a, b, ClipConfig.from_dict(json.loads(clip_json)), max_length=max_length)
 
 
+def _user_store() -> dict:
+    """Session-only results for uploaded texts (never in the process-wide caches, never on disk)."""
+    return ss.setdefault("_nvdp_user_cache", {})
+
+
+def _user_live(key: str, which: str, models, data) -> X.LiveEvaluator:
+    store = _user_store()
+    if ("live", key, which) not in store:
+        states, y = data.split("test")
+        store[("live", key, which)] = X.LiveEvaluator(models[which], states, y)
+    return store[("live", key, which)]
+
+
+def _c_mu_range(key, which, models, data):
+    if key.startswith("user:"):
+        return X.mu_norm_range(_user_live(key, which, models, data).raw)
+    return _mu_range(key, which, models, data)
+
+
+def _evaluate(key, which, clip_json, models, data, seed):
+    if not key.startswith("user:"):
+        return _posthoc(key, which, clip_json, models, data, seed)
+    store = _user_store()
+    k = ("posthoc", key, which, clip_json, seed)
+    if k not in store:
+        if sum(1 for x in store if x[0] == "posthoc") > 64:
+            for x in [x for x in store if x[0] == "posthoc"]:
+                store.pop(x)
+        store[k] = _user_live(key, which, models, data).evaluate(ClipConfig.from_dict(json.loads(clip_json)),
+                                                                  seed=seed, protocol=PROTOCOL)
+    return store[k]
+
+
+def _orders(key, which, clip_json, models, data):
+    if not key.startswith("user:"):
+        return _order_curve(key, which, clip_json, models, data)
+    from engine.nvdp.order_curve import bdp_order_curve
+
+    return bdp_order_curve(_user_live(key, which, models, data).raw, ClipConfig.from_dict(json.loads(clip_json)),
+                           protocol=PROTOCOL)
+
+
+def _user_data_flow(settings):
+    """Upload, validate, encode and train on the user's texts; returns the session's trained pair or stops."""
+    from engine.nvdp.user_text import MAX_CHARS, MAX_ROWS, MIN_PER_CLASS, MIN_ROWS, read_text_csv, train_on_texts
+
+    up = st.file_uploader("CSV with a text column and a label column", type=["csv", "tsv", "txt"], key="nvdp_upload",
+                          help=f"UTF-8 (or Latin-1), comma / semicolon / tab separated; {MIN_ROWS}-{MAX_ROWS} rows, "
+                          f"texts up to {MAX_CHARS} characters, at least {MIN_PER_CLASS} rows per class.")
+    user = ss.get("nvdp_user")
+    if up is None:
+        if user is not None:
+            return user
+        st.info("Upload a CSV to train the two models on your texts. Column names such as *text* and *label* are "
+                "found automatically.", icon=":material/upload_file:")
+        st.stop()
+    from engine.datasets.upload import read_csv_columns
+
+    try:
+        cols = read_csv_columns(up)
+        c1, c2 = st.columns(2)
+        guess_t = next((c for c in cols if c.lower() in ("text", "sentence", "review", "comment")), cols[0])
+        guess_l = next((c for c in cols if c.lower() in ("label", "class", "target", "sentiment")), cols[-1])
+        tcol = c1.selectbox("Text column", cols, index=cols.index(guess_t), key="nvdp_upload_text")
+        lcol = c2.selectbox("Label column", cols, index=cols.index(guess_l), key="nvdp_upload_label")
+        ds = read_text_csv(up, text_column=tcol, label_column=lcol)
+    except ValueError as exc:
+        st.error(f"**This file cannot be used.** {exc}", icon=":material/error:")
+        st.stop()
+    if user is not None and user["key"] == ds.key() + settings.key():
+        return user
+    counts = ", ".join(f"{c} {int((ds.labels == i).sum())}" for i, c in enumerate(ds.classes))
+    est = estimate_seconds(settings, n_encode=ds.n)
+    st.markdown(f"**{ds.n} texts**, classes: {counts}" + (" (read as Latin-1)" if ds.encoding != "utf-8" else "")
+                + f". Encoding and training both models: estimated {fmt_seconds(est['total'])}.")
+    keep = st.checkbox("Keep the token states of these texts in the on-disk cache (faster next time)", value=False,
+                       key="nvdp_upload_cache")
+    if not st.button("Encode and train", type="primary", key="nvdp_upload_go"):
+        st.stop()
+    bar = st.progress(0.0, text="starting ...")
+    t0 = time.perf_counter()
+
+    def progress(fraction, message):
+        bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"{message} ({time.perf_counter() - t0:.0f} s)")
+        return True
+
+    try:
+        data, models = train_on_texts(ds, settings, progress=progress, cache_states=keep)
+    except (ValueError, TypeError) as exc:
+        st.error(f"**Training failed.** {exc}", icon=":material/error:")
+        st.stop()
+    ss["_nvdp_user_cache"] = {}
+    ss["nvdp_user"] = {"key": ds.key() + settings.key(), "data": data, "models": models, "classes": ds.classes,
+                       "name": getattr(up, "name", "upload")}
+    return ss["nvdp_user"]
+
+
 def _versions() -> dict:
     import importlib.metadata as md
 
@@ -247,7 +344,13 @@ ctrl, main = st.columns([1, 3], gap="large")
 # ---------------------------------------------------------------------------------------------
 # model choice (left) and training / loading (right)
 # ---------------------------------------------------------------------------------------------
+SOURCES = {"bundled": "the 3,000 bundled review sentences", "upload": "your own texts (CSV upload)"}
 with ctrl:
+    st.subheader("Data")
+    st.radio("Sentences", list(SOURCES), format_func=SOURCES.get, key="nvdp_source",
+             help="Your own texts: a CSV with a text column and a label column (two or more classes). They are "
+             "encoded and both models trained in this browser session only; nothing of them is written to disk "
+             "unless you tick the cache option.")
     st.subheader("Model")
     st.select_slider("KL weight (how hard the bottleneck squeezes)", options=list(X.KL_WEIGHTS),
                      format_func=lambda v: f"{v:g}", **persist("nvdp_kl_weight"),
@@ -264,6 +367,10 @@ except (ValueError, TypeError) as exc:
     with main:
         st.error(f"**Cannot set up the models.** {exc}", icon=":material/error:")
     st.stop()
+user = None
+if ss.get("nvdp_source") == "upload":
+    with main:
+        user = _user_data_flow(settings)  # stops the script until a trained user pair exists
 pair_key = settings.key()
 use_bundled = bool(ss.get("nvdp_use_bundled", True))
 is_bundled = use_bundled and bundled_matches(settings)
@@ -271,9 +378,26 @@ is_bundled = use_bundled and bundled_matches(settings)
 _src = ":bundled" if is_bundled else ":local"
 ckey, ukey = pair_key + _src, settings.key(with_clip=False) + _src
 
+if user is not None:
+    pair_key = "user:" + user["key"]
+    ckey, ukey = pair_key + ":clipped", pair_key + ":unclipped"
+    data, models = user["data"], user["models"]
+    is_bundled = False
+    with main:
+        status = st.container()
+        tc = models["clipped"].clip
+        status.caption(
+            f"Your texts ({user['name']}, {len(data.sentences)} rows, classes {', '.join(user['classes'])}; in this "
+            f"session only): trained on {len(data.train_idx)}, {len(data.val_idx)} for early stopping, evaluated on "
+            f"{len(data.test_idx)} held-out texts. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in "
+            f"[{tc.alpha_min:g}, {tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
+            + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
+
 with main:
     status = st.container()
-    if not _exists(pair_key, settings, ss.get("_nvdp_nonce", 0), use_bundled):
+    if user is not None:
+        pass
+    elif not _exists(pair_key, settings, ss.get("_nvdp_nonce", 0), use_bundled):
         if ss.get("nvdp_cancelled"):
             status.info("Training was cancelled. The page needs the two models (unclipped and clipped) to draw "
                         "anything; a model that finished before the cancel is kept.", icon=":material/pause_circle:")
@@ -310,12 +434,15 @@ with main:
                 st.stop()
         ss["_nvdp_nonce"] = ss.get("_nvdp_nonce", 0) + 1
         st.rerun()
-    ss["nvdp_cancelled"] = False
-    with st.spinner("Loading the models and encoding the evaluation sentences (once) ..."):
-        data, models = _pair(pair_key, settings, use_bundled)
+    if user is None:
+        ss["nvdp_cancelled"] = False
+        with st.spinner("Loading the models and encoding the evaluation sentences (once) ..."):
+            data, models = _pair(pair_key, settings, use_bundled)
     tm = models["clipped"]
     tc = tm.clip
-    if is_bundled:
+    if user is not None:
+        pass
+    elif is_bundled:
         est = estimate_seconds(settings)
         b1_, b2_ = status.columns([3, 1])
         b1_.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
@@ -325,12 +452,13 @@ with main:
                    "with a progress bar, a time estimate and Cancel).")
     elif use_bundled is False and bundled_matches(settings):
         status.button("Use the shipped models", on_click=_use_bundle, key="nvdp_use_bundle")
-    status.caption(
-        f"Models ready ({'shipped' if is_bundled else 'cached on disk'}): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
-        f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on {len(data.test_idx)} "
-        f"held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in [{tc.alpha_min:g}, "
-        f"{tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
-        + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
+    if user is None:
+        status.caption(
+            f"Models ready ({'shipped' if is_bundled else 'cached on disk'}): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
+            f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on {len(data.test_idx)} "
+            f"held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in [{tc.alpha_min:g}, "
+            f"{tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
+            + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
 
 # ---------------------------------------------------------------------------------------------
 # clipping sliders (left)
@@ -341,7 +469,7 @@ with ctrl:
              help="The model trained with clipping (its training settings are shown above the figures), or the "
              "unclipped model with the caps applied only when the draw is shared (no retraining).")
     which = "clipped" if ss.get("nvdp_target") == "trained" else "unclipped"
-    lo, hi = _mu_range(ckey if which == "clipped" else ukey, which, models, data)
+    lo, hi = _c_mu_range(ckey if which == "clipped" else ukey, which, models, data)
     ss["nvdp_C_mu"] = float(min(max(float(ss["nvdp_C_mu"]), lo), hi))
     st.slider("C_mu: longest allowed cloud centre ||mu||", min_value=lo, max_value=hi, step=0.1, **persist("nvdp_C_mu"),
               help=f"Every token's mean vector mu is shrunk onto the ball of radius C_mu (L2 norm over 384 "
@@ -409,8 +537,8 @@ with main:
     unclip = ClipConfig(enabled=False, renyi_order=lam)
     mkey = ckey if which == "clipped" else ukey
     with st.spinner("Applying the clipping to the test sentences ..."):
-        res_c = _posthoc(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data, settings.seed)
-        res_u = _posthoc(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
+        res_c = _evaluate(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data, settings.seed)
+        res_u = _evaluate(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
                          models, data, settings.seed)
     label_c = "clipped" if which == "clipped" else "clipped at release"
 
@@ -496,7 +624,7 @@ with main:
         if st.toggle("BDP epsilon over Renyi orders (tightest order; why the guarantee is infinite)",
                      key="nvdp_order_curve"):
             with st.spinner("Evaluating both forms at six orders ..."):
-                cur = _order_curve(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
+                cur = _orders(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
             st.dataframe(pd.DataFrame({"Renyi order": cur["orders"],
                                        "BDP epsilon, guarantee": [P.fmt_bound(e) for e in cur["eps_guarantee"]],
                                        "BDP epsilon, paper protocol": [P.fmt_bound(e) for e in cur["eps_paper"]]}),
@@ -624,6 +752,9 @@ with main:
     with tabs[4]:
         summ = pd.DataFrame([{"model": label_c, **res_c.summary()}, {"model": "unclipped", **res_u.summary()}])
         settings_out = {
+            "data": ({"source": "uploaded CSV (texts not included)", "n_rows": len(data.sentences),
+                      "classes": user["classes"]} if user is not None else
+                     {"source": "bundled sentiment sentences", "models": "shipped" if is_bundled else "trained here"}),
             "settings": settings.to_dict(),
             "applied_clipping": clip.to_dict(),
             "apply_to": ss["nvdp_target"],
