@@ -242,7 +242,9 @@ def _user_data_flow(settings):
                 + f". Encoding and training both models: estimated {fmt_seconds(est['total'])}.")
     keep = st.checkbox("Keep the token states of these texts in the on-disk cache (faster next time)", value=False,
                        key="nvdp_upload_cache")
-    if not st.button("Encode and train", type="primary", key="nvdp_upload_go"):
+    st.button("Encode and train", type="primary", key="nvdp_upload_go",
+              on_click=lambda: ss.__setitem__("_nvdp_upload_train", True))
+    if not ss.pop("_nvdp_upload_train", False):
         st.stop()
     bar = st.progress(0.0, text="starting ...")
     t0 = time.perf_counter()
