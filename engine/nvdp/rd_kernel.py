@@ -172,30 +172,40 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
         s2_buf = torch.empty((m_max, K, D), dtype=dt)
         t_buf = torch.empty((m_max, K, D), dtype=dt)
         f_bufs = [torch.empty((m_max, K, h), dtype=dt) for h in folds]
-        # per-tile (m x K) sums in the working precision, and their float64 combination
-        tk_buf = torch.empty((m_max, K), dtype=dt)
-        lk_buf = torch.empty((m_max, K), dtype=dt)
-        g_buf = torch.empty((m_max, K), dtype=torch.float64)
-        sep_buf = torch.empty((m_max, K), dtype=torch.float64)
-        u_buf = torch.empty((m_max, K), dtype=torch.bool)
-        views = {}
+        # per-task (rows x K) sums in the working precision (tiles stacked), and their float64
+        # combination, reduced over K once per task (fewer small ops than once per tile)
+        rows_max = per_task * m_max
+        tkf_buf = torch.empty((rows_max, K), dtype=dt)
+        lkf_buf = torch.empty((rows_max, K), dtype=dt)
+        tkb_buf = torch.empty((rows_max, K), dtype=dt)
+        lkb_buf = torch.empty((rows_max, K), dtype=dt)
+        g_buf = torch.empty((rows_max, K), dtype=torch.float64)
+        sep_buf = torch.empty((rows_max, K), dtype=torch.float64)
+        u_buf = torch.empty((rows_max, K), dtype=torch.bool)
+        red_buf = torch.empty(rows_max, dtype=torch.float64)
 
-        def reduce_positions(tk, lk, sep, sign, u, out, bad, pos, m, record):
-            """out[pos:pos+m] = sum over compared positions of the finite float64 per-position values."""
-            g = g_buf[:m]
+        def reduce_positions(tk, lk, sep, sign, u, out, bad, where, record):
+            """out[where] = sum over compared positions of the finite float64 per-position values."""
+            n = tk.shape[0]
+            g = g_buf[:n]
             g.copy_(tk)
             g.mul_(half_lam).add_(lk, alpha=c)
             g.add_(sep, alpha=sign)
             ok = torch.isfinite(g)
+            red = red_buf[:n]
             if bool(ok.all()):
-                torch.sum(torch.where(u, g, zero64), -1, out=out[pos : pos + m])
+                torch.sum(torch.where(u, g, zero64), -1, out=red)
+                out[where] = red
                 return
             bad_pos = u & ~ok
-            torch.sum(torch.where(u & ok, g, zero64), -1, out=out[pos : pos + m])
-            bad[pos : pos + m] = bad_pos.any(-1)
+            torch.sum(torch.where(u & ok, g, zero64), -1, out=red)
+            out[where] = red
+            bad[where] = bad_pos.any(-1)
             if record:
                 r, k = torch.nonzero(bad_pos, as_tuple=True)
-                bad_entries.append(torch.stack([r + pos, k], 1))
+                bad_entries.append(torch.stack([where[r], k], 1))
+
+        views = {}
 
         def views_for(m):
             """(d2, s2, t, halvings) for a tile of m pairs; halvings: (lo, hi, dst) per level."""
@@ -229,29 +239,34 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
             task = next_task()
             if task is None:
                 return
+            r0 = 0
+            where = []
             for i, s, e, pos in task:
                 ma, ova, iva, lva, ia2, mka, lka = a_views[i]
                 mb, ovb, ivb, lvb, ib2, mkb, lkb = b_views[(s, e)]
                 m = e - s
                 d2, s2, t, halvings = views_for(m)
-                tk, lk, sep, u = tk_buf[:m], lk_buf[:m], sep_buf[:m], u_buf[:m]
-                torch.sub(lkb, lka, out=sep)
-                sep.mul_(0.5)  # 0.5 * sum_d (ln v_b - ln v_a)
-                torch.logical_or(mkb, mka, out=u)  # positions compared (padding on both sides skipped)
+                torch.sub(lkb, lka, out=sep_buf[r0 : r0 + m])  # sum_d (ln v_b - ln v_a)
+                torch.logical_or(mkb, mka, out=u_buf[r0 : r0 + m])  # positions compared
                 torch.sub(mb, ma, out=d2)
                 d2.square_()
                 # forward a || b
                 torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
                 torch.div(d2, s2, out=t)  # d^2 / s2_ab
-                torch.sum(t, -1, out=tk)
-                sum_log_r(s2, halvings, ivb, ib2, t, lk)
-                reduce_positions(tk, lk, sep, 1.0, u, s_f, bad_f, pos, m, False)
+                torch.sum(t, -1, out=tkf_buf[r0 : r0 + m])
+                sum_log_r(s2, halvings, ivb, ib2, t, lkf_buf[r0 : r0 + m])
                 # backward b || a
                 torch.add(lva, ovb, out=s2)
                 torch.div(d2, s2, out=t)
-                torch.sum(t, -1, out=tk)
-                sum_log_r(s2, halvings, iva, ia2, t, lk)
-                reduce_positions(tk, lk, sep, -1.0, u, s_b, bad_b, pos, m, want_bad_bwd)
+                torch.sum(t, -1, out=tkb_buf[r0 : r0 + m])
+                sum_log_r(s2, halvings, iva, ia2, t, lkb_buf[r0 : r0 + m])
+                where.extend(range(pos, pos + m))
+                r0 += m
+            idx = torch.tensor(where, dtype=torch.long)
+            sep = sep_buf[:r0].mul_(0.5)  # 0.5 * sum_d (ln v_b - ln v_a)
+            u = u_buf[:r0]
+            reduce_positions(tkf_buf[:r0], lkf_buf[:r0], sep, 1.0, u, s_f, bad_f, idx, False)
+            reduce_positions(tkb_buf[:r0], lkb_buf[:r0], sep, -1.0, u, s_b, bad_b, idx, want_bad_bwd)
 
     it = iter(tasks)
     lock = threading.Lock()
