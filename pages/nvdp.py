@@ -371,7 +371,7 @@ with main:
                 return True
 
             try:
-                X.load_or_train(settings, progress=progress)
+                X.load_or_train(settings, progress=progress, use_bundled=use_bundled)
             except TrainingCancelled:
                 ss["nvdp_cancelled"] = True
                 st.rerun()

@@ -71,3 +71,50 @@ def test_time_estimate_scales_with_the_measured_rates(tmp_path):
     # 1,000 training sentences / 32 = 32 batches x 3 epochs x 2 models, plus validation passes (a third each)
     assert e["train"] == pytest.approx((192 + math.ceil(500 / 32) * 3 * 2 / 3) * 0.5)
     assert B.estimate_seconds(s, n_encode=0, n_models=1, directory=tmp_path)["encode"] == 0.0
+
+
+def test_page_uses_a_matching_bundle_and_retrains_here_on_request(tmp_path, monkeypatch):
+    """A bundle of tiny models for the page's (tiny) settings: the page loads it (only the test sentences are
+    encoded), says so, and "Retrain here" trains and caches a local pair instead."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from engine.nvdp import explore as X
+    from engine.nvdp.explorer_models import select_sentences, train_model
+    from engine.nvdp.encoder import encode_sentences
+
+    monkeypatch.setenv("NVDP_PAGE_N_SENTENCES", "60")
+    monkeypatch.setenv("NVDP_PAGE_EPOCHS", "1")
+    monkeypatch.setenv("NVDP_CACHE_DIR", str(tmp_path / "cache"))
+    settings = ExploreSettings.from_env()
+    sentences, labels, tr, va, te = select_sentences(settings)
+    states = encode_sentences([sentences[i] for i in list(tr) + list(va)], use_cache=False)
+    n = len(tr)
+    import numpy as np
+
+    bundle = tmp_path / "bundle"
+    for which in ("unclipped", "clipped"):
+        m = train_model(settings, which, states.subset(np.arange(n)), labels[tr],
+                        states.subset(np.arange(n, n + len(va))), labels[va])
+        B.save_model(m, bundle / which)
+    (bundle / "settings.json").write_text(json.dumps({"settings": settings.to_dict()}))
+    B.write_sums(bundle)
+    monkeypatch.setenv("NVDP_ASSET_DIR", str(bundle))
+    assert X.cached_models_exist(settings) and not X.cached_models_exist(settings, use_bundled=False)
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300)
+    at.switch_page("pages/nvdp.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    caps = " ".join(c.value for c in at.caption)
+    assert "Shipped models" in caps and "Models ready (shipped)" in caps
+    assert at.metric
+    # only the test sentences were encoded (one cache file of len(te) sentences)
+    files = list((tmp_path / "cache").glob("*.pt"))
+    assert len(files) == 1 and torch.load(files[0], weights_only=True)["n"] == len(te)
+    at.button(key="nvdp_train_here").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "Models ready (cached on disk)" in " ".join(c.value for c in at.caption)
+    assert X.cached_models_exist(settings, use_bundled=False)
+    assert at.button(key="nvdp_use_bundle") is not None
