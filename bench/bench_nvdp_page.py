@@ -1,22 +1,25 @@
-"""Benchmark: the NVDP explorer page (issue 7 acceptance).
+"""Benchmark: the NVDP explorer page (issue 7 acceptance; issue 14 items 3 and 7).
 
-Targets: a post-hoc slider change answers in <= 1 s; with a cold cache the first visit shows
-progress and is ready in <= 3 min (encoding the 3,000 sentences + training two small models on 2
-cores); with a warm disk cache a first visit is ready in <= 5 s.
+Targets (issue 14): the first NVDP visit on a fresh clone <= 15 s on a quiet machine (the shipped
+models of assets/nvdp are loaded and only the 500 evaluation sentences are encoded); a move of
+C_mu, alpha_min, alpha_max or the Renyi order answers in <= 0.3 s median on a quiet machine.
 
-Measures, with the page's default settings (``ExploreSettings.from_env()``):
+Measures, with the page's default settings:
 
-1. ``posthoc``: the engine call behind a slider move (``LiveEvaluator.evaluate`` on the 500 test
-   sentences with a new clipping: the model after the bottleneck re-run, exact bound on LIVE_N_RD = 48
-   sentences, paper form and both BDP figures on LIVE_N_BDP = 128), for several C_mu values;
-2. ``rerun``: an AppTest rerun of the page after moving the C_mu slider (models loaded and cached);
-3. ``warm``: the first AppTest run of the page in a fresh process with both models on disk;
-4. ``cold`` (only with ``--cold``): the first AppTest run with an empty ``NVDP_CACHE_DIR``
-   (a temporary folder): encoding + training both models with progress, until the metrics show.
+1. ``first`` (a fresh process, an empty ``NVDP_CACHE_DIR``, so nothing is cached: the fresh-clone
+   case): wall time of the page's first AppTest run until the metrics show, and of the whole
+   process (imports included);
+2. ``sliders`` (same fresh process, after the first visit): median AppTest rerun after moving each
+   of C_mu, alpha_min, alpha_max and the Renyi order to new values, with the CPU time of the
+   process per move (a load-independent proxy: on a quiet 2-core machine the wall time is at most
+   the CPU time);
+3. ``posthoc``: the engine call behind a slider move (``LiveEvaluator.evaluate``), for several C_mu;
+4. ``cold`` (only with ``--cold``): the first AppTest run with an empty cache and no bundle
+   (``NVDP_ASSET_DIR=``): encoding the 3,000 sentences + training both models, with progress.
 
 Run: ``.venv/bin/python bench/bench_nvdp_page.py [--cold] [--threads 2] [--repeat 5]``.
-The model cache of the default settings is created on first use (minutes). Prints wall times,
-``os.getloadavg()`` (the machine is shared: read the figures against the load) and the threads.
+Prints wall times, ``os.getloadavg()`` (the machine is shared: read the figures against the
+load) and the threads.
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ import tempfile
 import time
 from pathlib import Path
 
+_T0 = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
 
 
 def _load():
@@ -75,6 +81,53 @@ def bench_posthoc(repeat: int) -> None:
           f"median {statistics.median(cpu):.3f} s CPU (all threads) over {repeat} ({_load()})")
 
 
+def bench_first_and_sliders(repeat: int) -> None:
+    """In this (fresh) process with an empty cache: the first visit, then slider moves."""
+
+    tmp = tempfile.mkdtemp(prefix="nvdp_first_")
+    os.environ["NVDP_CACHE_DIR"] = tmp
+    try:
+        print(f"first visit: fresh process, empty NVDP_CACHE_DIR ({_load()})", flush=True)
+        c0 = time.process_time()
+        t = time.perf_counter()
+        at = _app().run()
+        first = time.perf_counter() - t
+        assert not at.exception, [e.message for e in at.exception]
+        assert at.metric, "the page drew no metrics"
+        print(f"first NVDP visit (shipped models, encode 500 evaluation sentences): {first:.2f} s wall, "
+              f"{time.process_time() - c0:.2f} s CPU; process {time.perf_counter() - _T0:.2f} s "
+              f"since start ({_load()})", flush=True)
+        at.run()  # settle (URL sync)
+        moves = {
+            "nvdp_C_mu": lambda i, w: round(w.min + (w.max - w.min) * (i + 1) / (repeat + 2), 1),
+            "nvdp_alpha_min": lambda i, w: round(0.12 + 0.03 * i, 2),
+            "nvdp_alpha_max": lambda i, w: round(0.95 - 0.05 * i, 2),
+        }
+        for key, val in moves.items():
+            walls, cpus = [], []
+            for i in range(repeat):
+                w = at.slider(key=key)
+                v = val(i, w)
+                t, c = time.perf_counter(), time.process_time()
+                w.set_value(v).run()
+                walls.append(time.perf_counter() - t)
+                cpus.append(time.process_time() - c)
+                assert not at.exception, [e.message for e in at.exception]
+            print(f"  {key[5:]:>10} moves: median {statistics.median(walls):.3f} s wall, "
+                  f"{statistics.median(cpus):.3f} s CPU (max {max(walls):.3f} s) over {repeat} ({_load()})", flush=True)
+        walls, cpus = [], []
+        for o in (1.2, 1.5, 2.0, 1.05, 1.1)[:repeat]:
+            t, c = time.perf_counter(), time.process_time()
+            at.select_slider(key="nvdp_renyi_order").set_value(o).run()
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+            assert not at.exception, [e.message for e in at.exception]
+        print(f"  renyi_order moves: median {statistics.median(walls):.3f} s wall, {statistics.median(cpus):.3f} s CPU "
+              f"(max {max(walls):.3f} s) ({_load()})", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def bench_page(repeat: int) -> None:
     t = time.perf_counter()
     at = _app().run()
@@ -102,6 +155,7 @@ def bench_cold() -> None:
     tmp = tempfile.mkdtemp(prefix="nvdp_cold_")
     old = os.environ.get("NVDP_CACHE_DIR")
     os.environ["NVDP_CACHE_DIR"] = tmp
+    os.environ["NVDP_ASSET_DIR"] = ""  # no shipped models: encode everything and train
     try:
         import engine.nvdp.encoder as enc
 
@@ -126,6 +180,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cold", action="store_true", help="also time a first visit with an empty cache (minutes)")
     ap.add_argument("--cold-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--first-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--skip-engine", action="store_true", help="only the fresh-process first visit and slider moves")
     args = ap.parse_args()
     import torch
 
@@ -133,13 +189,22 @@ def main() -> None:
     if args.cold_only:
         bench_cold()
         return
+    if args.first_only:
+        bench_first_and_sliders(args.repeat)
+        return
     print(f"torch threads {torch.get_num_threads()}, cpus {os.cpu_count()}, {_load()}")
+    import subprocess
+
+    # a fresh process: nothing imported, nothing cached (the fresh-clone first visit)
+    subprocess.run([sys.executable, __file__, "--first-only", "--threads", str(args.threads), "--repeat",
+                    str(args.repeat)], check=True)
+    if args.skip_engine:
+        return
     bench_posthoc(args.repeat)
     bench_page(args.repeat)
     if args.cold:
         # a fresh process: Streamlit's caches of this one already hold the warm models
         import subprocess
-        import sys
 
         subprocess.run([sys.executable, __file__, "--cold-only", "--threads", str(args.threads)], check=True)
 

@@ -37,6 +37,10 @@ with right:
     )
     st.page_link("pages/nvdp.py", label="Explore NVDP on real sentences", icon=":material/text_fields:",
                  help="Opens the NVDP page on 3,000 review sentences: clipped vs unclipped models, live clipping sliders.")
+    st.caption("First visit: the two small models ship with the app; the page encodes its 500 evaluation sentences "
+               "once (about 24 s of CPU time, measured; under a minute even on a busy 2-core machine), later visits "
+               "take seconds. Other model settings, or your own texts, train in a few minutes with a progress bar "
+               "and a time estimate.")
 
 st.info(
     "Defaults: the Combined Cycle Power Plant data, epsilon = 1, delta = 1e-5, 200 public rows. "

@@ -24,10 +24,13 @@ import streamlit as st
 
 from engine.figures import nvdp as P
 from engine.nvdp import explore as X
+from engine.nvdp.bundled import bundled_matches, estimate_seconds, fmt_seconds
 from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
-from engine.nvdp.headline import headline_verdict
+from engine.nvdp.hints import hint
+from engine.nvdp.headline import headline_verdict, paired_comparison
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
+from ui.nvdp_upload import user_data_flow
 from ui.state import ensure_frame, init_state, persist
 
 ensure_frame()
@@ -122,14 +125,14 @@ CFG = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": Fal
 
 
 @st.cache_resource(max_entries=6, show_spinner=False)
-def _pair(key: str, _settings: X.ExploreSettings):
-    """The (data, models) pair of ``_settings``; only called when both models are on disk."""
-    return X.load_or_train(_settings)
+def _pair(key: str, _settings: X.ExploreSettings, bundled: bool):
+    """The (data, models) pair of ``_settings``: the shipped models (``bundled``) or the disk cache's."""
+    return X.load_or_train(_settings, use_bundled=bundled)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _exists(key: str, _settings: X.ExploreSettings, nonce: int) -> bool:
-    return X.cached_models_exist(_settings)
+def _exists(key: str, _settings: X.ExploreSettings, nonce: int, bundled: bool) -> bool:
+    return X.cached_models_exist(_settings, use_bundled=bundled)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -163,6 +166,48 @@ def _inspect(key: str, which: str, clip_json: str, a: str, b: str, _models, max_
     return X.inspect_pair(_models[which], a, b, ClipConfig.from_dict(json.loads(clip_json)), max_length=max_length)
 
 
+def _user_store() -> dict:
+    """Session-only results for uploaded texts (never in the process-wide caches, never on disk)."""
+    return ss.setdefault("_nvdp_user_cache", {})
+
+
+def _user_live(key: str, which: str, models, data) -> X.LiveEvaluator:
+    store = _user_store()
+    if ("live", key, which) not in store:
+        states, y = data.split("test")
+        store[("live", key, which)] = X.LiveEvaluator(models[which], states, y)
+    return store[("live", key, which)]
+
+
+def _c_mu_range(key, which, models, data):
+    if key.startswith("user:"):
+        return X.mu_norm_range(_user_live(key, which, models, data).raw)
+    return _mu_range(key, which, models, data)
+
+
+def _evaluate(key, which, clip_json, models, data, seed):
+    if not key.startswith("user:"):
+        return _posthoc(key, which, clip_json, models, data, seed)
+    store = _user_store()
+    k = ("posthoc", key, which, clip_json, seed)
+    if k not in store:
+        if sum(1 for x in store if x[0] == "posthoc") > 64:
+            for x in [x for x in store if x[0] == "posthoc"]:
+                store.pop(x)
+        store[k] = _user_live(key, which, models, data).evaluate(ClipConfig.from_dict(json.loads(clip_json)),
+                                                                  seed=seed, protocol=PROTOCOL)
+    return store[k]
+
+
+def _orders(key, which, clip_json, models, data):
+    if not key.startswith("user:"):
+        return _order_curve(key, which, clip_json, models, data)
+    from engine.nvdp.order_curve import bdp_order_curve
+
+    return bdp_order_curve(_user_live(key, which, models, data).raw, ClipConfig.from_dict(json.loads(clip_json)),
+                           protocol=PROTOCOL)
+
+
 def _versions() -> dict:
     import importlib.metadata as md
 
@@ -185,6 +230,15 @@ def _cancel() -> None:
 
 def _train_now() -> None:
     ss["nvdp_cancelled"] = False
+
+
+def _train_here() -> None:
+    ss["nvdp_use_bundled"] = False
+    ss["nvdp_cancelled"] = False
+
+
+def _use_bundle() -> None:
+    ss["nvdp_use_bundled"] = True
 
 
 def _retrain() -> None:
@@ -236,7 +290,13 @@ ctrl, main = st.columns([1, 3], gap="large")
 # ---------------------------------------------------------------------------------------------
 # model choice (left) and training / loading (right)
 # ---------------------------------------------------------------------------------------------
+SOURCES = {"bundled": "the 3,000 bundled review sentences", "upload": "your own texts (CSV upload)"}
 with ctrl:
+    st.subheader("Data")
+    st.radio("Sentences", list(SOURCES), format_func=SOURCES.get, key="nvdp_source",
+             help="Your own texts: a CSV with a text column and a label column (two or more classes). They are "
+             "encoded and both models trained in this browser session only; nothing of them is written to disk "
+             "unless you tick the cache option.")
     st.subheader("Model")
     st.select_slider("KL weight (how hard the bottleneck squeezes)", options=list(X.KL_WEIGHTS),
                      format_func=lambda v: f"{v:g}", **persist("nvdp_kl_weight"),
@@ -253,11 +313,37 @@ except (ValueError, TypeError) as exc:
     with main:
         st.error(f"**Cannot set up the models.** {exc}", icon=":material/error:")
     st.stop()
+user = None
+if ss.get("nvdp_source") == "upload":
+    with main:
+        user = user_data_flow(settings)  # stops the script until a trained user pair exists
 pair_key = settings.key()
+use_bundled = bool(ss.get("nvdp_use_bundled", True))
+is_bundled = use_bundled and bundled_matches(settings)
+# Cache keys of the two models: the shipped pair and a pair trained here are different models.
+_src = ":bundled" if is_bundled else ":local"
+ckey, ukey = pair_key + _src, settings.key(with_clip=False) + _src
+
+if user is not None:
+    pair_key = "user:" + user["key"]
+    ckey, ukey = pair_key + ":clipped", pair_key + ":unclipped"
+    data, models = user["data"], user["models"]
+    is_bundled = False
+    with main:
+        status = st.container()
+        tc = models["clipped"].clip
+        status.caption(
+            f"Your texts ({user['name']}, {len(data.sentences)} rows, classes {', '.join(user['classes'])}; in this "
+            f"session only): trained on {len(data.train_idx)}, {len(data.val_idx)} for early stopping, evaluated on "
+            f"{len(data.test_idx)} held-out texts. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in "
+            f"[{tc.alpha_min:g}, {tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
+            + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
 
 with main:
     status = st.container()
-    if not _exists(pair_key, settings, ss.get("_nvdp_nonce", 0)):
+    if user is not None:
+        pass
+    elif not _exists(pair_key, settings, ss.get("_nvdp_nonce", 0), use_bundled):
         if ss.get("nvdp_cancelled"):
             status.info("Training was cancelled. The page needs the two models (unclipped and clipped) to draw "
                         "anything; a model that finished before the cancel is kept.", icon=":material/pause_circle:")
@@ -265,8 +351,12 @@ with main:
             st.stop()
         with status:
             n_desc = (f"{settings.n_sentences} sentences" if settings.n_sentences else "3,000 sentences")
+            est = estimate_seconds(settings)
             st.markdown(f"**Training two small models** for KL weight {settings.kl_weight:g}, seed {settings.seed} "
-                        f"({n_desc}, up to {settings.epochs} epochs, {settings.n_train or 'all'} training sentences). "
+                        f"({n_desc}, up to {settings.epochs} epochs, {settings.n_train or 'all'} training sentences): "
+                        f"estimated {fmt_seconds(est['total'])} (from the {est['per_batch']:.3g} s per batch and "
+                        f"{est['per_sentence']:.3g} s per encoded sentence measured when the shipped models were made, "
+                        "one thread; the bar below updates the estimate as it goes). "
                         "This happens once per setting: the models are cached on disk.")
             bar = st.progress(0.0, text="starting ...")
             st.button("Cancel", on_click=_cancel, key="nvdp_cancel", icon=":material/cancel:",
@@ -281,7 +371,7 @@ with main:
                 return True
 
             try:
-                X.load_or_train(settings, progress=progress)
+                X.load_or_train(settings, progress=progress, use_bundled=use_bundled)
             except TrainingCancelled:
                 ss["nvdp_cancelled"] = True
                 st.rerun()
@@ -290,17 +380,31 @@ with main:
                 st.stop()
         ss["_nvdp_nonce"] = ss.get("_nvdp_nonce", 0) + 1
         st.rerun()
-    ss["nvdp_cancelled"] = False
-    with st.spinner("Loading the cached models ..."):
-        data, models = _pair(pair_key, settings)
+    if user is None:
+        ss["nvdp_cancelled"] = False
+        with st.spinner("Loading the models and encoding the evaluation sentences (once) ..."):
+            data, models = _pair(pair_key, settings, use_bundled)
     tm = models["clipped"]
     tc = tm.clip
-    status.caption(
-        f"Models ready (cached on disk): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
-        f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on {len(data.test_idx)} "
-        f"held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in [{tc.alpha_min:g}, "
-        f"{tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
-        + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
+    if user is not None:
+        pass
+    elif is_bundled:
+        est = estimate_seconds(settings)
+        b1_, b2_ = status.columns([3, 1])
+        b1_.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
+                    "them bit for bit). Only the evaluation sentences were encoded on this machine.")
+        b2_.button("Retrain here", on_click=_train_here, key="nvdp_train_here",
+                   help=f"Train both models on this machine instead (estimated {fmt_seconds(est['total'])}, "
+                   "with a progress bar, a time estimate and Cancel).")
+    elif use_bundled is False and bundled_matches(settings):
+        status.button("Use the shipped models", on_click=_use_bundle, key="nvdp_use_bundle")
+    if user is None:
+        status.caption(
+            f"Models ready ({'shipped' if is_bundled else 'cached on disk'}): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
+            f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on {len(data.test_idx)} "
+            f"held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in [{tc.alpha_min:g}, "
+            f"{tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
+            + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
 
 # ---------------------------------------------------------------------------------------------
 # clipping sliders (left)
@@ -311,7 +415,7 @@ with ctrl:
              help="The model trained with clipping (its training settings are shown above the figures), or the "
              "unclipped model with the caps applied only when the draw is shared (no retraining).")
     which = "clipped" if ss.get("nvdp_target") == "trained" else "unclipped"
-    lo, hi = _mu_range(pair_key if which == "clipped" else settings.key(with_clip=False), which, models, data)
+    lo, hi = _c_mu_range(ckey if which == "clipped" else ukey, which, models, data)
     ss["nvdp_C_mu"] = float(min(max(float(ss["nvdp_C_mu"]), lo), hi))
     st.slider("C_mu: longest allowed cloud centre ||mu||", min_value=lo, max_value=hi, step=0.1, **persist("nvdp_C_mu"),
               help=f"Every token's mean vector mu is shrunk onto the ball of radius C_mu (L2 norm over 384 "
@@ -377,10 +481,10 @@ with main:
         st.caption("Your other settings are kept; the figures come back as soon as the combination is valid.")
         st.stop()
     unclip = ClipConfig(enabled=False, renyi_order=lam)
-    mkey = pair_key if which == "clipped" else settings.key(with_clip=False)
+    mkey = ckey if which == "clipped" else ukey
     with st.spinner("Applying the clipping to the test sentences ..."):
-        res_c = _posthoc(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data, settings.seed)
-        res_u = _posthoc(settings.key(with_clip=False), "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
+        res_c = _evaluate(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data, settings.seed)
+        res_u = _evaluate(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
                          models, data, settings.seed)
     label_c = "clipped" if which == "clipped" else "clipped at release"
 
@@ -425,9 +529,16 @@ with main:
                      delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **_NO_ARROW)
-    verdict = [headline_verdict(res_c, res_u, label_c)]
-    if verdict:
-        st.markdown(" ".join(verdict))
+    st.markdown(headline_verdict(res_c, res_u, label_c))
+    st.radio("Headline view", ["scatter", "diff"], horizontal=True, key="nvdp_headline_kind",
+             format_func={"scatter": "each pair: clipped vs unclipped",
+                          "diff": "distribution of the per-pair difference"}.get,
+             help="The same pairs of test sentences under both models, in both forms of the bound. Below the "
+             "diagonal (left of 0): clipping makes that pair harder to tell apart.")
+    st.plotly_chart(P.paired_figure([paired_comparison(res_c.rd_paper, res_u.rd_paper),
+                                     paired_comparison(res_c.rd_exact, res_u.rd_exact)],
+                                    kind=ss.get("nvdp_headline_kind", "scatter"), label=label_c),
+                    config=CFG, key="nvdp_fig_headline")
     if res_c.nan_count or res_u.nan_count:
         st.warning(f"Numerical failures: {res_c.nan_count} NaN values with clipping, {res_u.nan_count} without.",
                    icon=":material/warning:")
@@ -459,7 +570,7 @@ with main:
         if st.toggle("BDP epsilon over Renyi orders (tightest order; why the guarantee is infinite)",
                      key="nvdp_order_curve"):
             with st.spinner("Evaluating both forms at six orders ..."):
-                cur = _order_curve(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
+                cur = _orders(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
             st.dataframe(pd.DataFrame({"Renyi order": cur["orders"],
                                        "BDP epsilon, guarantee": [P.fmt_bound(e) for e in cur["eps_guarantee"]],
                                        "BDP epsilon, paper protocol": [P.fmt_bound(e) for e in cur["eps_paper"]]}),
@@ -473,8 +584,8 @@ with main:
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Each pair of test sentences gets one number: how distinguishable their shared draws are. The curve "
-                "shows how those numbers spread; the dashed rule marks the worst pair. Clipping pulls the whole "
-                "spread to the left (more private).\n\n"
+                "shows how those numbers spread; the dashed rule marks the worst pair (left = more private). The "
+                "headline above says, pair by pair, where clipping moves them left and where it does not.\n\n"
                 "**Two forms.** *Exact*: the full bound, added up over every token cloud and all 384 dimensions, in "
                 "nats; it can be infinite when two clouds' blurs or weights are too different. *Paper protocol*: "
                 "the authors' normalised figure (averaged over dimensions, divided by the 49 latent positions, "
@@ -482,7 +593,7 @@ with main:
                 "the numbers compare with their tables.\n\n"
                 "**Lengths.** The layer gives padded positions weight exactly 0, so a shared sample reveals how "
                 "many tokens a sentence has: the guarantee form is infinite for every pair of different lengths "
-                "(counted in the table), whatever the caps.")
+                "(counted in the table), whatever the caps.\n\n" + hint("alpha_min"))
         with st.expander("The formulas"):
             st.latex(r"D_\lambda(P\,\|\,Q) = \frac{1}{\lambda-1}\ln \int p^\lambda q^{1-\lambda}")
             st.latex(r"\mathrm{RD}(a,b) \le D_\lambda\big(\mathrm{Dir}(\alpha^a)\,\|\,\mathrm{Dir}(\alpha^b)\big)"
@@ -514,8 +625,8 @@ with main:
                 "sentences after each training epoch (the best epoch is kept).\n\n"
                 "The paper reports that clipping keeps or improves accuracy while tightening the bound. "
                 "Clipping *at release* (right-hand option of *Apply the sliders to*) changes the draws the "
-                "classifier was not trained on, so it costs more accuracy than training with the caps.\n\n"
-                "**Try:** C_mu well below the typical length, with each option; then *Retrain with these*.")
+                "classifier was not trained on, so it can cost more accuracy than training with the caps.\n\n"
+                + hint("retrain"))
 
     with tabs[2]:
         d = res_c.distributions
@@ -533,8 +644,8 @@ with main:
                 "Each token of a sentence becomes a cloud: a centre **mu** (its length ||mu|| is how far it sits "
                 "from the shared prior cloud at 0), a blur **sigma** per dimension, and a weight **alpha**. The "
                 "dashed rules are your caps; everything beyond them is moved onto them (orange: before, blue: "
-                "after). Caps set far out change nothing; caps inside the bulk change many tokens, which protects "
-                "more and may cost accuracy.")
+                "after). Caps inside the bulk change many tokens, which may protect more and may cost accuracy.\n\n"
+                + hint("c_mu") + "\n\n" + hint("order_floor"))
 
     with tabs[3]:
         st.markdown("Type two sentences. See what the bottleneck keeps of each token, which caps touched it, and "
@@ -587,6 +698,9 @@ with main:
     with tabs[4]:
         summ = pd.DataFrame([{"model": label_c, **res_c.summary()}, {"model": "unclipped", **res_u.summary()}])
         settings_out = {
+            "data": ({"source": "uploaded CSV (texts not included)", "n_rows": len(data.sentences),
+                      "classes": user["classes"]} if user is not None else
+                     {"source": "bundled sentiment sentences", "models": "shipped" if is_bundled else "trained here"}),
             "settings": settings.to_dict(),
             "applied_clipping": clip.to_dict(),
             "apply_to": ss["nvdp_target"],

@@ -89,11 +89,18 @@ def server():
         yield url
 
 
-def _wait_for(page, predicate, timeout_s: float, what: str):
+# The NVDP page leads with the paired headline scatter (no legend lines): read the first figure with legend lines.
+NVDP_FIGURE_STATE_JS = FIGURE_STATE_JS.replace(
+    "document.querySelector('.js-plotly-plot')",
+    "Array.from(document.querySelectorAll('.js-plotly-plot')).find(g => g.data && g.data.some("
+    "t => t.showlegend !== false && t.mode && t.mode.includes('lines')))")
+
+
+def _wait_for(page, predicate, timeout_s: float, what: str, js: str = FIGURE_STATE_JS):
     deadline = time.time() + timeout_s
     last = None
     while time.time() < deadline:
-        last = page.evaluate(FIGURE_STATE_JS)
+        last = page.evaluate(js)
         if last is not None and predicate(last):
             return last
         page.wait_for_timeout(250)
@@ -194,7 +201,7 @@ def test_nvdp_page_C_mu_slider_moves_the_clipped_bound(nvdp_server):
             page.goto(f"{nvdp_server}/nvdp", timeout=120_000)
             # the first figure is the RD distribution: one dashed rule per model at its worst pair
             before = _wait_for(page, lambda s: len(s["rules"]) == 2 and len(s["lines"]) == 2, 150,
-                               "the RD distribution figure (clipped and unclipped)")
+                               "the RD distribution figure (clipped and unclipped)", js=NVDP_FIGURE_STATE_JS)
             assert any(t["name"].startswith("clipped") for t in before["lines"])
             # the paper-protocol headline (the exact form is infinite under strict padding: pairs of
             # different lengths cannot be hidden, so it need not move with C_mu)
@@ -225,7 +232,7 @@ def test_nvdp_page_C_mu_slider_moves_the_clipped_bound(nvdp_server):
             assert url_c_mu() is not None and abs(url_c_mu() - shown) < 1e-9, (page.url, shown)
             assert 3.4 <= shown <= 4.5, shown
             after = _wait_for(page, lambda s: sorted(s["rules"]) != sorted(before["rules"]), 60,
-                              "the clipped model's worst-pair rule to move")
+                              "the clipped model's worst-pair rule to move", js=NVDP_FIGURE_STATE_JS)
             unclipped = [t for t in after["lines"] if t["name"].startswith("unclipped")]
             assert unclipped == [t for t in before["lines"] if t["name"].startswith("unclipped")]
             assert headline.inner_text() != headline_before, "the paper-protocol RD mean should change with C_mu"

@@ -106,3 +106,37 @@ def test_inspector_figure_and_errors():
 @pytest.mark.parametrize("x, out", [(np.inf, "infinite"), (np.nan, "n/a"), (0.5, "0.5"), (10.4663, "10.5"), (-np.inf, "-infinite")])
 def test_fmt_bound(x, out):
     assert P.fmt_bound(x) == out
+
+
+def _cmp(form, a, b):
+    from types import SimpleNamespace as NS
+
+    from engine.nvdp.headline import paired_comparison
+
+    idx = np.stack([np.zeros(len(a), int), np.arange(1, len(a) + 1)], 1)
+    return paired_comparison(NS(values=np.asarray(a, float), pair_index=idx, form=form),
+                             NS(values=np.asarray(b, float), pair_index=idx, form=form))
+
+
+def test_paired_figure_scatter_and_diff_count_the_same_pairs():
+    paper = _cmp("paper", [0.1, 0.3, 0.2, np.inf], [0.2, 0.1, 0.4, 0.5])
+    exact = _cmp("exact", [1.0, np.inf, 3.0], [2.0, np.inf, 1.0])
+    fig = P.paired_figure([paper, exact], kind="scatter")
+    pts = [t for t in fig.data if t.mode == "markers"]
+    assert len(pts) == 2
+    # only pairs finite on both sides are drawn, x = unclipped, y = clipped
+    assert list(pts[0].x) == [0.2, 0.1, 0.4] and list(pts[0].y) == [0.1, 0.3, 0.2]
+    assert list(pts[1].x) == [2.0, 1.0] and list(pts[1].y) == [1.0, 3.0]
+    titles = [a.text for a in fig.layout.annotations]
+    assert "lower with clipping on 2 of 4 pairs, higher on 2; no finite bound: 1 clipped, 0 unclipped" in titles[0]
+    assert "lower with clipping on 1 of 3 pairs, higher on 1; no finite bound: 1 clipped, 1 unclipped" in titles[1]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    diag = [t for t in fig.data if t.mode == "lines"]
+    assert list(diag[0].x) == [0.1, 0.4] == list(diag[0].y)
+    d = P.paired_figure([paper], kind="diff", label="clipped at release")
+    assert np.allclose(d.data[0].x, [-0.1, 0.2, -0.2])
+    assert "median -0.1" in d.layout.xaxis.title.text and "clipped at release" in d.layout.xaxis.title.text
+    with pytest.raises(ValueError, match="kind must be"):
+        P.paired_figure([paper], kind="violin")
+    with pytest.raises(ValueError, match="empty"):
+        P.paired_figure([])

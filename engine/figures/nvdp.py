@@ -27,6 +27,7 @@ __all__ = [
     "accuracy_figure",
     "posterior_histograms_figure",
     "inspector_figure",
+    "paired_figure",
     "fmt_bound",
 ]
 
@@ -398,4 +399,75 @@ def inspector_figure(tables: Sequence[pd.DataFrame], names: Sequence[str] = ("se
         title = "What the bottleneck keeps of each token (component 0 is the prior component)"
     fig = _layout(fig, title=title, height=620)
     fig.update_layout(legend=dict(y=-0.25))
+    return fig
+
+
+_FORM_TITLES = {"paper": "paper protocol (per latent position)", "exact": "guarantee form (exact, nats)"}
+
+
+def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = "clipped") -> go.Figure:
+    """The headline: clipped vs unclipped RD on the same pairs, one panel per form.
+
+    Parameters
+    ----------
+    comparisons : sequence of engine.nvdp.headline.PairedComparison
+        One per form (``.form`` "paper" or "exact"), from :func:`engine.nvdp.headline.paired_comparison`.
+    kind : {"scatter", "diff"}, default "scatter"
+        ``"scatter"``: each pair finite on both sides is a point (x unclipped, y clipped) with the
+        diagonal y = x, so points below it are pairs that clipping makes harder to tell apart.
+        ``"diff"``: the distribution of the per-pair difference clipped - unclipped, with a rule
+        at 0 (left of it: clipping lowers the RD).
+    label : str, default "clipped"
+        Name of the clipped side ("clipped" or "clipped at release").
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One column per comparison; each panel's title counts the pairs where clipping lowers /
+        raises the RD and the pairs with no finite bound on each side.
+
+    Raises
+    ------
+    ValueError
+        No comparison, or an unknown ``kind``.
+    """
+    comparisons = list(comparisons)
+    if not comparisons:
+        raise ValueError("comparisons is empty: pass one PairedComparison per form")
+    if kind not in ("scatter", "diff"):
+        raise ValueError(f"kind must be 'scatter' or 'diff'; got {kind!r}")
+    titles = []
+    for c in comparisons:
+        titles.append(f"{_FORM_TITLES.get(c.form, c.form)}<br><sup>lower with clipping on {c.n_lower} of {c.n_pairs} pairs, "
+                      f"higher on {c.n_higher}; no finite bound: {c.n_inf_clipped} {label}, {c.n_inf_unclipped} unclipped</sup>")
+    fig = make_subplots(rows=1, cols=len(comparisons), subplot_titles=titles, horizontal_spacing=0.12)
+    color = NVDP_COLORS["clipped"]
+    for i, c in enumerate(comparisons, start=1):
+        if kind == "scatter":
+            x = np.asarray(c.unclipped, dtype=float)
+            y = np.asarray(c.clipped, dtype=float)
+            log = x.size > 0 and bool(np.all(x > 0) and np.all(y > 0))
+            fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", marker=dict(color=color, size=5, opacity=0.55),
+                                       name=f"{c.form}: one point per pair", showlegend=False,
+                                       hovertemplate="unclipped %{x:.4g}<br>" + label + " %{y:.4g}<extra></extra>"),
+                          row=1, col=i)
+            if x.size:
+                lo = float(min(x.min(), y.min()))
+                hi = float(max(x.max(), y.max()))
+                fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=_RULE, showlegend=False,
+                                         hoverinfo="skip", name="y = x"), row=1, col=i)
+            axis = "log" if log else "linear"
+            fig.update_xaxes(title_text="RD unclipped", type=axis, row=1, col=i)
+            fig.update_yaxes(title_text=f"RD {label}", type=axis, row=1, col=i)
+        else:
+            d = np.asarray(c.diff, dtype=float)
+            fig.add_trace(go.Histogram(x=d, nbinsx=40, marker_color=color, opacity=0.8, showlegend=False,
+                                       name=f"{c.form}: {label} - unclipped",
+                                       hovertemplate="difference %{x}<br>%{y} pairs<extra></extra>"), row=1, col=i)
+            fig.add_vline(x=0.0, line=_RULE, row=1, col=i)
+            med = "n/a" if not np.isfinite(c.median_diff) else f"{c.median_diff:.3g}"
+            fig.update_xaxes(title_text=f"RD {label} - RD unclipped (median {med})", row=1, col=i)
+            fig.update_yaxes(title_text="pairs", row=1, col=i)
+    _layout(fig, title=None, height=400)
+    fig.update_layout(margin=dict(t=90, b=60))
     return fig

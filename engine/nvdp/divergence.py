@@ -180,19 +180,28 @@ def _as_tensor(x, name: str) -> torch.Tensor:
 
 
 
-def _nanmean_positions(g, union, I, J, mu_w, inv_w, lam, D):
-    """The authors' NaN-mean over dims for D(b || a) at the (pair, position) entries that are not finite.
+#: Pairs per chunk of the Dirichlet terms (bounds their (chunk x K) float64 temporaries).
+_DIR_CHUNK = 8192
 
-    ``g`` (n_pairs, K) holds sum_d of the backward Gaussian terms; where a dim has
-    ``s2 = lambda v_a + (1 - lambda) v_b < 0`` the sum is not finite. Those entries are recomputed in
-    float64 as D times the mean over the dims with s2 > 0 (0 when none; +inf if some s2 == 0), so
-    that dividing by D later gives the authors' ``nanmean``.
+
+def _one_sided(mask, I, J):
+    """Per pair: some position is padding on exactly one side (chunked; bool of shape (n_pairs,))."""
+    out = torch.empty(I.numel(), dtype=torch.bool)
+    for c0 in range(0, I.numel(), _DIR_CHUNK):
+        Ic, Jc = I[c0 : c0 + _DIR_CHUNK], J[c0 : c0 + _DIR_CHUNK]
+        out[c0 : c0 + _DIR_CHUNK] = (mask[Ic] ^ mask[Jc]).any(-1)
+    return out
+
+
+def _nanmean_entries(p_idx, k_idx, I, J, mu_w, inv_w, lam, D):
+    """The authors' NaN-mean over dims for D(b || a) at the given (pair, position) entries.
+
+    At these entries some dim has ``s2 = lambda v_a + (1 - lambda) v_b < 0``, so the sum over dims
+    is not finite. Each is recomputed in float64 as D times the mean over the dims with s2 > 0
+    (0 when none; +inf if some s2 == 0), so that dividing by D later gives the authors' ``nanmean``.
+    Returns a float64 tensor with one value per entry.
     """
-    bad = union & ~torch.isfinite(g)
-    if not bool(bad.any()):
-        return g
-    p_idx, k_idx = torch.nonzero(bad, as_tuple=True)
-    g = g.clone()
+    out = torch.empty(p_idx.numel(), dtype=torch.float64)
     for s in range(0, p_idx.numel(), 4096):
         pi, ki = p_idx[s : s + 4096], k_idx[s : s + 4096]
         ia, ib = I[pi], J[pi]
@@ -209,8 +218,70 @@ def _nanmean_positions(g, union, I, J, mu_w, inv_w, lam, D):
         mean = torch.where(ok, term, torch.zeros_like(term)).sum(-1) / cnt.clamp_min(1)
         mean = torch.where(cnt > 0, mean, torch.zeros_like(mean))
         mean = torch.where((s2 == 0).any(-1), torch.full_like(mean, math.inf), mean)
-        g[pi, ki] = mean * D
-    return g
+        out[s : s + 4096] = mean * D
+    return out
+
+
+def _gauss_same_mask_pairs(mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers,
+                           logvar_k):
+    """Gaussian pair sums of the strict exact form, computed only for pairs with the same mask.
+
+    Under ``padding="strict"`` every pair whose masks differ is +inf whatever its Gaussian terms
+    (a component present on one side only), so those pairs are not evaluated (their rows stay 0
+    and the caller sets them to +inf). The inputs are permuted so that each mask pattern is
+    contiguous, in the original order within a pattern, so the pairs of a pattern (within one eval
+    batch) form rows of contiguous j ranges and keep their orientation (a before b). The kernel's
+    global choices (folding, the safe-range check) depend only on per-(k, d) maxima and minima over
+    all inputs, which a permutation does not change, so the evaluated pairs get the same per-element
+    arithmetic as when every pair is evaluated.
+    """
+    n_pairs = I.numel()
+    g_fwd = torch.zeros(n_pairs, dtype=torch.float64)
+    g_bwd = torch.zeros(n_pairs, dtype=torch.float64)
+    b_fwd = torch.zeros(n_pairs, dtype=torch.bool)
+    b_bwd = torch.zeros(n_pairs, dtype=torch.bool)
+    _, group = torch.unique(mask, dim=0, return_inverse=True)
+    perm = torch.argsort(group, stable=True)
+    inv_perm = torch.argsort(perm)
+    B = mask.shape[0]
+    # the eval batch of each input (pairs are only within one batch; "all" has a single batch)
+    batch_of = torch.zeros(B, dtype=torch.long)
+    batch_of[I] = batch_ids
+    batch_of[J] = batch_ids
+    g_sorted = group[perm]
+    b_sorted = batch_of[perm]
+    rows = []
+    start = 0
+    while start < B:
+        end = start
+        while end < B and g_sorted[end] == g_sorted[start]:
+            end += 1
+        for p in range(start, end - 1):
+            q_end = p + 1
+            while q_end < end and b_sorted[q_end] == b_sorted[p]:
+                q_end += 1
+            if q_end > p + 1:
+                rows.append((p, p + 1, q_end, 0))
+        start = end
+    if not rows:
+        return g_fwd, g_bwd, b_fwd, b_bwd, None
+    pos = torch.full((B, B), -1, dtype=torch.long)
+    pos[I, J] = torch.arange(n_pairs)
+    counts = torch.tensor([j1 - j0 for _, j0, j1, _ in rows])
+    Ip = perm[torch.repeat_interleave(torch.tensor([r[0] for r in rows]), counts)]
+    Jp = perm[torch.cat([torch.arange(j0, j1) for _, j0, j1, _ in rows])]
+    where = pos[Ip, Jp]
+    if bool((where < 0).any()):  # pragma: no cover - a pair outside the requested pairs (internal error)
+        raise RuntimeError("internal error: a same-mask pair outside the requested pairs")
+    sub_f, sub_b, bad_f, bad_b, _ = _gauss_pair_sums(
+        mu_w[perm].contiguous(), inv_w[perm], oml_w[perm], lam_w[perm], lam, rows, max_chunk_elements,
+        n_workers=n_workers, mask=mask[perm], logvar_k=logvar_k[perm])
+    del inv_perm
+    g_fwd[where] = sub_f
+    g_bwd[where] = sub_b
+    b_fwd[where] = bad_f
+    b_bwd[where] = bad_b
+    return g_fwd, g_bwd, b_fwd, b_bwd, None
 
 
 def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
@@ -488,42 +559,55 @@ def pairwise_rd_bound(
     batch_ids = torch.repeat_interleave(torch.tensor([r[3] for r in rows]), counts)
 
     # ---- Gaussian terms, per pair and position (both directions), working precision `dtype`
+    # Sums over dims and positions per pair, reduced inside the kernel's tiles (no (pairs x K)
+    # arrays); a position whose value is not finite (NaN from ln r < 0, or +inf) failed the
+    # variance condition: the pair is +inf, or (paper form, the authors' NaN-mean) that
+    # position is recomputed as D x the mean over its defined dims.
+    nanmean = form == "paper" and undefined == "nanmean"
     with torch.no_grad():
-        g_fwd, g_bwd = _gauss_pair_sums(
-            mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers
-        )
-    union = mask[I] | mask[J]  # (n, K): positions compared (padding on both sides is skipped)
-    sep = logvar_k[J].sub_(logvar_k[I]).mul_(0.5)  # (n, K): 0.5 * sum_d (ln v_b - ln v_a)
-    zero = torch.zeros((), dtype=torch.float64)
-    # sum over positions; a non-finite sum (NaN from ln r < 0, or +inf) means the condition failed
-    g_fwd = g_fwd.add_(sep)
-    g_bwd = g_bwd.sub_(sep)
-    if form == "paper" and undefined == "nanmean":
-        g_bwd = _nanmean_positions(g_bwd, union, I, J, mu_w, inv_w, lam, D)  # mean over the defined dims, x D
-    gs_fwd = torch.where(union, g_fwd, zero).sum(-1)
-    gs_bwd = torch.where(union, g_bwd, zero).sum(-1)
-    gs_fwd = torch.where(torch.isfinite(gs_fwd), gs_fwd, math.inf)
-    gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
-    del g_fwd, g_bwd, sep
+        if form == "exact" and padding == "strict":
+            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_same_mask_pairs(
+                mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
+        else:
+            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
+                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
+                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean)
+    gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
+    if nanmean and entries is not None and entries.numel():
+        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
+        gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
+        gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
+    else:
+        gs_bwd = torch.where(bad_bwd, math.inf, s_bwd)
+    del s_fwd, s_bwd
 
     if form == "exact":
-        # positions outside the union get concentration 1 on both sides: lnG(1) = 0 and c = 1 > 0,
-        # so they drop out of the lnG sums; the totals subtract them again.
-        n_out = (K - union.sum(-1)).to(torch.float64)
         one = torch.ones((), dtype=torch.float64)
-        a = torch.where(union, al_f[I], one)
-        b = torch.where(union, al_f[J], one)
-        lb_a = torch.lgamma(a).sum(-1) - torch.lgamma(a.sum(-1) - n_out)
-        lb_b = torch.lgamma(b).sum(-1) - torch.lgamma(b.sum(-1) - n_out)
 
-        def dir_term(x, y, lb_x, lb_y):
+        def dir_term(x, y, lb_x, lb_y, n_out):
             c = torch.add(x * lam, y, alpha=1.0 - lam)  # lam x + (1 - lam) y
             ok = (c > 0).all(-1)
             val = (torch.lgamma(c).sum(-1) - torch.lgamma(c.sum(-1) - n_out) - lam * lb_x - (1.0 - lam) * lb_y) / (lam - 1.0)
             return torch.where(ok, val, math.inf)
 
-        fwd = dir_term(a, b, lb_a, lb_b) + gs_fwd
-        bwd = dir_term(b, a, lb_b, lb_a) + gs_bwd
+        # In chunks of pairs (the (pairs x K) float64 arrays of one chunk only). Positions outside
+        # the union get concentration 1 on both sides: lnG(1) = 0 and c = 1 > 0, so they drop out
+        # of the lnG sums; the totals subtract them again.
+        dir_f = torch.empty(I.numel(), dtype=torch.float64)
+        dir_b = torch.empty(I.numel(), dtype=torch.float64)
+        step = _DIR_CHUNK
+        for c0 in range(0, I.numel(), step):
+            Ic, Jc = I[c0 : c0 + step], J[c0 : c0 + step]
+            union = mask[Ic] | mask[Jc]
+            n_out = (K - union.sum(-1)).to(torch.float64)
+            a = torch.where(union, al_f[Ic], one)
+            b = torch.where(union, al_f[Jc], one)
+            lb_a = torch.lgamma(a).sum(-1) - torch.lgamma(a.sum(-1) - n_out)
+            lb_b = torch.lgamma(b).sum(-1) - torch.lgamma(b.sum(-1) - n_out)
+            dir_f[c0 : c0 + step] = dir_term(a, b, lb_a, lb_b, n_out)
+            dir_b[c0 : c0 + step] = dir_term(b, a, lb_b, lb_a, n_out)
+        fwd = dir_f + gs_fwd
+        bwd = dir_b + gs_bwd
         if direction == "max":
             vals = torch.maximum(fwd, bwd)
         elif direction == "forward":
@@ -531,8 +615,7 @@ def pairwise_rd_bound(
         else:
             vals = bwd
         if padding == "strict":
-            one_sided = (mask[I] ^ mask[J]).any(-1)
-            vals = torch.where(one_sided, torch.full_like(vals, math.inf), vals)
+            vals = torch.where(_one_sided(mask, I, J), torch.full_like(vals, math.inf), vals)
     else:
         # Dirichlet proxy: Dir(alpha_a) || Dir(beta), beta = (alpha_b,0 / alpha_a,0) alpha_a
         keep = mask & (al64 > alpha_cutoff)
@@ -558,8 +641,7 @@ def pairwise_rd_bound(
             dir_p = torch.where(ok, dir_p, torch.full_like(dir_p, math.inf))
         gauss = gs_bwd / D  # second || first, mean over dims, summed over positions
         if padding == "strict":
-            one_sided = (mask[I] ^ mask[J]).any(-1)
-            gauss = torch.where(one_sided, torch.full_like(gauss, math.inf), gauss)
+            gauss = torch.where(_one_sided(mask, I, J), torch.full_like(gauss, math.inf), gauss)
         vals = (dir_p + gauss) / n_latent
 
     vals = vals.clamp_min(0.0)  # a divergence is >= 0; float rounding can dip just below

@@ -29,7 +29,9 @@ __all__ = [
     "LIVE_N_BDP",
     "DEFAULT_TRAIN_CLIP",
     "load_data",
+    "select_sentences",
     "select_split",
+    "train_model",
     "models_dir",
     "cached_models_exist",
     "load_or_train",
@@ -185,6 +187,9 @@ class ExploreData:
         Token states of all ``sentences`` (n, max_length, 384).
     train_idx, val_idx, test_idx : ndarray of int
         Row indices into ``sentences`` (train already reduced to ``n_train``).
+    encoded_idx : ndarray of int or None
+        The rows of ``sentences`` that ``states`` holds, in order (None: all of them). The bundled
+        models (:mod:`engine.nvdp.bundled`) encode only the test sentences.
     """
 
     sentences: list
@@ -193,11 +198,37 @@ class ExploreData:
     train_idx: np.ndarray
     val_idx: np.ndarray
     test_idx: np.ndarray
+    encoded_idx: np.ndarray | None = None
 
     def split(self, name: str) -> tuple[TokenStates, np.ndarray]:
-        """States and labels of ``"train"``, ``"val"`` or ``"test"``."""
+        """States and labels of ``"train"``, ``"val"`` or ``"test"``.
+
+        Raises
+        ------
+        ValueError
+            If that split's sentences were not encoded (``encoded_idx`` leaves them out).
+        """
         idx = {"train": self.train_idx, "val": self.val_idx, "test": self.test_idx}[name]
-        return self.states.subset(idx), self.labels[idx]
+        rows = idx
+        if self.encoded_idx is not None:
+            pos = np.searchsorted(self.encoded_idx, idx)
+            if np.any(pos >= len(self.encoded_idx)) or not np.array_equal(self.encoded_idx[np.minimum(pos, len(self.encoded_idx) - 1)], idx):
+                raise ValueError(f"the {name} sentences are not encoded here (only the evaluation sentences are)")
+            rows = pos
+        return self.states.subset(rows), self.labels[idx]
+
+
+def select_sentences(settings: ExploreSettings):
+    """The sentences, labels and split of ``settings`` (no encoding).
+
+    Returns
+    -------
+    sentences : list of str
+    labels : ndarray of int64
+    train_idx, val_idx, test_idx : ndarray of int
+        Sorted row indices; train reduced to ``settings.n_train`` by ``default_rng(split_seed)``.
+    """
+    return _select(settings)
 
 
 def _select(settings: ExploreSettings):
@@ -268,8 +299,16 @@ def _data_key_without_encoding(settings: ExploreSettings) -> str:
     return _cache_key(sentences, settings.max_length)
 
 
-def cached_models_exist(settings: ExploreSettings) -> bool:
-    """True when both models of ``settings`` are on disk (the page then loads instead of training)."""
+def cached_models_exist(settings: ExploreSettings, *, use_bundled: bool = True) -> bool:
+    """True when both models of ``settings`` are on disk (the page then loads instead of training).
+
+    With ``use_bundled`` the shipped models count when ``settings`` are theirs
+    (:func:`engine.nvdp.bundled.bundled_matches`).
+    """
+    from engine.nvdp.bundled import bundled_matches
+
+    if use_bundled and bundled_matches(settings):
+        return True
     key = _data_key_without_encoding(settings)
     return all(_saved(models_dir(settings, key, w)) for w in ("clipped", "unclipped"))
 
@@ -283,8 +322,9 @@ def load_or_train(
     *,
     progress: ProgressFn | None = None,
     data: ExploreData | None = None,
+    use_bundled: bool = True,
 ) -> tuple[ExploreData, dict]:
-    """The clipped and unclipped models for ``settings``: loaded from the disk cache, else trained and saved.
+    """The clipped and unclipped models for ``settings``: bundled, else from the disk cache, else trained and saved.
 
     Parameters
     ----------
@@ -295,6 +335,10 @@ def load_or_train(
         a model finished before the cancel stays cached.
     data : ExploreData, optional
         Already loaded data for ``settings`` (skips :func:`load_data`).
+    use_bundled : bool, default True
+        When ``settings`` are those of the shipped models (``assets/nvdp``), load them and encode
+        only the test sentences (:func:`engine.nvdp.bundled.load_bundled`); False trains (or loads
+        from the cache) models of this machine instead.
 
     Returns
     -------
@@ -307,20 +351,26 @@ def load_or_train(
     engine.nvdp.training.TrainingCancelled
         When ``progress`` returns False.
     """
-    from engine.nvdp.training import TrainingCancelled, load_trained, save_trained, train_nvdp
+    from engine.nvdp.bundled import bundled_matches, load_bundled
+    from engine.nvdp.training import TrainingCancelled, load_trained, save_trained
 
     def stage(lo, hi, prefix):
         if progress is None:
             return None
+        clock = EtaClock()
 
         def cb(fraction, message):
-            out = progress(lo + (hi - lo) * float(fraction), f"{prefix}: {message}")
+            left = clock.remaining(float(fraction))
+            eta = "" if left is None else f", {_fmt_left(left)} left for this step"
+            out = progress(lo + (hi - lo) * float(fraction), f"{prefix}: {message}{eta}")
             if out is False:
                 raise TrainingCancelled(message)
             return out
 
         return cb
 
+    if data is None and use_bundled and bundled_matches(settings):
+        return load_bundled(settings, progress=stage(0.0, 1.0, "encoding the evaluation sentences with all-MiniLM-L6-v2"))
     if data is None:
         data = load_data(settings, progress=stage(0.0, 0.1, "encoding the sentences with all-MiniLM-L6-v2"))
     tr_states, tr_y = data.split("train")
@@ -333,12 +383,8 @@ def load_or_train(
             if progress is not None:
                 progress(hi, f"{which} model loaded from the cache")
             continue
-        clip = settings.train_clip if which == "clipped" else ClipConfig(enabled=False)
-        trained = train_nvdp(
-            tr_states, tr_y, val_states=va_states, val_labels=va_y, kl_weight=settings.kl_weight, clip=clip,
-            seed=settings.seed, epochs=settings.epochs, lr=settings.lr, batch_size=settings.batch_size,
-            patience=settings.patience, progress=stage(lo, hi, f"training the {which} model"),
-        )
+        trained = train_model(settings, which, tr_states, tr_y, va_states, va_y,
+                              progress=stage(lo, hi, f"training the {which} model"))
         tmp = d.with_name(f"{d.name}.tmp{os.getpid()}")
         save_trained(trained, tmp)
         (tmp / "settings.json").write_text(json.dumps(settings.to_dict(), indent=2, default=float))
@@ -348,6 +394,52 @@ def load_or_train(
             os.replace(tmp, d)
             models[which] = trained
     return data, models
+
+
+class EtaClock:
+    """Remaining time of a task from its measured progress: elapsed x (1 - f) / f.
+
+    >>> c = EtaClock(start=0.0)
+    >>> c.remaining(0.25, now=10.0)
+    30.0
+    >>> c.remaining(0.0, now=10.0) is None
+    True
+    """
+
+    def __init__(self, start: float | None = None):
+        import time
+
+        self._time = time.perf_counter
+        self.start = self._time() if start is None else float(start)
+
+    def remaining(self, fraction: float, now: float | None = None) -> float | None:
+        """Seconds left at ``fraction`` done (None before any progress or once done)."""
+        now = self._time() if now is None else now
+        if not (0.0 < fraction < 1.0):
+            return None
+        return (now - self.start) * (1.0 - fraction) / fraction
+
+
+def _fmt_left(s: float) -> str:
+    return f"about {s:.0f} s" if s < 90 else f"about {s / 60:.0f} min"
+
+
+def train_model(settings: ExploreSettings, which: str, tr_states, tr_y, va_states, va_y, *, progress=None):
+    """Train the ``"clipped"`` or ``"unclipped"`` model of ``settings`` (the page's, the bundle script's).
+
+    The clipped model is trained with ``settings.train_clip``, the unclipped one without clipping;
+    everything else (KL weight, seed, epochs, lr, batch size, patience) from ``settings``.
+    """
+    from engine.nvdp.training import train_nvdp
+
+    if which not in ("clipped", "unclipped"):
+        raise ValueError(f"which must be 'clipped' or 'unclipped', got {which!r}")
+    clip = settings.train_clip if which == "clipped" else ClipConfig(enabled=False)
+    return train_nvdp(
+        tr_states, tr_y, val_states=va_states, val_labels=va_y, kl_weight=settings.kl_weight, clip=clip,
+        seed=settings.seed, epochs=settings.epochs, lr=settings.lr, batch_size=settings.batch_size,
+        patience=settings.patience, progress=progress,
+    )
 
 
 def cli_command(settings: ExploreSettings, clip: ClipConfig | None = None, *, model_dir: str = "artifacts/nvdp/run0") -> str:

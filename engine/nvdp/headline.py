@@ -37,6 +37,8 @@ class PairedComparison:
         Median of clipped - unclipped over the pairs finite on both sides (NaN if none).
     diff : ndarray of float64
         clipped - unclipped per pair where both are finite (for a figure).
+    clipped, unclipped : ndarray of float64
+        The two values of those same pairs (finite on both sides), for a paired scatter.
     """
 
     form: str
@@ -48,6 +50,8 @@ class PairedComparison:
     n_inf_unclipped: int
     median_diff: float
     diff: np.ndarray
+    clipped: np.ndarray = None
+    unclipped: np.ndarray = None
 
 
 def paired_comparison(rd_clipped, rd_unclipped) -> PairedComparison:
@@ -81,7 +85,7 @@ def paired_comparison(rd_clipped, rd_unclipped) -> PairedComparison:
         form=str(rd_clipped.form), n_pairs=int(a.size), n_lower=lower, n_higher=higher,
         n_equal=int(ok.sum()) - lower - higher, n_inf_clipped=int(np.isinf(a).sum()),
         n_inf_unclipped=int(np.isinf(b).sum()), median_diff=float(np.median(diff)) if diff.size else math.nan,
-        diff=diff,
+        diff=diff, clipped=a[both], unclipped=b[both],
     )
 
 

@@ -101,15 +101,22 @@ class PaperBDPResult(dict):
         return self["epsilon"]
 
 
-def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r, n_latent: int) -> np.ndarray:
+def _pair_d2(mu_l, mu_r, n_latent: int) -> np.ndarray:
+    """mean over dims, summed over positions, of (mu_r - mu_l)^2, divided by n_latent (symmetric in l, r)."""
+    return ((mu_r - mu_l) ** 2).mean(-1).sum(-1) / n_latent
+
+
+def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r, n_latent: int,
+                  d2: np.ndarray | None = None) -> np.ndarray:
     """Scaled Renyi terms s(k) of the authors' accountant for pairs (left, right), shape (n_pairs, len(k)).
 
     Gaussian (scalar stds): ``k (k-1)/2 * mean_pos mean_d (mu_r - mu_l)^2 / t_k^2 - ln(t_k / (s_l^(1-k) s_r^k))``
     with ``t_k^2 = (1 - k) s_l^2 + k s_r^2``; Dirichlet: the proportional proxy at order k, unscaled,
     between the left input's pseudo-counts and the right input's total; every NaN / inf term is 0.
     """
-    out = np.zeros((mu_l.shape[0], k.size))
-    d2 = ((mu_r - mu_l) ** 2).mean(-1).sum(-1) / n_latent  # (n,): mean over dims, mean over positions
+    out = np.zeros((al_l.shape[0], k.size))
+    if d2 is None:  # (n,): mean over dims, mean over positions (the same in both orientations)
+        d2 = _pair_d2(mu_l, mu_r, n_latent)
     # Dirichlet proxy (the authors' argument order): the "q" side is the left input, whose
     # proportions are kept; the right input enters through its total only.
     a_q = al_l
@@ -232,8 +239,10 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         s_l = 1.0
         I, J = np.triu_indices(stop - start, 1)
         I, J = I + start, J + start
-        s_lr = _scaled_terms(k, mu[I], s_l, al[I], mu[J], s_r, al[J], n_latent)
-        s_rl = _scaled_terms(k, mu[J], s_r, al[J], mu[I], s_l, al[I], n_latent)
+        # (a - b)^2 == (b - a)^2 exactly, so the squared distances are computed once for both orientations
+        d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
+        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2)
+        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2)
         c_l = logsumexp(log_coef + s_lr, axis=1)
         c_r = logsumexp(log_coef + s_rl, axis=1)
         costs.append(_batch_cost(np.maximum(c_l, c_r), confidence))

@@ -219,9 +219,39 @@ class LiveEvaluator:
         inv = torch.argsort(order)
         raw = Posteriors.cat(raws)
         self.raw = Posteriors(raw.mu[inv], raw.sigma[inv], raw.alpha[inv], raw.mask[inv])
+        self._acc_cache: dict = {}
+        self._before: dict = {}
+
+    @staticmethod
+    def _acc_key(clip: ClipConfig, seed: int) -> str:
+        # Clipping off: the mechanism does not depend on the other fields (the Renyi order only
+        # sets the sigma floor of an enabled clipping), so an order move reuses the accuracy.
+        import json
+
+        d = clip.to_dict() if clip.enabled else {"enabled": False}
+        return json.dumps(d, sort_keys=True, default=float) + f"|{int(seed)}"
 
     def accuracy(self, clip: ClipConfig, seed: int = 0) -> tuple[float, int, int]:
-        """Accuracy with ``clip`` applied before sampling, and the NaN / inf counts (posteriors, samples, logits)."""
+        """Accuracy with ``clip`` applied before sampling, and the NaN / inf counts (posteriors, samples, logits).
+
+        Memoised per (effective clipping, seed): a disabled clipping ignores its Renyi order.
+        """
+        key = self._acc_key(clip, seed)
+        if key not in self._acc_cache:
+            if len(self._acc_cache) > 64:
+                self._acc_cache.clear()
+            self._acc_cache[key] = self._accuracy(clip, seed)
+        return self._acc_cache[key]
+
+    def _distributions_before(self, max_values: int) -> dict:
+        """The unclipped distributions (fixed per model), computed once per ``max_values``."""
+        from engine.nvdp.diagnostics import posterior_distributions
+
+        if max_values not in self._before:
+            self._before[max_values] = posterior_distributions(self.raw, max_values=max_values)
+        return self._before[max_values]
+
+    def _accuracy(self, clip: ClipConfig, seed: int = 0) -> tuple[float, int, int]:
         from engine.nvdp.layer import sample_latents
 
         m_ = self.model
@@ -266,7 +296,7 @@ class LiveEvaluator:
             bdp_paper=bdp_paper,
             clip_stats=stats,
             distributions={
-                "before": posterior_distributions(self.raw, max_values=max_values),
+                "before": self._distributions_before(max_values),
                 "after": posterior_distributions(post, max_values=max_values),
             },
             nan_count=int(nan),

@@ -67,12 +67,26 @@ def _n_folds(D: int, lam: float, dt: torch.dtype, max_halvings: int = 3) -> list
     return folds
 
 
-def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements, n_workers=1):
-    """Per pair and position, sum over dims of the Gaussian terms in both directions.
+def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements, n_workers=1, *, mask, logvar_k,
+                     want_bad_bwd=False):
+    """Per pair, the Gaussian terms summed over dims *and positions*, in both directions (float64).
 
-    Returns two float64 tensors of shape (n_pairs, K): forward D(a||b) and backward D(b||a),
-    *without* the separable ``0.5 * (ln v_b - ln v_a)`` part (added by the caller).
-    A non-finite entry means that the variance condition failed at that position.
+    For each pair (a, b) and position k, the sum over dims is
+    ``(lambda/2) T + L / (2 (1 - lambda)) + 0.5 (ln v_b - ln v_a)`` (forward D(a||b); the backward
+    D(b||a) swaps a and b), computed in float64 from the working-precision sums T and L of the
+    tile; positions that are padding on both sides (``mask``) are skipped. The reduction over the
+    positions happens inside each tile, so no (pairs x K) array is ever formed: the tile's
+    (m x K) float64 values are summed at once (issue 16).
+
+    Returns
+    -------
+    fwd, bwd : float64 tensors of shape (n_pairs,)
+        Sums over the compared positions whose per-position value is finite.
+    bad_fwd, bad_bwd : bool tensors of shape (n_pairs,)
+        True where some compared position is not finite (the variance condition failed there;
+        the caller reports +inf or, for the paper form, repairs the backward entries).
+    bad_bwd_entries : (pair, position) long tensor of shape (n_bad, 2), or None
+        With ``want_bad_bwd``: every non-finite backward entry (for the authors' NaN-mean).
 
     Per element, with x = v_a / v_b: r_ab = lambda + (1 - lambda) x = s2_ab / v_b and
     D_ab = (lambda/2) (m_a - m_b)^2 / s2_ab + ln(r_ab) / (2 (1 - lambda)) + (ln v_b - ln v_a) / 2.
@@ -101,6 +115,7 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     """
     n_inputs, K, D = mu.shape
     dt = mu.dtype
+    zero64 = torch.zeros((), dtype=torch.float64)
     half_lam = 0.5 * lam
     c = 0.5 / (1.0 - lam)
     tiny = torch.finfo(dt).tiny
@@ -118,11 +133,12 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     folds = _n_folds(D, lam, dt, max_halvings=4 if r_lo_min > 10.0 ** (-30.0 / 16.0) else 3)
     # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
     inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
-    # per pair and position, in the working precision: T = sum_d d^2 / s2, L = sum_d ln r
-    t_f = torch.empty((n_pairs, K), dtype=dt)
-    l_f = torch.empty((n_pairs, K), dtype=dt)
-    t_b = torch.empty((n_pairs, K), dtype=dt)
-    l_b = torch.empty((n_pairs, K), dtype=dt)
+    # per pair, reduced over positions inside each tile (float64)
+    s_f = torch.empty(n_pairs, dtype=torch.float64)
+    s_b = torch.empty(n_pairs, dtype=torch.float64)
+    bad_f = torch.zeros(n_pairs, dtype=torch.bool)
+    bad_b = torch.zeros(n_pairs, dtype=torch.bool)
+    bad_entries = []  # (pair, position) of non-finite backward entries, per tile (list.append is thread-safe)
 
     # Tiles: the j axis is cut into blocks of m_max inputs and, block by block, every row i is
     # compared with the block, so the block's data stays in cache while the rows stream past
@@ -144,7 +160,7 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
 
     # Views are made once, not per tile (at ~1 us each they were a visible share of the time):
     # the a side per input, the b side per distinct j range, the work buffers per tile height m.
-    side = (mu, oml_var, inv_var, lam_var, inv2 if folds else inv_var)
+    side = (mu, oml_var, inv_var, lam_var, inv2 if folds else inv_var, mask, logvar_k)
     a_views = [tuple(x[i] for x in side) for i in range(n_inputs)]
     b_views = {}
     for _, s, e, _ in tiles:
@@ -156,6 +172,39 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
         s2_buf = torch.empty((m_max, K, D), dtype=dt)
         t_buf = torch.empty((m_max, K, D), dtype=dt)
         f_bufs = [torch.empty((m_max, K, h), dtype=dt) for h in folds]
+        # per-task (rows x K) sums in the working precision (tiles stacked), and their float64
+        # combination, reduced over K once per task (fewer small ops than once per tile)
+        rows_max = per_task * m_max
+        tkf_buf = torch.empty((rows_max, K), dtype=dt)
+        lkf_buf = torch.empty((rows_max, K), dtype=dt)
+        tkb_buf = torch.empty((rows_max, K), dtype=dt)
+        lkb_buf = torch.empty((rows_max, K), dtype=dt)
+        g_buf = torch.empty((rows_max, K), dtype=torch.float64)
+        sep_buf = torch.empty((rows_max, K), dtype=torch.float64)
+        u_buf = torch.empty((rows_max, K), dtype=torch.bool)
+        red_buf = torch.empty(rows_max, dtype=torch.float64)
+
+        def reduce_positions(tk, lk, sep, sign, u, out, bad, where, record):
+            """out[where] = sum over compared positions of the finite float64 per-position values."""
+            n = tk.shape[0]
+            g = g_buf[:n]
+            g.copy_(tk)
+            g.mul_(half_lam).add_(lk, alpha=c)
+            g.add_(sep, alpha=sign)
+            ok = torch.isfinite(g)
+            red = red_buf[:n]
+            if bool(ok.all()):
+                torch.sum(torch.where(u, g, zero64), -1, out=red)
+                out[where] = red
+                return
+            bad_pos = u & ~ok
+            torch.sum(torch.where(u & ok, g, zero64), -1, out=red)
+            out[where] = red
+            bad[where] = bad_pos.any(-1)
+            if record:
+                r, k = torch.nonzero(bad_pos, as_tuple=True)
+                bad_entries.append(torch.stack([where[r], k], 1))
+
         views = {}
 
         def views_for(m):
@@ -190,22 +239,34 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
             task = next_task()
             if task is None:
                 return
+            r0 = 0
+            where = []
             for i, s, e, pos in task:
-                ma, ova, iva, lva, ia2 = a_views[i]
-                mb, ovb, ivb, lvb, ib2 = b_views[(s, e)]
-                d2, s2, t, halvings = views_for(e - s)
+                ma, ova, iva, lva, ia2, mka, lka = a_views[i]
+                mb, ovb, ivb, lvb, ib2, mkb, lkb = b_views[(s, e)]
+                m = e - s
+                d2, s2, t, halvings = views_for(m)
+                torch.sub(lkb, lka, out=sep_buf[r0 : r0 + m])  # sum_d (ln v_b - ln v_a)
+                torch.logical_or(mkb, mka, out=u_buf[r0 : r0 + m])  # positions compared
                 torch.sub(mb, ma, out=d2)
                 d2.square_()
                 # forward a || b
                 torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
                 torch.div(d2, s2, out=t)  # d^2 / s2_ab
-                torch.sum(t, -1, out=t_f[pos : pos + e - s])
-                sum_log_r(s2, halvings, ivb, ib2, t, l_f[pos : pos + e - s])
+                torch.sum(t, -1, out=tkf_buf[r0 : r0 + m])
+                sum_log_r(s2, halvings, ivb, ib2, t, lkf_buf[r0 : r0 + m])
                 # backward b || a
                 torch.add(lva, ovb, out=s2)
                 torch.div(d2, s2, out=t)
-                torch.sum(t, -1, out=t_b[pos : pos + e - s])
-                sum_log_r(s2, halvings, iva, ia2, t, l_b[pos : pos + e - s])
+                torch.sum(t, -1, out=tkb_buf[r0 : r0 + m])
+                sum_log_r(s2, halvings, iva, ia2, t, lkb_buf[r0 : r0 + m])
+                where.extend(range(pos, pos + m))
+                r0 += m
+            idx = torch.tensor(where, dtype=torch.long)
+            sep = sep_buf[:r0].mul_(0.5)  # 0.5 * sum_d (ln v_b - ln v_a)
+            u = u_buf[:r0]
+            reduce_positions(tkf_buf[:r0], lkf_buf[:r0], sep, 1.0, u, s_f, bad_f, idx, False)
+            reduce_positions(tkb_buf[:r0], lkb_buf[:r0], sep, -1.0, u, s_b, bad_b, idx, want_bad_bwd)
 
     it = iter(tasks)
     lock = threading.Lock()
@@ -233,10 +294,10 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                 th.join()
             if errors:
                 raise errors[0]
-    out_f = t_f.to(torch.float64).mul_(half_lam).add_(l_f, alpha=c)  # float64 arithmetic
-    del t_f, l_f
-    out_b = t_b.to(torch.float64).mul_(half_lam).add_(l_b, alpha=c)
-    return out_f, out_b
+    entries = None
+    if want_bad_bwd:
+        entries = torch.cat(bad_entries) if bad_entries else torch.zeros((0, 2), dtype=torch.long)
+    return s_f, s_b, bad_f, bad_b, entries
 
 
 def _log_beta_masked(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
