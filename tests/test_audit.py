@@ -184,7 +184,8 @@ def test_correct_mechanism_stays_below_its_claim_and_is_calibrated(mechanism):
     assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
 
 
-HOOKED = ("ssp_noise", "ssp_solve", "dp_gd_ridge_path", "dp_gd_noise", "truncate_rows", "noisy_newton",
+HOOKED = ("ssp_noise", "ssp_solve", "dp_gd_ridge_path", "dp_gd_noise", "truncate_rows", "truncate_rows_inplace",
+          "noisy_newton",
           "newton_noise", "dp_gd_logistic_path")
 
 

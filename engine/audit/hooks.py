@@ -66,8 +66,16 @@ def _patches(*pairs):
         yield
 
 
+def _identity_truncate_inplace(Z, radius):
+    """``truncate_rows_inplace`` with the truncation skipped (broken copy): same return contract."""
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    return norms, np.zeros(norms.shape, dtype=bool)
+
+
 def _skip_clipping_patches(broken):
-    return [("truncate_rows", _identity_truncate)] if broken == "skip-clipping" else []
+    if broken != "skip-clipping":
+        return []
+    return [("truncate_rows", _identity_truncate), ("truncate_rows_inplace", _identity_truncate_inplace)]
 
 
 def _drop_diagonal(M):

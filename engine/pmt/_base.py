@@ -151,7 +151,7 @@ def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from engine.pmt._transform import blas_limit  # a cached controller: no library scan per call
+    from engine.pmt._blas import blas_limit  # a cached controller: no library scan per call
 
     if n_jobs is None:
         n_jobs = 2 if runs >= min_runs else 1

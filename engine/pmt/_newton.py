@@ -67,7 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
-from engine.pmt._transform import blas_limit as threadpool_limits  # cached controller (issue 16)
+from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
 
 from engine import privacy as P
 from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups

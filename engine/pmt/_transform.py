@@ -38,20 +38,21 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.pmt._blas import _blas_limit, blas_limit, blas_threads  # noqa: F401  (re-exported)
+
 __all__ = [
     "ON_SINGULAR",
-    "blas_threads",
     "REGULARIZATION_FACTOR",
     "add_intercept",
     "second_moment",
     "pmt_radius",
     "response_bound",
     "truncate_rows",
+    "truncate_rows_inplace",
     "condition_number",
     "MOMENT_ESTIMATORS",
     "PublicMoment",
@@ -97,76 +98,6 @@ def _all_finite(A: np.ndarray) -> bool:
     if A.size == 0:
         return True
     return math.isfinite(float(np.max(A))) and math.isfinite(float(np.min(A)))
-
-
-def blas_threads(n: int, d: int) -> int:
-    """BLAS threads for the ``(n, d) @ (d, d)`` and ``Z^T Z`` products of the transform (issue 16).
-
-    Below ``d = 64`` (or ``n d^2 < 2e7`` flops) the products are memory-bound or too small to split, and
-    a second BLAS thread adds wake-up and hand-off cost without more bandwidth: one thread. Above, they
-    are compute-bound (``2 n d^2`` flops against ``n d`` loads) and split well *when cores are idle*;
-    on a shared machine OpenBLAS threads that must wait for a busy core make the product several times
-    slower than one thread (measured by ``bench/bench_pmt_fit.py``: n = 1e5, d = 200 at load 5 on 2
-    cores, 1.0-1.7 s with one thread, 1.7-5 s with two). So the count is the number of idle cores,
-    ``round(cores - 1-minute load average)``, at least 1. The machine's load is not data: the choice
-    cannot depend on the private rows, and OpenBLAS splits these products over output blocks, so the
-    result does not depend on it either.
-    """
-    if d < 64 or n * d * d < 20_000_000:
-        return 1
-    cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - no load average on this platform
-        return cores
-    return max(1, min(cores, int(cores - load + 0.5)))
-
-
-@functools.lru_cache(maxsize=1)
-def _controller():
-    """One ``threadpoolctl.ThreadpoolController`` for the process: building one scans every loaded
-    shared library (about 12 ms), which ``threadpool_limits(...)`` would otherwise redo at each call."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_libs() -> tuple:
-    return tuple(_controller().select(user_api="blas").lib_controllers)
-
-
-class blas_limit:
-    """A context manager holding the BLAS libraries at ``threads`` threads (None: unchanged).
-
-    Reads and sets the thread count of each BLAS library of the cached controller directly (a few
-    microseconds), where ``ThreadpoolController.limit`` spends about 0.1 ms collecting library info:
-    too much for a fit that takes a millisecond. Restores the previous counts on exit.
-    """
-
-    def __init__(self, threads: int | None):
-        self.threads = None if threads is None else max(1, int(threads))
-        self._saved = []
-
-    def __enter__(self):
-        if self.threads is not None:
-            for lib in _blas_libs():
-                old = lib.get_num_threads()
-                if old != self.threads:
-                    lib.set_num_threads(self.threads)
-                    self._saved.append((lib, old))
-        return self
-
-    def __exit__(self, *exc):
-        while self._saved:
-            lib, old = self._saved.pop()
-            lib.set_num_threads(old)
-        return False
-
-
-def _blas_limit(n: int, d: int):
-    """A context manager holding BLAS at :func:`blas_threads` ``(n, d)`` threads."""
-    return blas_limit(blas_threads(n, d))
 
 
 def add_intercept(X) -> np.ndarray:
@@ -328,6 +259,40 @@ def truncate_rows(Z, radius: float):
     scale = np.ones_like(norms)
     scale[truncated] = r / norms[truncated]
     return Z * scale[:, None], norms, truncated
+
+
+def truncate_rows_inplace(Z, radius: float):
+    """In-place :func:`truncate_rows` (no copy of ``Z``): rows with ``||z_i|| > radius`` onto the sphere.
+
+    Used by :func:`pmt_transform` on the freshly whitened rows it owns (issue 16: no second n x d array).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d), float64, C-contiguous
+        Modified in place.
+    radius : float
+        ``radius > 0`` (checked by the caller: :func:`pmt_radius` is always finite and positive).
+
+    Returns
+    -------
+    norms_before : ndarray of shape (n,)
+    truncated : ndarray of bool, shape (n,)
+        Which rows were scaled (display only).
+
+    Examples
+    --------
+    >>> Z = np.array([[3.0, 4.0], [0.3, 0.4]])
+    >>> nb, tr = truncate_rows_inplace(Z, 1.0)
+    >>> Z.round(3).tolist(), nb.tolist(), tr.tolist()
+    ([[0.6, 0.8], [0.3, 0.4]], [5.0, 0.5], [True, False])
+    """
+    r = float(radius)
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    truncated = norms > r
+    idx = np.flatnonzero(truncated)
+    if idx.size:
+        Z[idx] *= (r / norms[idx])[:, None]  # rows on the sphere of radius r (the others untouched)
+    return norms, truncated
 
 
 def condition_number(M) -> float:
@@ -785,14 +750,10 @@ def pmt_transform(
             Z += W[-1]
         else:
             Z = Xp @ W
-        sq = np.einsum("ij,ij->i", Z, Z)
-        norms_before = np.sqrt(sq)
-        truncated = norms_before > R
+        norms_before, truncated = truncate_rows_inplace(Z, R)
         idx = np.flatnonzero(truncated)
         norms_after = norms_before.copy()
         if idx.size:
-            shrink = R / norms_before[idx]
-            Z[idx] *= shrink[:, None]  # rows on the sphere of radius R (the others untouched)
             Zt = Z[idx]
             norms_after[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
         G = Z.T @ Z

@@ -48,7 +48,7 @@ import math
 import numpy as np
 from scipy.special import expit
 from scipy.stats import rankdata
-from engine.pmt._transform import blas_limit as threadpool_limits  # cached controller (issue 16)
+from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
 
 from engine.pmt._base import penalty_mask
 from engine.pmt._gd import dp_gd_logistic_path, dp_gd_noise, logistic_dp_gd_step_size
