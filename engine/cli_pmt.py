@@ -91,7 +91,6 @@ def _cmd_pmt(args) -> int:
         standardize=args.standardize,
         task=args.task,
         split_seed=args.split_seed,
-        neighbouring=args.neighbouring,
         dp_gd_steps=args.steps,
         dataset_kwargs=ds_kwargs or None,
         task_options=task_options,
@@ -109,7 +108,7 @@ def _cmd_pmt(args) -> int:
         "d": int(first["d"]),
         "delta": args.delta,
         "standardize": bool(args.standardize),
-        "neighbouring": args.neighbouring,
+        "neighbouring": "replace-one",  # the only relation offered (n is public)
         "kappa_raw": float(first["kappa_raw"]),
         "kappa_pub": float(first["kappa_pub"]),
         "kappa_pmt": float(kpmt.iloc[0]) if len(kpmt) else None,
@@ -123,7 +122,7 @@ def _cmd_pmt(args) -> int:
         print(dump_json(payload))
         return 0
     print(f"dataset {info['dataset']} (task {args.task}): n = {info['n_private_train']} private training rows, "
-          f"d = {info['d']} (intercept included), delta = {args.delta:g}, {args.neighbouring}, "
+          f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one, "
           f"standardize = {args.standardize}")
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
@@ -163,7 +162,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
-    p.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
     p.add_argument("--newton-steps", type=int, default=5, dest="newton_steps",
                    help="logistic only: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")

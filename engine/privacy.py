@@ -59,16 +59,26 @@ __all__ = [
     "validate_neighbouring",
 ]
 
-#: The neighbouring relations the engine supports. Replace-one (n public) is the default of
-#: PMT.md section 1; under add/remove each statistic's sensitivity is stated by its own function
-#: (e.g. sqrt(2) R^2 -> R^2 for X^T X, 2 R B -> R B for X^T y).
-NEIGHBOURING = ("replace-one", "add-remove")
+#: The neighbouring relations the engine supports: replace-one only (n public; PMT.md section 1).
+#: Add/remove is not offered: n enters the radius R(d, n), the response bound B_y(n), the averages
+#: and the noise scale, so halving the sensitivities would under-calibrate every release (issue 12).
+NEIGHBOURING = ("replace-one",)
 
 
 def validate_neighbouring(neighbouring: str) -> str:
-    """Return ``neighbouring`` if it is one of :data:`NEIGHBOURING`, else raise ``ValueError``."""
+    """Return ``neighbouring`` if it is ``"replace-one"``, else raise ``ValueError`` saying why.
+
+    Raises
+    ------
+    ValueError
+        For anything else, ``"add-remove"`` included: n is public under replace-one; add/remove is
+        not offered because n enters R(d, n), B_y(n), the averages and the noise scale.
+    """
     if neighbouring not in NEIGHBOURING:
-        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+        why = (" add/remove is not offered because n enters R(d, n), B_y(n), averages and the noise scale"
+               if neighbouring == "add-remove" else "")
+        raise ValueError(f"neighbouring must be 'replace-one' (n is public under replace-one), got "
+                         f"{neighbouring!r};{why or ' no other relation is supported'}")
     return neighbouring
 
 
@@ -533,7 +543,7 @@ class Release:
     mu : float
         ``sensitivity / sigma`` (inf when sigma = 0).
     neighbouring : str
-        ``"replace-one"`` or ``"add-remove"``.
+        ``"replace-one"`` (the only relation offered).
     """
 
     name: str

@@ -39,7 +39,7 @@ ensure_frame()
 init_state()
 ss = st.session_state
 #: Settings this page reads from / writes to the URL (a shared link reproduces the view).
-URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "neighbouring", "clip_radius",
+URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
             "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa")
 url_problems = url_load(URL_KEYS)
 
@@ -337,9 +337,9 @@ with ctrl:
         st.select_slider("delta", options=list(DELTA_OPTIONS), format_func=fmt_num, **persist("delta"),
                          help="The small probability with which the epsilon guarantee may fail; "
                          "keep it well below 1/n.")
-        st.radio("Neighbouring data sets", ["replace-one", "add-remove"], horizontal=True, **persist("neighbouring"),
-                 help="replace-one: n is public and one record is swapped (default). add-remove: one record is "
-                 "added or removed; sensitivities halve.")
+        st.caption("Neighbouring data sets: **replace-one** (n is public; one record is swapped). Add/remove "
+                   "is not offered: n enters the radius R(d, n), the response bound B_y(n), the averages and the "
+                   "noise scale, so it would need a different calibration.")
 
     st.subheader("Model")
     st.select_slider("lam (ridge penalty)", options=list(LAM_OPTIONS), format_func=fmt_num, **persist("lam"),
@@ -570,7 +570,7 @@ def _results_panel(results: dict, task: str) -> None:
                 "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
     with tabs[5]:
         st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
-                    f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
+                    "(replace-one neighbours), as recorded by the engine's privacy ledger.")
         ledgers = diag["ledgers"]
         if not ledgers:
             st.info("The engine does not report a ledger for this task yet.")

@@ -164,14 +164,15 @@ def test_sensitivity_is_attained_up_to_constants():
     assert np.linalg.norm(H1 - H3, "fro") == pytest.approx(dH)  # b'' = 1/4 at u = 0: the sup is attained
 
 
-def test_add_remove_halves_sensitivities():
-    assert newton_sensitivities(2.0, 10, "add-remove") == pytest.approx((0.2, 0.1))
+def test_replace_one_sensitivities_and_add_remove_refused():
     g, H = newton_sensitivities(2.0, 10)
     assert g == pytest.approx(0.4) and H == pytest.approx(math.sqrt(2) * 0.1)
+    with pytest.raises(ValueError, match="add/remove is not offered"):
+        newton_sensitivities(2.0, 10, "add-remove")
     X, y, Xq, _ = DATA
-    m = PMTLogistic(epsilon=1.0, neighbouring="add-remove", random_state=0).fit(X, y, X_pub=Xq)
-    assert m.report_.sensitivities["gradient (per step)"] == pytest.approx(m.report_.radius / len(y))
-    assert m.report_.neighbouring == "add-remove"
+    m = PMTLogistic(epsilon=1.0, random_state=0).fit(X, y, X_pub=Xq)
+    assert m.report_.sensitivities["gradient (per step)"] == pytest.approx(2 * m.report_.radius / len(y))
+    assert m.report_.neighbouring == "replace-one"
 
 
 # ------------------------------------------------------------------ report and accounting

@@ -64,7 +64,7 @@ def default_methods(task: str) -> list[str]:
 #: Spec keys copied from session state, with their types.
 SPEC_KEYS = {
     "data": str, "epsilon": float, "delta": float, "lam": float, "n_pub": int, "eta": float, "seeds": int,
-    "neighbouring": str, "clip_radius": float, "methods": list, "standardize": bool, "public_source": str,
+    "clip_radius": float, "methods": list, "standardize": bool, "public_source": str,
     "split_seed": int, "synthetic_kappa": float,
 }
 
@@ -265,7 +265,7 @@ def _sweep_kwargs(spec: dict) -> dict:
         task=ENGINE_TASKS[spec["task"]], methods=list(spec["methods"]), seeds=int(spec["seeds"]),
         epsilons=vals if kind == "epsilon" else [spec["epsilon"]],
         lams=vals if kind == "lam" else [spec["lam"]],
-        delta=spec["delta"], eta=spec["eta"], neighbouring=spec["neighbouring"],
+        delta=spec["delta"], eta=spec["eta"],
         clip_radius=(spec["clip_radius"] if spec["clip_radius"] != 0 else None), test_size=TEST_SIZE,
     )
 
@@ -395,7 +395,7 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
     """``python -m engine pmt`` arguments that reproduce the page's error-vs-epsilon sweep.
 
     Matches the flags of :mod:`engine.cli_pmt` (``--dataset --epsilon --delta --seeds --lam --n-pub
-    --methods --eta --standardize --neighbouring --split-seed --metric --kappa``). Settings the CLI
+    --methods --eta --standardize --split-seed --metric --kappa``). Settings the CLI
     cannot express are listed by :func:`cli_notes`.
 
     Examples
@@ -415,7 +415,7 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
             "--epsilon", *[f"{e:g}" for e in sorted(set(EPSILON_GRID) | {float(spec["epsilon"])})],
             "--delta", f"{spec['delta']:g}", "--seeds", str(int(spec["seeds"])), "--lam", f"{spec['lam']:g}",
             "--n-pub", str(int(spec["n_pub"])), "--methods", *[keys.get(m, m) for m in spec["methods"]],
-            "--eta", f"{spec['eta']:g}", "--neighbouring", spec["neighbouring"],
+            "--eta", f"{spec['eta']:g}",
             "--split-seed", str(int(spec["split_seed"])), "--metric", spec.get("metric", "l2_error")]
     if spec.get("standardize"):
         argv.append("--standardize")
@@ -488,7 +488,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     from engine.pmt import add_intercept, pmt_radius, pmt_transform
 
     common = dict(epsilon=spec["epsilon"], delta=spec["delta"], lam=spec["lam"], eta=spec["eta"],
-                  neighbouring=spec["neighbouring"], random_state=0)
+                  random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
     out = {"task": spec["task"], "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
@@ -534,7 +534,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
 
 #: Estimators whose privacy ledger the page shows, per page task: method -> (module, class name).
 #: The logistic task fills this in when its estimators land (they must accept the ridge keywords
-#: epsilon, delta, lam, eta, neighbouring, random_state and expose ``report_.ledger``).
+#: epsilon, delta, lam, eta, random_state and expose ``report_.ledger``).
 DIAGNOSTIC_ESTIMATORS: dict = {
     "classification": {
         "PMT": ("engine.glm", "PMTLogistic"),

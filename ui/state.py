@@ -51,7 +51,6 @@ DEFAULTS: dict = {
     "seeds": 20,
     "lam": 1e-4,
     "eta": 0.05,
-    "neighbouring": "replace-one",
     "clip_radius": 0.0,
     "methods": ["PMT", "DP-RR", "DP-GD", "Non-private"],
     "metric": "l2_error",
@@ -110,10 +109,10 @@ def settings_summary() -> None:
             f"**n_pub** = {ss.get('n_pub', DEFAULTS['n_pub'])} public rows, "
             f"**seeds** = {ss.get('seeds', DEFAULTS['seeds'])}  \n"
             f"**lam** = {fmt_num(ss.get('lam', DEFAULTS['lam']))}, "
-            f"**{ss.get('neighbouring', DEFAULTS['neighbouring'])}** neighbours",
+            "**replace-one** neighbours",
             help="epsilon, delta: the (epsilon, delta)-differential-privacy target (smaller = more private). "
             "n_pub: size of the public sample. seeds: repetitions of each noisy run. lam: ridge penalty. "
-            "replace-one / add-remove: which neighbouring data sets the guarantee compares.",
+            "replace-one: the neighbouring data sets the guarantee compares (n public; the only relation offered).",
         )
 
 
@@ -221,7 +220,6 @@ URL_CODEC: dict = {
     "n_pub": (_int_in(1, 10**7), str),
     "seeds": (_int_in(1, 200), str),
     "eta": (_float_in(0.0, 1.0), fmt_num),
-    "neighbouring": (_one_of(("replace-one", "add-remove")), str),
     "clip_radius": (_float_in(0.0, float("inf"), open_lo=False), fmt_num),
     "methods": (_methods, lambda ms: ",".join(METHOD_URL.get(m, m) for m in ms)),
     "metric": (str, str),

@@ -65,7 +65,8 @@ class FitReport:
     epsilon, delta, mu : float
         Target (epsilon, delta) and the total mu-GDP (inf when noise is off).
     neighbouring : str
-        ``"replace-one"`` or ``"add-remove"``.
+        ``"replace-one"`` (the only relation offered: n is public; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale).
     ledger : engine.privacy.PrivacyLedger
         One record per Gaussian release (name, sensitivity, sigma, mu); ``releases`` holds
         ``ledger.to_records()`` (mu and epsilon per release plus the composed total).

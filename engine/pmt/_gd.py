@@ -6,7 +6,7 @@ logistic regression (:func:`dp_gd_logistic_path`). Many runs at once: runs are t
 ``d x runs`` matrix, rows are processed in cache-sized chunks, and groups of runs go to threads with
 single-threaded BLAS. :class:`_DPGDMixin` is the estimators' shared fit (ledger, noise, report).
 Accounting (``docs/PMT.md`` section 5): T equal Gaussian releases of the mean clipped gradient, each with
-``mu_t = mu / sqrt(T)`` and sensitivity ``2C / n`` (replace-one) or ``C / n`` (add/remove).
+``mu_t = mu / sqrt(T)`` and sensitivity ``2C / n`` (replace-one, the only relation offered: n is public).
 """
 
 from __future__ import annotations
@@ -158,10 +158,10 @@ def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
 
 
 def _dp_gd_ledger(dlt, mu, T, C, n, nb):
-    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one)
-    or ``C/n`` (add/remove), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
+    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one,
+    the only relation offered), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
     mu_t = P.split_mu(mu, T)
-    sens = (2.0 if nb == "replace-one" else 1.0) * C / n
+    sens = 2.0 * C / n
     sigma_t = P.gaussian_sigma(sens, mu_t)
     ledger = P.PrivacyLedger(delta=dlt)
     for t in range(T):

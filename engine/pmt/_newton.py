@@ -25,7 +25,8 @@ Each step releases the averaged gradient and the averaged Hessian of the data te
 * gradient term ``(b'(u_i) - y_i) x~_i`` has norm <= R G, Hessian term ``b''(u_i) x~_i x~_i^T`` has
   Frobenius norm <= R^2 H (logistic: G = 1, H = 1/4);
 * replace-one sensitivities ``Delta_g = 2 R G / n`` and ``Delta_H = sqrt(2) R^2 H / n`` (two PSD rank-one
-  terms differ by at most sqrt(2) times the larger norm); add/remove: ``R G / n`` and ``R^2 H / n``;
+  terms differ by at most sqrt(2) times the larger norm); n is public under replace-one (add/remove
+  is not offered: n enters R(d, n), the averages and the noise scale);
 * ``g~ = g + N(0, (Delta_g / mu_0)^2 I)``; ``H~ = H + E`` with E symmetric, iid N(0, (Delta_H / mu_0)^2)
   on and above the diagonal (:func:`engine.privacy.symmetric_gaussian_noise`);
 * the penalty's gradient and Hessian are data-independent and added without noise;
@@ -189,20 +190,17 @@ def newton_sensitivities(radius: float, n: int, neighbouring: str = "replace-one
                          H: float = 0.25) -> tuple[float, float]:
     """Sensitivities of the averaged gradient (L2) and Hessian (Frobenius) for rows of norm <= R.
 
-    Replace-one: ``2 R G / n`` and ``sqrt(2) R^2 H / n``; add/remove: ``R G / n`` and ``R^2 H / n``
-    (PMT.md section 4; logistic: G = 1, H = 1/4).
+    Replace-one (the only relation offered): ``2 R G / n`` and ``sqrt(2) R^2 H / n`` (PMT.md section 4;
+    logistic: G = 1, H = 1/4). n is public under replace-one; add/remove is not offered because n enters
+    R(d, n), the averages and the noise scale, so ``neighbouring="add-remove"`` raises ``ValueError``.
 
     Examples
     --------
     >>> [round(s, 6) for s in newton_sensitivities(2.0, 100)]
     [0.04, 0.014142]
-    >>> newton_sensitivities(2.0, 100, "add-remove")
-    (0.02, 0.01)
     """
-    nb = P.validate_neighbouring(neighbouring)
-    if nb == "replace-one":
-        return 2.0 * radius * G / n, math.sqrt(2.0) * radius**2 * H / n
-    return radius * G / n, radius**2 * H / n
+    P.validate_neighbouring(neighbouring)
+    return 2.0 * radius * G / n, math.sqrt(2.0) * radius**2 * H / n
 
 
 def newton_eig_floor(eig_floor, d: int, sigma_H):

@@ -271,7 +271,7 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
 
     theta_0 = 0; T steps of ``theta <- theta - step_size * (mean clipped gradient + N(0, s_t^2 I)
     + 2 lam P theta)``, per-example gradients of ``(y_i - x_i^T theta)^2`` clipped to L2 norm C, each step
-    mu_t = mu / sqrt(T), ``s_t = 2C / (n mu_t)`` (replace-one; ``C / (n mu_t)`` add/remove). Runs on the
+    mu_t = mu / sqrt(T), ``s_t = 2C / (n mu_t)`` (replace-one, the only relation offered). Runs on the
     raw (unwhitened) private rows (intercept column included). See :func:`dp_gd_ridge_path`.
 
     Step size: ``1 / L_pub`` with ``L_pub = 2 lambda_max(X_pub^T X_pub / n_pub) + 2 lam``, the smoothness

@@ -260,7 +260,9 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
     eta : float, default 0.05
     classes : pair, default (0, 1)
         (negative, positive) labels, given by the user; never inferred from the data.
-    neighbouring : {"replace-one", "add-remove"}
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept, penalize_intercept : bool
     on_singular : {"regularize", "raise"}
     eig_floor : "auto" or float, default "auto"
@@ -388,8 +390,8 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
 
     theta_0 = 0; T steps (default 100) of ``theta <- theta - step_size (mean clipped gradient + N(0, s_t^2 I)
     + 2 lam P theta)`` on the raw rows (intercept included); per-example gradients ``(s_i - y_i) x_i``
-    clipped to L2 norm C; each step ``mu_t = mu / sqrt(T)``, ``s_t = 2C / (n mu_t)`` (replace-one;
-    ``C / (n mu_t)`` add/remove). See :func:`dp_gd_logistic_path`.
+    clipped to L2 norm C; each step ``mu_t = mu / sqrt(T)``, ``s_t = 2C / (n mu_t)`` (replace-one, the
+    only relation offered). See :func:`dp_gd_logistic_path`.
 
     Step size: ``1 / (lambda_max(X_pub^T X_pub / n_pub) / 4 + 2 lam)`` (the inverse smoothness constant
     of the objective, estimated from the public rows with the intercept column: public, so free).

@@ -109,8 +109,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
       user-given, default 1), so ``|x~^T theta~| <= R B_theta`` at every evaluated point (the start
       theta~_0 = 0 is inside);
     * hence ``G = max(e^{R B_theta}, y_max)`` and ``H = e^{R B_theta}`` (:func:`poisson_bounds`), and the
-      sensitivities are ``2 R G / n`` and ``sqrt(2) R^2 H / n`` (replace-one; halved-style ``R G / n``,
-      ``R^2 H / n`` add/remove).
+      sensitivities are ``2 R G / n`` and ``sqrt(2) R^2 H / n`` (replace-one, the only relation offered:
+      n is public).
 
     The bounds grow like ``e^{R B_theta}``: with R ~ 10 the noise is large unless ``B_theta`` is small
     (the whitened linear predictor is then confined to ``[-R B_theta, R B_theta]``). This is the price of

@@ -190,20 +190,17 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
 def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
     """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
 
-    Replace-one: ``sqrt(2) R^2`` and ``2 R B_y``; add/remove: ``R^2`` and ``R B_y`` (PMT.md section 3,
-    step 3).
+    Replace-one (the only relation offered; PMT.md section 3, step 3): ``sqrt(2) R^2`` and ``2 R B_y``.
+    n is public under replace-one; add/remove is not offered because n enters R(d, n), B_y(n), averages
+    and the noise scale, so ``neighbouring="add-remove"`` raises ``ValueError``.
 
     Examples
     --------
     >>> [round(s, 4) for s in ssp_sensitivities(2.0, 3.0)]
     [5.6569, 12.0]
-    >>> ssp_sensitivities(2.0, 3.0, "add-remove")
-    (4.0, 6.0)
     """
-    nb = P.validate_neighbouring(neighbouring)
-    if nb == "replace-one":
-        return math.sqrt(2.0) * radius**2, 2.0 * radius * B_y
-    return radius**2, radius * B_y
+    P.validate_neighbouring(neighbouring)
+    return math.sqrt(2.0) * radius**2, 2.0 * radius * B_y
 
 
 def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y")):
@@ -225,14 +222,14 @@ class PMTRidge(_LinearBase):
        with ``R = sqrt(d (1 + ln(2n/eta)))``.
     2. ``response="clip"``: ``y`` clipped to ``[-B_y, B_y]``, ``B_y = sqrt(mean(y_pub^2)(1 + ln(2n/eta)))``
        (or ``response_bound``). ``A = X~^T X~`` and ``b = X~^T y`` are released with mu/sqrt(2) each:
-       symmetric noise with ``sigma_A = Delta_A / mu_A`` (``Delta_A = sqrt(2) R^2`` replace-one, ``R^2``
-       add/remove) and ``sigma_b = Delta_b / mu_b`` (``2 R B_y`` / ``R B_y``).
+       symmetric noise with ``sigma_A = Delta_A / mu_A`` (``Delta_A = sqrt(2) R^2``, replace-one) and
+       ``sigma_b = Delta_b / mu_b`` (``Delta_b = 2 R B_y``).
     3. ``theta~ = solve(A_priv + n lam Sigma^{-1/2} P Sigma^{-1/2}, b_priv)`` (eigenvalue floor if not
        positive definite), ``theta = Sigma_pub^{-1/2} theta~``.
 
     ``response="joint"`` (Reading B): ``(x, y)`` is one (d+1)-vector whitened with the public joint
     second moment (needs ``y_pub``) and truncated at ``R = sqrt((d+1)(1 + ln(2n/eta)))``; one symmetric
-    release of ``Z~^T Z~`` with all of mu (``Delta = sqrt(2) R^2`` / ``R^2``), back-transformed to
+    release of ``Z~^T Z~`` with all of mu (``Delta = sqrt(2) R^2``), back-transformed to
     ``S = Sigma^{1/2} S_priv Sigma^{1/2}`` and solved from its blocks:
     ``theta = solve(S_xx + n lam P, S_xy)``.
 
@@ -250,7 +247,9 @@ class PMTRidge(_LinearBase):
     response_bound : None, float or "private", default None
         B_y. None: from the public labels (needs ``y_pub``); a float: a user bound; "private":
         ``max |y|`` of the private data, with a ``PrivacyLeakWarning``.
-    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept : bool, default True
     penalize_intercept : bool, default False
     on_singular : {"regularize", "raise"}, default "regularize"
@@ -348,7 +347,7 @@ class PMTRidge(_LinearBase):
         R = tr.radius
         Z = tr.X_tilde
         S = Z.T @ Z
-        sens = math.sqrt(2.0) * R**2 if nb == "replace-one" else R**2
+        sens = math.sqrt(2.0) * R**2  # replace-one (the only relation offered)
         ledger = P.PrivacyLedger(delta=dlt)
         s = P.gaussian_sigma(sens, mu)
         ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)

@@ -247,7 +247,9 @@ def run_sweep(
         Seed of the public/test split (fixed across noise seeds unless ``resample_split``).
     resample_split : bool, default False
         Draw a new split per seed (split seed = noise seed).
-    neighbouring : {"replace-one", "add-remove"}
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept, penalize_intercept : bool
     dp_gd_steps : int, default 100
     clip_radius, clip_norm, response_bound : float, optional

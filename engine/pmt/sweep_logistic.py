@@ -260,7 +260,7 @@ def _run_dp_gd(ctx, epsilons, seeds):
     C = ctx.options.get("clip_norm")
     C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
     mu_t = mus / math.sqrt(T)
-    sens = (2.0 if ctx.neighbouring == "replace-one" else 1.0) * C / ctx.n
+    sens = 2.0 * C / ctx.n  # replace-one (the only relation offered)
     with np.errstate(divide="ignore"):
         sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
     lam = ctx.lams[li]

@@ -219,7 +219,7 @@ def _run_dpgd(ctx, epsilons, seeds):
     B_y = _B_y(ctx)
     C = float(C) if C is not None else 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * B_y
     mu_t = mus / math.sqrt(T)
-    sens = (2.0 if ctx.neighbouring == "replace-one" else 1.0) * C / ctx.n
+    sens = 2.0 * C / ctx.n  # replace-one (the only relation offered)
     with np.errstate(divide="ignore"):
         sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
     lam = ctx.lams[li]
