@@ -142,7 +142,14 @@ def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = 
 
 class _LogisticBase(ClassifierMixin, _GLMBase):
     def _labels(self, y, n):
-        return check_binary_labels(y, n, classes=self.classes)
+        """Private labels of a DP fit: mapped with ``classes``, never required to hold both classes.
+
+        Whether the private labels hold both classes is a private fact: a one-class label set (200
+        zeros) and its replace-one neighbour (199 zeros and one 1) must both fit, with the same report
+        fields, so nothing here branches on it (issue 12, item 2). Noisy Newton and DP-GD need no
+        second class (the noise and the penalty keep every step finite).
+        """
+        return check_binary_labels(y, n, classes=self.classes, require_both=False)
 
     @property
     def classes_(self):
@@ -200,13 +207,19 @@ class LogisticReference(_LogisticBase):
                  tol=1e-10):
         _store_params(self, locals())
 
+    def _labels(self, y, n):
+        # the non-private reference may refuse a one-class sample (no finite fit at lam = 0); it releases
+        # nothing, so this branch on the labels costs no privacy
+        return check_binary_labels(y, n, classes=self.classes, require_both=True)
+
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Fit on the private data (public arguments are accepted and ignored).
 
         Raises
         ------
         ValueError, TypeError
-            NaN/inf, bad labels, shape mismatch, n < d, lam < 0.
+            NaN/inf, bad labels, all labels in one class (the reference only; the private estimators
+            fit one-class labels like their neighbours), shape mismatch, n < d, lam < 0.
         """
         lam = _check_lam(self.lam)
         max_iter = _check_steps(self.max_iter, "max_iter")
@@ -259,7 +272,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         T (2T releases).
     eta : float, default 0.05
     classes : pair, default (0, 1)
-        (negative, positive) labels, given by the user; never inferred from the data.
+        (negative, positive) labels, given by the user; never inferred from the data. The private labels
+        need not hold both classes (a one-class sample fits like its neighbour: nothing branches on it).
     neighbouring : {"replace-one"}, default "replace-one"
         The only relation offered: n is public under replace-one; add/remove is not offered because n
         enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
@@ -316,7 +330,7 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         Raises
         ------
         ValueError, TypeError
-            Before any noise: NaN/inf, labels outside ``classes`` or one class only, n < d, n_pub < 1,
+            Before any noise: NaN/inf, labels outside ``classes``, n < d, n_pub < 1,
             lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
         """
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
