@@ -155,3 +155,65 @@ def test_one_class_labels_may_still_be_refused_by_the_nonprivate_reference():
     X, Xq, y_one, _ = _label_pair()
     with pytest.raises(ValueError, match="both classes"):
         LogisticReference().fit(X, y_one)
+
+
+# ------------------------------------------------------------------------------------------------
+# kind 3: one large private value (inside the validated domain |x| <= 1e150) must not become NaN in
+# the float32 DP-GD path of the sweep (NaN vs finite would identify the neighbour)
+# ------------------------------------------------------------------------------------------------
+def _sweep_pair(big):
+    from engine.pmt.sweep import sweep_split
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = X @ [1.0, -1.0] + rng.normal(size=300)
+    Xq = rng.normal(size=(60, 2))
+    pub = (Xq, Xq @ [1.0, -1.0])
+    for i in range(300):  # the first row that lands in the private training set
+        X2 = X.copy()
+        X2[i, 0] = big
+        if np.any(sweep_split(X2, y, public_data=pub)[2] == big):
+            return X, X2, y, pub
+    raise AssertionError("no training row")  # pragma: no cover
+
+
+@pytest.mark.parametrize("task", ["ridge", "logistic"])
+@pytest.mark.parametrize("big", [1e20, 1e150])
+def test_float32_dpgd_sweep_keeps_a_large_private_value_finite(task, big):
+    from engine.pmt.sweep import run_sweep
+
+    X, X2, y, pub = _sweep_pair(big)
+    if task == "logistic":
+        y = (y > 0).astype(float)
+        pub = (pub[0], (pub[1] > 0).astype(float))
+    kw = dict(methods=["dp-gd"], epsilons=[0.5, 2.0], seeds=3, public_data=pub, dp_gd_steps=20, task=task,
+              dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f1 = run_sweep((X, y), **kw)
+        f2 = run_sweep((X2, y), **kw)
+    assert f1.shape == f2.shape and list(f1.columns) == list(f2.columns)
+    theta_cols = [c for c in ("l2_error", "rmse", "accuracy") if c in f2.columns]
+    for f in (f1, f2):
+        assert np.all(np.isfinite(f[theta_cols].to_numpy(float))), f[theta_cols]
+    # the stated noise is the same for both (it never depends on the private values)
+    np.testing.assert_array_equal(f1["sigma_b"].to_numpy(), f2["sigma_b"].to_numpy())
+
+
+def test_dpgd_long_rows_are_scaled_in_float64_and_short_rows_untouched():
+    from engine.pmt._gd import MAX_GD_ROW_NORM, _scale_long_rows
+
+    Xa = np.array([[3.0, 4.0], [1e150, 0.0], [0.0, 1e20]])
+    y = np.array([1.0, 1e150, -1.0])
+    Xs, ys = _scale_long_rows(Xa, y)
+    assert Xs[0].tolist() == [3.0, 4.0] and ys[0] == 1.0  # bit for bit
+    joint = np.linalg.norm(np.column_stack([Xs, ys]), axis=1)
+    assert joint[1:] == pytest.approx([MAX_GD_ROW_NORM] * 2, rel=1e-12)
+    assert ys[1] / Xs[1, 0] == pytest.approx(1.0) and ys[2] < 0 < Xs[2, 1]  # direction and sign kept
+    # the estimator (float64) on the 1e150 edge of the domain: finite, same shape as its neighbour
+    Xr, yr, _, _ = _ridge_data(200)
+    X2 = Xr.copy()
+    X2[0] = [1e150, -1e150]
+    a = DPGDRidge(epsilon=1.0, n_steps=20, step_size=0.1, clip_norm=10.0, random_state=0).fit(Xr, yr)
+    b = DPGDRidge(epsilon=1.0, n_steps=20, step_size=0.1, clip_norm=10.0, random_state=0).fit(X2, yr)
+    assert np.all(np.isfinite(b.theta_)) and a.theta_.shape == b.theta_.shape
