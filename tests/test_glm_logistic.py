@@ -211,7 +211,7 @@ def test_estimator_equals_batched_newton_with_its_noise():
     """The estimator is noisy_newton on the transformed rows with newton_noise(default_rng(seed))."""
     X, y, Xq, _ = DATA
     T, seed = 5, 11
-    m = PMTLogistic(epsilon=1.0, lam=1e-3, n_steps=T, random_state=seed).fit(X, y, X_pub=Xq)
+    m = PMTLogistic(epsilon=1.0, lam=1e-3, n_steps=T, random_state=np.random.default_rng(seed)).fit(X, y, X_pub=Xq)
     tr = m.transform_
     S = tr.moment.Sigma_pub_inv_sqrt
     Pm = np.diag([1.0] * X.shape[1] + [0.0])
@@ -290,8 +290,9 @@ def test_bad_labels_raise_before_noise(cls, bad, match, no_noise):
 def test_user_given_classes():
     X, y, Xq, _ = DATA
     ys = np.where(y == 1, "yes", "no")
-    a = PMTLogistic(epsilon=1.0, random_state=0, classes=("no", "yes")).fit(X, ys, X_pub=Xq)
-    b = PMTLogistic(epsilon=1.0, random_state=0).fit(X, y, X_pub=Xq)
+    # one explicit stream for both (an int seed is mixed with the settings, classes included)
+    a = PMTLogistic(epsilon=1.0, random_state=np.random.default_rng(0), classes=("no", "yes")).fit(X, ys, X_pub=Xq)
+    b = PMTLogistic(epsilon=1.0, random_state=np.random.default_rng(0)).fit(X, y, X_pub=Xq)
     np.testing.assert_array_equal(a.theta_, b.theta_)
     assert set(a.predict(X[:50])) <= {"no", "yes"}
     # swapping the pair flips the sign of the fit (noise off): the user decides which class is positive

@@ -217,3 +217,90 @@ def test_dpgd_long_rows_are_scaled_in_float64_and_short_rows_untouched():
     a = DPGDRidge(epsilon=1.0, n_steps=20, step_size=0.1, clip_norm=10.0, random_state=0).fit(Xr, yr)
     b = DPGDRidge(epsilon=1.0, n_steps=20, step_size=0.1, clip_norm=10.0, random_state=0).fit(X2, yr)
     assert np.all(np.isfinite(b.theta_)) and a.theta_.shape == b.theta_.shape
+
+
+# ------------------------------------------------------------------------------------------------
+# kind 4: one integer seed reused across releases gave back the noise-free answer
+# ------------------------------------------------------------------------------------------------
+EPS4 = (0.5, 1.0, 2.0, 4.0)
+
+
+def _one_d():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(2000, 1))
+    y = 1.8 * X[:, 0] + rng.normal(size=2000)
+    Xq = rng.normal(size=(100, 1))
+    return X, y, Xq, 1.8 * Xq[:, 0]
+
+
+def _attack(states):
+    """Solve the four releases theta~_k (A + sA_k W) = b + sb_k w for (A, W, b, w) as if the draws (W, w)
+    were shared (the null vector of a 4 x 4 system) and return (the attack's b/A, the true b/A)."""
+    from engine.pmt.ridge import sufficient_statistics
+
+    X, y, Xq, yq = _one_d()
+    rows = []
+    for eps, rs in zip(EPS4, states):
+        m = PMTRidge(epsilon=eps, lam=0.0, fit_intercept=False, random_state=rs).fit(X, y, Xq, yq)
+        assert m.report_.eig_fixes == 0
+        th = m.theta_[0] / m.transform_.moment.Sigma_pub_inv_sqrt[0, 0]  # theta~ (whitened)
+        rows.append([th, th * m.report_.noise_scales["A"], -1.0, -m.report_.noise_scales["b"]])
+    A, b = sufficient_statistics(m.transform_.X_tilde, y, m.report_.B_y)
+    v = np.linalg.svd(np.array(rows))[2][-1]
+    return v[2] / v[0], b[0] / A[0, 0]
+
+
+def test_shared_draws_would_solve_back_to_the_noise_free_answer():
+    """The issue's attack, replayed with explicitly shared streams (what random_state=0 used to do)."""
+    est, truth = _attack([np.random.default_rng(0) for _ in EPS4])
+    assert est == pytest.approx(truth, rel=1e-9)
+
+
+def test_int_seed_releases_get_independent_noise(monkeypatch):
+    import engine.pmt.ridge as ridge_mod
+
+    est, truth = _attack([0] * 4)  # four fits, random_state=0, eps 0.5, 1, 2, 4
+    assert abs(est / truth - 1) > 1e-3  # no longer the noise-free b/A
+    drawn = []
+    orig = ridge_mod.ssp_noise
+
+    def spy(rng, d):
+        W, w = orig(rng, d)
+        drawn.append(np.concatenate([W.ravel(), w]))
+        return W, w
+
+    monkeypatch.setattr(ridge_mod, "ssp_noise", spy)
+    X, y, Xq, yq = _one_d()
+    thetas = [PMTRidge(epsilon=e, lam=0.0, fit_intercept=False, random_state=0).fit(X, y, Xq, yq).theta_
+              for e in EPS4]
+    D = np.array(drawn)  # (4 releases, 2 standard-normal draws)
+    assert D.shape == (4, 2)
+    for i in range(4):
+        for j in range(i + 1, 4):  # pairwise not proportional (2 x 2 determinant far from 0)
+            assert abs(np.linalg.det(D[[i, j]])) > 1e-6 * np.linalg.norm(D[i]) * np.linalg.norm(D[j])
+    # same seed + same settings: reproducible, bit for bit
+    again = PMTRidge(epsilon=2.0, lam=0.0, fit_intercept=False, random_state=0).fit(X, y, Xq, yq).theta_
+    np.testing.assert_array_equal(again, thetas[2])
+    assert not np.array_equal(PMTRidge(epsilon=2.0, lam=0.0, fit_intercept=False, random_state=1)
+                              .fit(X, y, Xq, yq).theta_, thetas[2])
+    # the default is OS entropy: two default fits differ
+    a, b = (PMTRidge(epsilon=2.0, fit_intercept=False).fit(X, y, Xq, yq).theta_ for _ in range(2))
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", PRIVATE, ids=lambda c: c.__name__)
+def test_every_private_estimator_defaults_to_os_entropy_and_mixes_its_settings(cls):
+    from engine.pmt._base import release_rng
+
+    assert inspect.signature(cls).parameters["random_state"].default is None
+    a = release_rng(cls(epsilon=1.0, random_state=7)).standard_normal(4)
+    b = release_rng(cls(epsilon=1.0, random_state=7)).standard_normal(4)
+    c = release_rng(cls(epsilon=2.0, random_state=7)).standard_normal(4)
+    d = release_rng(cls(epsilon=1.0, delta=1e-6, random_state=7)).standard_normal(4)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c) and not np.array_equal(a, d)
+    assert not np.array_equal(a, np.random.default_rng(7).standard_normal(4))
+    doc = inspect.getdoc(cls)
+    assert "simulation" in doc and "reproducib" in doc, cls.__name__
+    with pytest.raises(ValueError, match="random_state"):
+        release_rng(cls(random_state=-1))

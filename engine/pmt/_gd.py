@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import privacy as P
-from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups
+from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups, release_rng
 from engine.pmt._newton import _sigmoid_inplace
 
 #: Rows longer than this (ridge: the joint row ``(x_i, y_i)``; logistic: ``x_i``) are scaled onto this
@@ -186,7 +186,8 @@ def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
     """Standard-normal gradient noise for one DP-GD run: shape (n_steps, d), drawn in one call.
 
     The estimators and the sweeps draw through this one function, so a sweep with seed s reproduces
-    ``random_state=s`` exactly.
+    ``random_state=numpy.random.default_rng(s)`` exactly (an int ``random_state`` is mixed with the
+    fit's settings instead: :func:`engine.pmt._base.release_rng`).
     """
     return P.gaussian_noise((n_steps, d), 1.0, rng)
 
@@ -218,7 +219,7 @@ class _DPGDMixin:
         mu = _mu(eps, dlt)
         ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
         Pm = self._penalty_mask(d)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         noise = dp_gd_noise(rng, T, d)[:, :, None]
         theta, frac = path(Xa, yv, clip_norm=C, lam=lam, Pm=Pm, step_size=step, sigma=np.array([sigma_t]), noise=noise,
                            n_steps=T)

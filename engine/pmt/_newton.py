@@ -71,7 +71,7 @@ from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from engine import privacy as P
-from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups
+from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups, release_rng
 from engine.pmt._transform import _kappa_from_eigs, pmt_transform
 
 __all__ = [
@@ -240,7 +240,8 @@ def newton_noise(rng: np.random.Generator, n_steps: int, d: int) -> tuple[np.nda
     """Standard-normal noise for one noisy-Newton run: Hessian stack (T, d, d) symmetric, then gradients (T, d).
 
     The estimators and the sweeps draw through this one function, so a sweep with seed s reproduces
-    ``random_state=s`` exactly.
+    ``random_state=numpy.random.default_rng(s)`` exactly (an int ``random_state`` is mixed with the
+    fit's settings instead: :func:`engine.pmt._base.release_rng`).
     """
     Hn = P.symmetric_gaussian_noise(d, 1.0, rng, size=int(n_steps))
     gn = P.gaussian_noise((int(n_steps), d), 1.0, rng)
@@ -579,7 +580,7 @@ class _NoisyNewtonMixin:
         mu = _mu(eps, dlt)
         sens_g, sens_H = newton_sensitivities(R, n, nb, G=G, H=H)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         Hn, gn = newton_noise(rng, T, d)
         self.eig_floor_ = float(newton_eig_floor(eig_floor, d, s_H))
         res = noisy_newton(Z, yv, family=family, pen=pen, sigma_g=np.array([s_g]), sigma_H=np.array([s_H]),

@@ -32,6 +32,7 @@ from engine.pmt._base import (
     _resolve_bound,
     _store_params,
     _validate_data,
+    release_rng,
 )
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
 from engine.pmt._transform import _kappa_from_eigs, pmt_radius, truncate_rows
@@ -120,7 +121,8 @@ class DPRidge(_LinearBase):
     Parameters
     ----------
     epsilon, delta, lam, eta, neighbouring, fit_intercept, penalize_intercept, eig_floor, random_state
-        As in :class:`PMTRidge`.
+        As in :class:`PMTRidge` (``random_state``: None = OS entropy; a fixed int is for simulation and
+        reproducibility and is mixed with the fit's settings, :func:`engine.pmt._base.release_rng`).
     clip_radius : None, float or "private", default None
         C. None: the public formula above; float: user value; "private": the largest private row norm
         (``PrivacyLeakWarning``).
@@ -165,7 +167,7 @@ class DPRidge(_LinearBase):
         sens_A, sens_b = ssp_sensitivities(C, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
         Pm = self._penalty_mask(d)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         theta, fixed, kappa_noisy = ssp_solve(A + s_A * W, b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
         self._set_theta(theta, p)
@@ -202,7 +204,9 @@ class DPRidgeOracle(DPRidge):
     clip_grid : array-like of float, optional
         Candidate C values (default :func:`default_clip_grid`).
     n_trials : int, default 20
-    (others as in :class:`DPRidge`; ``clip_radius`` is ignored.)
+    (others as in :class:`DPRidge`; ``clip_radius`` is ignored. ``random_state``: a fixed int is for
+    simulation and reproducibility; the trials and the final release draw from one stream derived from
+    it and the settings.)
 
     Attributes
     ----------
@@ -243,7 +247,7 @@ class DPRidgeOracle(DPRidge):
         )
         ref = RidgeReference(lam=lam, fit_intercept=self.fit_intercept,
                              penalize_intercept=self.penalize_intercept).fit(Xp, yv).theta_
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         params = self.get_params()
         for k in ("clip_grid", "n_trials"):
             params.pop(k)
@@ -281,7 +285,8 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
     Parameters
     ----------
     epsilon, delta, lam, eta, neighbouring, fit_intercept, penalize_intercept, random_state
-        As in :class:`PMTRidge`.
+        As in :class:`PMTRidge` (``random_state``: None = OS entropy; a fixed int is for simulation and
+        reproducibility and is mixed with the fit's settings, :func:`engine.pmt._base.release_rng`).
     n_steps : int, default 100
         T.
     clip_norm : None, float or "private", default None

@@ -284,7 +284,14 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         given value (:func:`newton_eig_floor`; module docstring). ``report_.eig_floor`` holds the value used.
     tol : float, default 0.25
         Convergence-flag tolerance (relative last step).
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator, default None
+        None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
+        simulation and reproducibility only: the noise stream is derived from the seed *and* the
+        release's identity (class and every other parameter: epsilon, delta, lam, ...; see
+        :func:`engine.pmt._base.release_rng`), so the same seed with the same settings reproduces a
+        fit, while fits differing in any setting (e.g. four epsilons with ``random_state=0``) get
+        independent noise that cannot be combined to cancel it. A Generator is used as is (its state
+        advances; the caller owns the stream, as the sweeps do for common random numbers).
 
     Attributes
     ----------
@@ -359,7 +366,8 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
     clip_radius : None, float or "private", default None
         C. None: the public formula; float: user value; "private": the largest private row norm
         (``PrivacyLeakWarning``).
-    (others as in :class:`PMTLogistic`)
+    (others as in :class:`PMTLogistic`; ``random_state``: None = OS entropy, a fixed int is for
+    simulation and reproducibility only and is mixed with the fit's settings)
 
     Examples
     --------
@@ -419,7 +427,8 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
         ``|s - y| <= 1`` it bounds the gradient of rows of that norm). "private": the largest private row
         norm (``PrivacyLeakWarning``).
     step_size : None or float
-    (others as in :class:`PMTLogistic`)
+    (others as in :class:`PMTLogistic`; ``random_state``: None = OS entropy, a fixed int is for
+    simulation and reproducibility only and is mixed with the fit's settings)
 
     Examples
     --------

@@ -123,7 +123,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
     theta_radius : float, default 1.0
         B_theta (whitened units).
     n_steps : int, default 5
-    (others as in :class:`PMTLogistic`; no ``classes``)
+    (others as in :class:`PMTLogistic`; no ``classes``; ``random_state``: None = OS entropy, a fixed int
+    is for simulation and reproducibility only and is mixed with the fit's settings)
 
     Attributes
     ----------

@@ -53,6 +53,7 @@ from engine.pmt._base import (
     _pmt_report_fields,
     _store_params,
     _validate_data,
+    release_rng,
 )
 from engine.pmt._transform import _kappa_from_eigs, pmt_transform, public_moment
 
@@ -135,7 +136,8 @@ def ssp_noise(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]
     The symmetric matrix has iid N(0, 1) on and above the diagonal
     (:func:`engine.privacy.symmetric_gaussian_noise`), drawn first; then the vector. Scaling by
     ``sigma_A`` and ``sigma_b`` gives the Gaussian mechanism. The estimators and the sweeps draw
-    through this one function, so a sweep with seed s reproduces ``random_state=s`` exactly.
+    through this one function, so a sweep with seed s reproduces ``random_state=numpy.random.default_rng(s)``
+    exactly (an int ``random_state`` is mixed with the fit's settings: :func:`engine.pmt._base.release_rng`).
     """
     W = P.symmetric_gaussian_noise(d, 1.0, rng)
     w = P.gaussian_noise(d, 1.0, rng)
@@ -256,7 +258,14 @@ class PMTRidge(_LinearBase):
         What to do with a singular ``Sigma_pub`` or ``n_pub < d`` (see :func:`engine.pmt.public_moment`).
     eig_floor : float, default 1e-3
         Relative eigenvalue floor for a non-positive-definite noisy system.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator, default None
+        None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
+        simulation and reproducibility only: the noise stream is derived from the seed *and* the
+        release's identity (class and every other parameter: epsilon, delta, lam, ...; see
+        :func:`engine.pmt._base.release_rng`), so the same seed with the same settings reproduces a
+        fit, while fits differing in any setting (e.g. four epsilons with ``random_state=0``) get
+        independent noise that cannot be combined to cancel it. A Generator is used as is (its state
+        advances; the caller owns the stream, as the sweeps do for common random numbers).
 
     Attributes
     ----------
@@ -322,7 +331,7 @@ class PMTRidge(_LinearBase):
         A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         S_is = tr.moment.Sigma_pub_inv_sqrt
         pen = n * lam * (S_is @ Pm @ S_is)
@@ -351,7 +360,7 @@ class PMTRidge(_LinearBase):
         ledger = P.PrivacyLedger(delta=dlt)
         s = P.gaussian_sigma(sens, mu)
         ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W = P.symmetric_gaussian_noise(d + 1, 1.0, rng)
         S_priv = S + s * W
         Sh = mom.Sigma_pub_sqrt

@@ -18,7 +18,7 @@ Design (what is computed once, what per seed)
   instead (split seed = noise seed), which then costs one set of statistics per seed.
 * **Noise.** Seed ``s`` gives ``numpy.random.default_rng(s)``, from which each method draws its
   standard-normal noise exactly as the estimator in :mod:`engine.pmt.ridge` / :mod:`engine.pmt.baselines` does with
-  ``random_state=s`` (:func:`engine.pmt.ridge.ssp_noise`, :func:`engine.pmt._gd.dp_gd_noise`),
+  ``random_state=numpy.random.default_rng(s)`` (:func:`engine.pmt.ridge.ssp_noise`, :func:`engine.pmt._gd.dp_gd_noise`),
   then scales it by each epsilon's sigma. So a sweep row reproduces the corresponding estimator
   (common random numbers across epsilons and lams: curves over epsilon are smooth, and the
   per-epsilon medians are still over independent seeds).
