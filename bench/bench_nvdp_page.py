@@ -66,7 +66,7 @@ def bench_posthoc(repeat: int) -> None:
     for i in range(repeat):
         clip = ClipConfig(**{**base, "C_mu": 2.0 + 0.7 * i})
         t, c = time.perf_counter(), time.process_time()
-        res = live.evaluate(clip, seed=settings.seed, n_rd=X.LIVE_N_RD, n_bdp=X.LIVE_N_BDP)
+        res = live.evaluate(clip, seed=settings.seed)  # the one protocol (engine.nvdp.protocol)
         times.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         print(f"  posthoc C_mu={clip.C_mu:.1f}: {times[-1]:.3f} s wall, {cpu[-1]:.3f} s CPU  accuracy {res.accuracy:.3f}  "

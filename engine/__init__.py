@@ -1,10 +1,12 @@
 """The privacy-utility explorer's engine: DP methods, their accounting and diagnostics.
 
-Rooms (one idea per module): ``privacy`` (mu-GDP accounting, noise calibration, ledger),
-``datasets`` (registry, upload validation, public/private split), ``pmt`` (public-moment-guided
-truncation), ``regression`` (PMT and baseline estimators), ``experiments`` (vectorised sweeps),
-``plots`` (pure Plotly figure builders), ``nvdp`` (clipped nonparametric variational DP), ``audit``
-(empirical DP audits). Nothing here imports Streamlit.
+Layers (see ``docs/architecture.md``): ``privacy`` (mu-GDP accounting, validation, noise, the ledger)
+-> ``datasets`` (registry, upload validation, public/private split) -> the mechanisms ``pmt``
+(public-moment-guided truncation: transform, PMT and baseline estimators, sweeps) and ``nvdp``
+(clipped nonparametric variational DP) -> ``audit`` (empirical DP audits) -> ``figures`` (pure
+Plotly figure and lesson builders) -> ``cli`` (``python -m engine``). Nothing here imports Streamlit.
+The old module names ``engine.regression``, ``engine.glm``, ``engine.experiments`` and
+``engine.experiments_logistic`` are aliases of :mod:`engine.pmt` kept for one release.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -2,11 +2,9 @@
 this alias stays for one release.
 
 ``from engine.experiments import run_sweep`` etc. keep working; new code imports from
-:mod:`engine.pmt.sweep`. Attribute writes (patches) reach the modules the code moved to
-(:mod:`engine.pmt._compat`).
+:mod:`engine.pmt.sweep`.
 """
 
-from engine.pmt import _compat, _registry, sweep, sweep_ridge
 from engine.pmt._registry import (  # noqa: F401
     CONTRACT_COLUMNS,
     METHODS,
@@ -26,4 +24,3 @@ __all__ = [
     "resolve_methods", "SweepContext", "prepare_ridge_context", "sweep_split", "run_sweep", "summarize",
 ]
 
-_compat.forward_attribute_writes(__name__, [_registry, sweep, sweep_ridge])

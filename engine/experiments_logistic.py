@@ -4,7 +4,6 @@
 imports from :mod:`engine.pmt.sweep_logistic`.
 """
 
-from engine.pmt import _compat, sweep_logistic
 from engine.pmt.sweep_logistic import (  # noqa: F401
     EXTRA_COLUMNS,
     LOGISTIC_METHODS,
@@ -15,4 +14,3 @@ from engine.pmt.sweep_logistic import (  # noqa: F401
 
 __all__ = ["LOGISTIC_METHODS", "LogisticSweepContext", "prepare_logistic_context", "roc_auc_columns"]
 
-_compat.forward_attribute_writes(__name__, [sweep_logistic])

@@ -2,10 +2,8 @@
 ``engine.pmt._gd``); this alias stays for one release.
 
 ``from engine.glm import PMTLogistic`` etc. keep working; new code imports from :mod:`engine.pmt`.
-Attribute writes (patches) reach the modules the code moved to (:mod:`engine.pmt._compat`).
 """
 
-from engine.pmt import _compat, _gd, _newton, logistic, poisson
 from engine.pmt._base import FitReport, _GLMBase, _validate_glm_data  # noqa: F401
 from engine.pmt._gd import _sigmoid_inplace, dp_gd_logistic_path, logistic_dp_gd_step_size  # noqa: F401
 from engine.pmt._newton import (  # noqa: F401
@@ -50,4 +48,3 @@ __all__ = [
     "DPGDLogistic", "LogisticReference", "PMTPoisson", "PoissonReference",
 ]
 
-_compat.forward_attribute_writes(__name__, [_newton, _gd, logistic, poisson])

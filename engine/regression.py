@@ -2,10 +2,8 @@
 ``engine.pmt._gd``); this alias stays for one release.
 
 ``from engine.regression import PMTRidge`` etc. keep working; new code imports from :mod:`engine.pmt`.
-Attribute writes (patches) reach the modules the code moved to (:mod:`engine.pmt._compat`).
 """
 
-from engine.pmt import _base, _compat, _gd, baselines, ridge
 from engine.pmt._base import (  # noqa: F401
     DEFAULT_EIG_FLOOR,
     MAX_ABS_VALUE,
@@ -49,4 +47,3 @@ __all__ = [
     "LinearEstimatorBase", "METHOD_NAMES",
 ]
 
-_compat.forward_attribute_writes(__name__, [_base, _gd, ridge, baselines])

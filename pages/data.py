@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import datasets as D
-from engine.plots import feature_scale_figure
+from engine.figures.pmt import feature_scale_figure
 
 SYNTHETIC_KAPPAS = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 TASK_CHOICES = ("auto-detect", "regression", "classification", "text-classification")

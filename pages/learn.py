@@ -1,7 +1,7 @@
 """Learn: five short interactive lessons, one idea, one live figure and one "try this" each.
 
 Plain words first, the formula one click away (an expander). All numbers come from
-``engine.lessons``, which uses the engine's real accounting (``engine.privacy``), transform
+``engine.figures.lessons``, which uses the engine's real accounting (``engine.privacy``), transform
 (``engine.pmt``) and Renyi closed forms (``engine.nvdp.divergence``).
 """
 
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from engine import lessons
+from engine.figures import lessons
 from engine.privacy import gdp_mu
 from ui.state import ensure_frame
 

@@ -22,9 +22,11 @@ import time
 import pandas as pd
 import streamlit as st
 
-from engine import plots_nvdp as P
+from engine.figures import nvdp as P
 from engine.nvdp import explore as X
 from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
+from engine.nvdp.headline import headline_verdict
+from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
 from ui.state import ensure_frame, init_state, persist
 
@@ -32,8 +34,9 @@ ensure_frame()
 init_state()
 ss = st.session_state
 
-#: Live-path sizes (see engine.nvdp.explore): exact all-pairs bound on N_RD test sentences, paper form and BDP on N_BDP.
-N_RD, N_BDP = X.LIVE_N_RD, X.LIVE_N_BDP
+#: The one evaluation protocol (engine.nvdp.protocol): the CLI, the results script and the docs use it too.
+PROTOCOL = DEFAULT_PROTOCOL
+N_EVAL = PROTOCOL.n_eval
 SIGMA_CAP = X.DEFAULT_TRAIN_CLIP.sigma_max or 0.99
 RENYI_ORDERS = (1.01, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0)
 TARGETS = {"trained": "the model trained with clipping", "release": "the unclipped model, clipped only at release"}
@@ -144,7 +147,15 @@ def _mu_range(key: str, which: str, _models, _data) -> tuple[float, float]:
 @st.cache_resource(max_entries=128, show_spinner=False)  # a resource: no pickling on every rerun
 def _posthoc(key: str, which: str, clip_json: str, _models, _data, seed: int) -> X.PosthocResult:
     return _live(key, which, _models, _data).evaluate(ClipConfig.from_dict(json.loads(clip_json)), seed=seed,
-                                                      n_rd=N_RD, n_bdp=N_BDP)
+                                                      protocol=PROTOCOL)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _order_curve(key: str, which: str, clip_json: str, _models, _data) -> dict:
+    from engine.nvdp.order_curve import bdp_order_curve
+
+    raw = _live(key, which, _models, _data).raw
+    return bdp_order_curve(raw, ClipConfig.from_dict(json.loads(clip_json)), protocol=PROTOCOL)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -323,7 +334,9 @@ with ctrl:
                     "of sentences get an infinite bound.")
     lam = float(ss["nvdp_renyi_order"])
     st.caption(f"Blur floor at lambda = {lam:g}: sigma >= {sigma_floor(lam):.4f}. "
-               f"Finite exact bound needs alpha_min > {finite_alpha_min(float(ss['nvdp_alpha_max']), lam, margin=0.0):.4f}.")
+               f"Finite weight terms of the guarantee form need alpha_min > "
+               f"{finite_alpha_min(float(ss['nvdp_alpha_max']), lam, margin=0.0):.4f} (and, for any bound at all, two "
+               "sentences of the same length).")
     b1, b2 = st.columns(2)
     b1.button("Reset to trained", on_click=_reset_sliders, key="nvdp_reset",
               help="Set the sliders to the clipping the clipped model was trained with.")
@@ -382,48 +395,37 @@ with main:
     r = st.columns(4)
     metric(r[0], "RD max (paper protocol)", res_c.rd_paper.max, res_u.rd_paper.max,
            f"Largest Renyi divergence between two sentences' shared draws, in the authors' normalisation (nats per "
-           f"latent position; pairs within batches of 16 of the first {N_BDP} test sentences, outliers with "
-           "|z-score| > 0.5 within a batch set aside), comparable with the papers' 0.01-1.4.")
+           f"latent position; pairs within batches of 16 of the first {N_EVAL} test sentences, outliers with "
+           "|z-score| > 0.5 (population std) within a batch set aside, undefined dimensions dropped as the authors' "
+           "code does), comparable with the papers' 0.01-1.4. Not a guarantee.")
     metric(r[1], "RD mean (paper protocol)", res_c.rd_paper.mean, res_u.rd_paper.mean,
            "Average over the same pairs (batch means averaged).")
     metric(r[2], "BDP epsilon (papers)", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
-           "Bayesian differential privacy budget at delta = 1e-5 from the paper-protocol RDs (the plug-in figure "
-           "the papers report, 10.4-22). 10.47 is the floor reached when every RD is 0.")
+           "Bayesian differential privacy budget at delta = 1e-5 from the authors' accountant (scalar blurs, "
+           f"moment order 2, subsampling q = 16/{N_EVAL}), the figure the papers report (10.4-22). 10.47 is the "
+           "floor reached when every RD is 0. Not a guarantee.")
     metric(r[3], "Accuracy", res_c.accuracy, res_u.accuracy,
            "Share of held-out sentences whose sentiment is predicted correctly (chance = 50 %).", pct=True)
     if not presenter:
         r2 = st.columns(4)
         metric(r2[0], "RD max (exact)", res_c.rd_exact.max, res_u.rd_exact.max,
                f"The exact bound in nats: summed over every token cloud and dimension, the larger of the two "
-               f"directions, maximum over all {res_c.rd_exact.n_pairs} pairs of the first {N_RD} test sentences. "
-               "'infinite' means some pair is not bounded at all.")
+               f"directions, maximum over all {res_c.rd_exact.n_pairs} pairs of the first {N_EVAL} test sentences. "
+               "'infinite' means some pair is not bounded at all: every pair of sentences of different lengths is, "
+               "because padded positions get weight exactly 0 in the shared sample, which reveals the length.")
         metric(r2[1], "RD mean (exact)", res_c.rd_exact.mean, res_u.rd_exact.mean,
                "Mean of the exact bound over the same pairs (infinite if any pair is).")
         metric(r2[2], "BDP epsilon (guarantee)", res_c.bdp.epsilon, res_u.bdp.epsilon,
-               "Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1, which is what makes it a "
-               "guarantee (Triastcyn & Faltings 2020). Clipping at order lambda does not bound order lambda + 1, "
-               "so this is often infinite.")
+               "Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
+               "the guarantee form. It is infinite as soon as one batch of 16 holds two sentences of different "
+               "lengths (the sample reveals the length), and where clipping at order lambda does not bound order "
+               "lambda + 1.")
         s = res_c.clip_stats
         r2[3].metric("Tokens clipped", f"{100 * max(s.frac_mu, s.frac_alpha):.0f}%",
                      delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **_NO_ARROW)
-    ec, eu = res_c.rd_exact, res_u.rd_exact
-    verdict = []
-    if ec.n_inf == 0 and eu.n_inf > 0:
-        verdict.append(f"**Clipping makes the exact bound finite for every pair**; without it {eu.n_inf} of "
-                       f"{eu.n_pairs} pairs have no bound at all.")
-    elif ec.n_inf > 0:
-        verdict.append(f"Even with these caps, {ec.n_inf} of {ec.n_pairs} pairs have an infinite exact bound "
-                       "(see the sigma cap and alpha_min hints on the left).")
-    elif math.isfinite(ec.max) and math.isfinite(eu.max):
-        verdict.append(f"Exact worst pair: {P.fmt_bound(ec.max)} nats with clipping vs {P.fmt_bound(eu.max)} without.")
-    pc, pu = res_c.rd_paper.max, res_u.rd_paper.max
-    if math.isfinite(pc) and math.isfinite(pu):
-        verdict.append(f"The paper-protocol worst pair is {'lower' if pc < pu else 'higher'} with clipping here "
-                       f"({P.fmt_bound(pc)} vs {P.fmt_bound(pu)})"
-                       + ("." if pc < pu else ": that normalised figure averages over dimensions and positions, so "
-                          "it need not follow the guarantee."))
+    verdict = [headline_verdict(res_c, res_u, label_c)]
     if verdict:
         st.markdown(" ".join(verdict))
     if res_c.nan_count or res_u.nan_count:
@@ -435,7 +437,7 @@ with main:
     with tabs[0]:
         st.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
                  format_func={"paper": "paper protocol (comparable with the papers)",
-                              "exact": f"exact (nats, all pairs of {N_RD} sentences)"}.get)
+                              "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
         form = ss.get("nvdp_form", "paper")
         rc, ru = (res_c.rd_paper, res_u.rd_paper) if form == "paper" else (res_c.rd_exact, res_u.rd_exact)
         notes = None
@@ -454,6 +456,20 @@ with main:
                                    "BDP epsilon, papers' figure (delta 1e-5)", "BDP epsilon, guarantee (delta 1e-5)"],
                               label_c: col(res_c), "unclipped": col(res_u)})
         st.dataframe(table, hide_index=True, width="stretch")
+        if st.toggle("BDP epsilon over Renyi orders (tightest order; why the guarantee is infinite)",
+                     key="nvdp_order_curve"):
+            with st.spinner("Evaluating both forms at six orders ..."):
+                cur = _order_curve(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
+            st.dataframe(pd.DataFrame({"Renyi order": cur["orders"],
+                                       "BDP epsilon, guarantee": [P.fmt_bound(e) for e in cur["eps_guarantee"]],
+                                       "BDP epsilon, paper protocol": [P.fmt_bound(e) for e in cur["eps_paper"]]}),
+                         hide_index=True, width="stretch")
+            for name, best in (("guarantee", cur["best_guarantee"]), ("paper protocol", cur["best_paper"])):
+                st.caption(f"Tightest order, {name}: " + (f"lambda = {best[0]:g}, epsilon {best[1]:.4g}" if best
+                                                          else "none finite at these orders"))
+            for o, rs in zip(cur["orders"], cur["reasons"]):
+                for r_ in rs:
+                    st.caption(f"Order {o:g}, guarantee infinite: {r_}")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Each pair of test sentences gets one number: how distinguishable their shared draws are. The curve "
@@ -464,8 +480,9 @@ with main:
                 "the authors' normalised figure (averaged over dimensions, divided by the 49 latent positions, "
                 "their approximation of the weight term, pairs within batches of 16, outlier pairs set aside), so "
                 "the numbers compare with their tables.\n\n"
-                "**Try:** lower C_mu and watch the worst pair move left; set alpha_min to 0 (the authors' default) "
-                "and watch the exact bound become infinite; raise the KL weight to 1.")
+                "**Lengths.** The layer gives padded positions weight exactly 0, so a shared sample reveals how "
+                "many tokens a sentence has: the guarantee form is infinite for every pair of different lengths "
+                "(counted in the table), whatever the caps.")
         with st.expander("The formulas"):
             st.latex(r"D_\lambda(P\,\|\,Q) = \frac{1}{\lambda-1}\ln \int p^\lambda q^{1-\lambda}")
             st.latex(r"\mathrm{RD}(a,b) \le D_\lambda\big(\mathrm{Dir}(\alpha^a)\,\|\,\mathrm{Dir}(\alpha^b)\big)"
@@ -573,7 +590,8 @@ with main:
             "settings": settings.to_dict(),
             "applied_clipping": clip.to_dict(),
             "apply_to": ss["nvdp_target"],
-            "live_sizes": {"n_rd_exact_inputs": N_RD, "n_bdp_inputs": N_BDP, "n_test": res_c.n_test},
+            "protocol": PROTOCOL.to_dict(),
+            "n_test": res_c.n_test,
             "diagnostics": summ.to_dict(orient="records"),
             "versions": _versions(),
         }
@@ -593,14 +611,16 @@ with main:
         st.markdown("Evaluate with the clipping on the sliders:")
         st.code(f"python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
                 f"--alpha-min {clip.alpha_min:.10g} --alpha-max {clip.alpha_max:.10g} --renyi-order {clip.renyi_order:g} "
-                f"--seed {settings.seed} --json", language="bash", wrap_lines=True)
-        notes = [f"The CLI reports on all {res_c.n_test} test sentences (exact bound over 256 of them); the page uses "
-                 f"{N_RD} (exact) and {N_BDP} (paper form, BDP) so that sliders answer at once."]
+                f"--seed {settings.seed} --split-seed {settings.split_seed}"
+                + (f" --n-sentences {settings.n_sentences}" if settings.n_sentences else "") + " --json",
+                language="bash", wrap_lines=True)
+        notes = [f"The CLI, the results script and this page use one protocol (bounds on the first {N_EVAL} test "
+                 f"sentences, accuracy on all {res_c.n_test}): the same model and clipping give the same numbers."]
         if clip.sigma_max is not None or settings.train_clip.sigma_max is not None:
             notes.append("The CLI has no flag for the sigma cap; its runs clip sigma only from below.")
         if settings.n_sentences:
             notes.append(f"This page runs on a subset of {settings.n_sentences} sentences (NVDP_PAGE_N_SENTENCES); "
-                         "the CLI always uses all 3,000.")
+                         "the command above passes the same --n-sentences.")
         for n in notes:
             st.caption(f":material/info: {n}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")

@@ -2,7 +2,7 @@
 
 Thin page: it reads widgets, calls the engine (``engine.experiments.run_sweep``, the estimators'
 ``report_``), caches the results by (data fingerprint, parameters), draws figures from
-``engine.plots`` and explains them. It computes no DP quantity itself.
+``engine.figures.pmt`` and explains them. It computes no DP quantity itself.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import plots
+from engine.figures import pmt as plots
 from engine.datasets import list_datasets, load_dataset, read_csv_columns, read_csv_upload
 from ui.state import (
     DEFAULTS,

@@ -95,7 +95,7 @@ Why some pairs cannot reach the claim (the accounting is conservative there, not
 BROKEN_HEADER = """
 ## Broken copies (the audit has teeth)
 
-Defined in `engine/audit.py` only (never in the product): *noise-0.2* multiplies every noise draw by
+Defined in `engine/audit/hooks.py` only (never in the product): *noise-0.2* multiplies every noise draw by
 0.2; *skip-clipping* skips row truncation (DP-PMTRR, DP-PMTLR), row clipping (DP-RR) or per-example
 gradient clipping (DP-GD) while the sensitivity is still computed from the stated radius (the "clip,
 then release the unclipped data" bug of smartnoise-sdk #622); *partial-noise* adds no noise to some

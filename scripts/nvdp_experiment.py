@@ -141,7 +141,8 @@ def main(argv=None) -> int:
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--kl-weights", type=float, nargs="+", default=[1e-3, 1e-2, 1e-1, 1.0])
-    p.add_argument("--n-rd", type=int, default=128, help="inputs for the exact all-pairs bound")
+    p.add_argument("--n-rd", type=int, default=None,
+                   help="evaluation sentences for the bounds (default: the one protocol, engine.nvdp.protocol)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--table", action="store_true", help="only print the markdown table from runs.csv")
     args = p.parse_args(argv)

@@ -1,4 +1,4 @@
-"""engine.lessons: the toy computations behind the Learn page, checked against independent values."""
+"""engine.figures.lessons: the toy computations behind the Learn page, checked against independent values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 from scipy import integrate, stats
 
-from engine import lessons
+from engine.figures import lessons
 from engine.privacy import gdp_delta, gdp_epsilon, gdp_mu
 
 

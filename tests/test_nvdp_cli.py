@@ -1,4 +1,4 @@
-"""``python -m engine nvdp train|evaluate`` (engine.nvdp.cli)."""
+"""``python -m engine nvdp train|evaluate`` (engine.cli.nvdp)."""
 
 from __future__ import annotations
 
@@ -84,4 +84,4 @@ def test_cli_train_then_evaluate(small_corpus, tmp_path, capsys):
     # human-readable output
     assert main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--n-rd", "16", "--quiet"]) == 0
     text = capsys.readouterr().out
-    assert "accuracy" in text and "RD exact" in text and "BDP" in text
+    assert "accuracy" in text and "RD guarantee" in text and "BDP" in text and "protocol" in text

@@ -374,12 +374,13 @@ def test_paper_form_matches_term_by_term_reference():
     np.testing.assert_allclose(res2.values, res.values * 6 / 129, rtol=1e-12)
 
 
-def test_paper_outlier_filter_by_hand():
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_paper_outlier_filter_by_hand(ddof):
     mu, sigma, alpha, mask = make_posteriors(B=16, K=5, D=3, seed=3)
-    res = pairwise_rd_bound(mu, sigma, alpha, mask, form="paper", dtype=torch.float64)
+    res = pairwise_rd_bound(mu, sigma, alpha, mask, form="paper", dtype=torch.float64, outlier_ddof=ddof)
     nofilt = pairwise_rd_bound(mu, sigma, alpha, mask, form="paper", outlier_z=None, dtype=torch.float64)
     r = res.values
-    z = np.abs(r - r.mean()) / r.std(ddof=1)
+    z = np.abs(r - r.mean()) / r.std(ddof=ddof)  # the authors: population std (ddof 0), the default
     kept = z <= 0.5
     assert res.n_pairs == 120 and np.array_equal(res.kept, kept) and res.n_filtered == int((~kept).sum()) > 0
     assert res.max == pytest.approx(r[kept].max()) and res.mean == pytest.approx(np.where(kept, r, 0).mean())

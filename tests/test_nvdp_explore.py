@@ -86,7 +86,7 @@ def test_posthoc_matches_the_engine_diagnostics_and_respects_the_caps(pair):
     settings, data, models, _ = pair
     states, y = data.split("test")
     clip = ClipConfig(enabled=True, C_mu=1.5, alpha_min=0.2, alpha_max=0.8, renyi_order=1.1, sigma_max=1.0)
-    res = X.posthoc_evaluate(models["unclipped"], states, y, clip, seed=3, n_rd=64, n_bdp=256)
+    res = X.posthoc_evaluate(models["unclipped"], states, y, clip, seed=3)
     after = res.distributions["after"]
     assert after["mu_norm"].max() <= 1.5 + 1e-5
     assert after["alpha"].min() >= 0.2 - 1e-7 and after["alpha"].max() <= 0.8 + 1e-7
@@ -96,7 +96,7 @@ def test_posthoc_matches_the_engine_diagnostics_and_respects_the_caps(pair):
     assert res.accuracy == evaluate(models["unclipped"], states, y, clip=clip, seed=3).accuracy
     # with every test sentence in both sets, the figures equal run_diagnostics' (CLI report) ones
     ev = evaluate(models["unclipped"], states, y, clip=clip, seed=3)
-    diag = run_diagnostics(ev, n_rd=64)
+    diag = run_diagnostics(ev)
     assert res.rd_exact.max == pytest.approx(diag.rd_exact_max, rel=1e-6)
     assert res.rd_exact.mean == pytest.approx(diag.rd_exact_mean, rel=1e-6)
     assert res.rd_paper.max == pytest.approx(diag.rd_paper_max, rel=1e-6)
@@ -123,8 +123,12 @@ def test_posthoc_rejects_bad_arguments(pair):
     states, y = data.split("test")
     with pytest.raises(TypeError, match="clip must be a ClipConfig"):
         X.posthoc_evaluate(models["clipped"], states, y, {"C_mu": 1.0})
-    with pytest.raises(ValueError, match="n_rd must be an int >= 2"):
-        X.posthoc_evaluate(models["clipped"], states, y, ClipConfig(), n_rd=1)
+    from engine.nvdp.protocol import EvalProtocol
+
+    with pytest.raises(ValueError, match="n_eval must be an int >= 2"):
+        X.posthoc_evaluate(models["clipped"], states, y, ClipConfig(), protocol=EvalProtocol(n_eval=1))
+    with pytest.raises(TypeError, match="protocol must be an EvalProtocol"):
+        X.posthoc_evaluate(models["clipped"], states, y, ClipConfig(), protocol={"n_eval": 4})
 
 
 def test_inspect_pair_identical_sentences_have_zero_bound_and_tables_follow_the_caps(pair):
@@ -173,7 +177,7 @@ def test_settings_validation_and_env(monkeypatch):
 
 
 def test_cli_command_parses_with_the_nvdp_cli():
-    cli = pytest.importorskip("engine.nvdp.cli")
+    cli = pytest.importorskip("engine.cli.nvdp")
     parser = argparse.ArgumentParser()
     cli.register(parser.add_subparsers(dest="command"))
     s = X.ExploreSettings(kl_weight=0.1, seed=3, train_clip=ClipConfig(enabled=True, C_mu=4.2, alpha_min=0.15, alpha_max=1.5,
@@ -198,3 +202,29 @@ def test_live_evaluator_reproduces_evaluate_exactly(pair):
             post, stats = live.raw.clip(clip)
             assert torch.equal(post.mu, ev.post.mu) and torch.equal(post.alpha, ev.post.alpha)
             assert stats == ev.clip_stats
+
+
+def test_page_and_cli_give_the_same_numbers_under_one_protocol(pair, capsys):
+    """Issue 14 item 1: the page's engine path and ``python -m engine nvdp evaluate`` agree exactly."""
+    import json
+
+    from engine.cli import main
+    from engine.nvdp.protocol import DEFAULT_PROTOCOL
+
+    settings, data, models, _ = pair
+    states, y = data.split("test")
+    clip = settings.train_clip
+    page = X.LiveEvaluator(models["clipped"], states, y).evaluate(clip, protocol=DEFAULT_PROTOCOL)
+    model_dir = X.models_dir(settings, data.states.key, "clipped")
+    rc = main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--n-sentences", str(settings.n_sentences),
+               "--split-seed", str(settings.split_seed), "--seed", "0", "--json", "--quiet"])
+    assert rc == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["protocol"]["n_eval"] == DEFAULT_PROTOCOL.n_eval and cli["protocol"]["padding"] == "strict"
+    assert cli["accuracy"] == page.accuracy
+    for key, ours in (("rd_paper_max", page.rd_paper.max), ("rd_paper_mean", page.rd_paper.mean),
+                      ("bdp_epsilon_paper", page.bdp_paper.epsilon), ("rd_exact_n_inf", page.rd_exact.n_inf),
+                      ("rd_exact_n_pairs", page.rd_exact.n_pairs), ("bdp_paper_q", page.bdp_paper["q"])):
+        theirs = cli[key]
+        assert theirs == pytest.approx(ours, rel=1e-9, abs=1e-12) or (theirs is None and not np.isfinite(ours)), key
+    assert page.rd_paper.n_pairs == 45 and page.bdp_paper["q"] == 1.0  # 10 test sentences: one batch, q = 16/10 -> 1

@@ -156,8 +156,15 @@ def test_posthoc_clipping_and_diagnostics(tiny_run):
     assert "distribution_quantiles" in d and "rd_paper_max" in d
     assert "accuracy" in diag.summary()
     # tighter clipping never loosens the exact bound over the same pairs
-    loose = run_diagnostics(ev.raw, ClipConfig.finite(C_mu=2.0), n_rd=20)
-    tight = run_diagnostics(ev.raw, ClipConfig.finite(C_mu=0.2), n_rd=20)
+    from engine.nvdp.protocol import EvalProtocol
+
+    # the default guarantee form is strict about padding: sentences of different lengths are told apart
+    strict = run_diagnostics(ev.raw, ClipConfig.finite(C_mu=2.0), n_rd=20)
+    assert strict.rd_exact_n_inf > 0 and not np.isfinite(strict.rd_exact_max)
+    # the bound of a length-hiding mechanism (padding "prior") is finite under ClipConfig.finite
+    hiding = EvalProtocol(padding="prior")
+    loose = run_diagnostics(ev.raw, ClipConfig.finite(C_mu=2.0), n_rd=20, protocol=hiding)
+    tight = run_diagnostics(ev.raw, ClipConfig.finite(C_mu=0.2), n_rd=20, protocol=hiding)
     assert np.isfinite(loose.rd_exact_max) and tight.rd_exact_max < loose.rd_exact_max
     with pytest.raises(ValueError, match="clip differs"):
         run_diagnostics(ev, cfg)

@@ -1,4 +1,4 @@
-"""The Data page (run through app.py with AppTest), and engine.plots.feature_scale_figure."""
+"""The Data page (run through app.py with AppTest), and engine.figures.pmt.feature_scale_figure."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.plots import feature_scale_figure
+from engine.figures.pmt import feature_scale_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -137,7 +137,7 @@ def test_fixing_a_bad_upload_with_the_pickers_and_forgetting_it():
 
 
 # ------------------------------------------------------------------------------------------------
-# engine.plots.feature_scale_figure
+# engine.figures.pmt.feature_scale_figure
 # ------------------------------------------------------------------------------------------------
 def test_feature_scale_figure_sorts_by_std_on_a_log_axis():
     rng = np.random.default_rng(0)

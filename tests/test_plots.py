@@ -1,4 +1,4 @@
-"""Figure builders of engine.plots, tested directly on small hand-made frames (test fixtures only)."""
+"""Figure builders of engine.figures.pmt, tested directly on small hand-made frames (test fixtures only)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from engine import plots
+from engine.figures import pmt as plots
 
 
 def _summary(x="epsilon", values=(0.1, 1.0, 10.0), methods=("PMT", "DP-RR", "DP-GD"), ref=0.0):

@@ -1,4 +1,4 @@
-"""engine.plots_nvdp: the NVDP explorer's figure builders (pure Plotly)."""
+"""engine.figures.nvdp: the NVDP explorer's figure builders (pure Plotly)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from engine import plots_nvdp as P
+from engine.figures import nvdp as P
 
 
 def _vlines(fig):

@@ -394,7 +394,7 @@ def settings_json(spec: dict, *, ds, prep: PreparedData) -> str:
 def cli_argv(spec: dict, *, ds=None) -> list[str]:
     """``python -m engine pmt`` arguments that reproduce the page's error-vs-epsilon sweep.
 
-    Matches the flags of :mod:`engine.cli_pmt` (``--dataset --epsilon --delta --seeds --lam --n-pub
+    Matches the flags of :mod:`engine.cli.pmt` (``--dataset --epsilon --delta --seeds --lam --n-pub
     --methods --eta --standardize --split-seed --metric --kappa``). Settings the CLI
     cannot express are listed by :func:`cli_notes`.
 
@@ -426,7 +426,7 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
 
 def cli_supported(spec: dict) -> str | None:
     """None if ``python -m engine pmt`` can run this view, else the reason it cannot."""
-    from engine import cli_pmt
+    from engine.cli import pmt as cli_pmt
 
     task = ENGINE_TASKS[spec["task"]]
     if task not in getattr(cli_pmt, "TASK_CHOICES", ["ridge"]):

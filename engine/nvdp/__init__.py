@@ -1,12 +1,15 @@
 """Clipped nonparametric variational differential privacy (NVDP) for transformer embeddings.
 
-Specification: ``shared/docs/NVDP.md``. Sources: El Zein, Kumar & Henderson, arXiv:2603.09583 (2026)
+Specification: ``docs/NVDP.md``. Sources: El Zein, Kumar & Henderson, arXiv:2603.09583 (2026)
 (clipping); El Zein & Henderson, arXiv:2601.02307 (NVDP); Henderson & Fehr, ICLR 2023 (NVIB);
 Triastcyn & Faltings, ICML 2020 (Bayesian DP accountant).
 
-Rooms: ``divergence`` (exact Renyi closed forms, the pairwise RD bound in the "exact" and "paper"
-forms), ``bdp`` (the Bayesian-DP accountant); the torch model, clipping, encoder, training,
-diagnostics and CLI live in their own modules. Nothing here imports Streamlit.
+Rooms: ``closed_forms`` (exact Renyi closed forms), ``divergence`` (the pairwise RD bound in the
+"exact" and "paper" forms; re-exports the closed forms) with its tiled kernel ``rd_kernel``, ``bdp``
+(the Bayesian-DP accountant); the torch model, clipping, encoder, training, diagnostics and CLI live
+in their own modules. The dashboard's explorer (``explore``, a facade) is split into
+``explorer_models`` (settings, data, model cache), ``posthoc`` (live post-hoc clipping) and
+``pair_inspector``. Nothing here imports Streamlit.
 """
 
 from engine.nvdp.bdp import BDPResult, bdp_epsilon, bdp_from_posteriors

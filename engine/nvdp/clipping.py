@@ -1,10 +1,13 @@
 """Embedding-parameter clipping for NVDP (El Zein, Kumar & Henderson 2026, arXiv:2603.09583).
 
 Three rules, applied to the NVIB posterior parameters after the prior component is added and
-before sampling (NVDP.md section 3), behind one switch (:class:`ClipConfig.enabled`):
+before sampling (NVDP.md section 3), behind one switch (:class:`ClipConfig.enabled`). Non-finite
+inputs (NaN / inf in mu, sigma or alpha), sigma <= 0 and alpha < 0 raise ``ValueError`` first:
+nothing is clipped or released (issue 12, item 7).
 
 - mean: mu_i <- mu_i * min(1, C_mu / ||mu_i||_2), the projection onto the L2 ball of radius C_mu
-  around the prior mean mu_p = 0 (differentiable);
+  around the prior mean mu_p = 0 (differentiable), nudged inwards by ulps so that the stored floats
+  satisfy ||mu_i|| <= C_mu;
 - std: sigma_i <- max(sigma_i, sqrt((lambda - 1) / lambda) * sigma_ref) with sigma_ref = 1 (the
   prior std; the neighbour is unknown at encoding time). At lambda = renyi_order = 1.1 the floor is
   0.30151;
@@ -226,6 +229,53 @@ def _real_token_mask(mask: torch.Tensor) -> torch.Tensor:
     return real
 
 
+def _check_finite_posteriors(mu, sigma, alpha) -> None:
+    """Refuse NaN / inf before anything is computed or released (decision for issue 12, item 7).
+
+    A NaN mean has no norm to clip (``||mu|| = NaN`` is not <= C_mu), an infinite one projects to NaN,
+    and a NaN sigma or alpha passes every clamp unchanged; any of these would reach the sampler with no
+    bound on the divergence. They indicate a diverged encoder, so the call fails loudly instead of
+    silently replacing values (which would hide the bug). Every entry is checked, padding included.
+    """
+    problems = []
+    for name, t in (("mu", mu), ("sigma", sigma), ("alpha", alpha)):
+        bad = ~torch.isfinite(t.detach())
+        if bool(bad.any()):
+            nan = int(torch.isnan(t.detach()).sum())
+            problems.append(f"{name} has {int(bad.sum())} non-finite entries ({nan} NaN, {int(bad.sum()) - nan} inf)")
+    if not problems:
+        if bool((sigma.detach() <= 0).any()):
+            problems.append("sigma has entries <= 0 (a standard deviation must be > 0)")
+        if bool((alpha.detach() < 0).any()):
+            problems.append("alpha has negative entries (a pseudo-count must be >= 0)")
+    if problems:
+        raise ValueError("clip_posteriors refuses non-finite or out-of-range posteriors (accepted: mu finite, "
+                         "0 < sigma < inf, 0 <= alpha < inf): " + "; ".join(problems))
+
+
+def _shrink_to_ball(mu_c: torch.Tensor, C_mu: float) -> torch.Tensor:
+    """Make ||mu_c|| <= C_mu hold for the stored floats, not only in exact arithmetic.
+
+    ``mu * (C / ||mu||)`` rounds every entry, so the result's norm can exceed C by a few ulps. The
+    norm is evaluated in float64, where the exact norm is at most (1 + (d + 2) u) times the computed
+    one (u = 2^-53; Higham 2002, section 3.1); rows above ``C / (1 + (d + 2) u)`` are scaled by
+    ``limit / norm * (1 - eps)`` (eps of the tensor's dtype; a product rounds by <= eps / 2) until inside. The factor is a constant
+    (no gradient through it), so gradients flow as through the plain projection.
+    """
+    d = mu_c.shape[-1]
+    limit = C_mu / (1.0 + (d + 2) * 2.0**-53)
+    eps = torch.finfo(mu_c.dtype).eps
+    for _ in range(16):
+        with torch.no_grad():
+            norm = torch.linalg.vector_norm(mu_c.detach().double(), dim=-1, keepdim=True)
+            over = norm > limit
+            if not bool(over.any()):
+                return mu_c
+            factor = torch.where(over, limit / norm * (1.0 - eps), torch.ones_like(norm)).to(mu_c.dtype)
+        mu_c = mu_c * factor
+    raise AssertionError("mean projection did not converge into the C_mu ball")  # pragma: no cover
+
+
 def clip_posteriors(mu, sigma, alpha, mask, cfg: ClipConfig):
     """Apply the three clipping rules of ``cfg`` (identity when ``cfg.enabled`` is False).
 
@@ -254,15 +304,18 @@ def clip_posteriors(mu, sigma, alpha, mask, cfg: ClipConfig):
     TypeError
         If ``cfg`` is not a :class:`ClipConfig`.
     ValueError
-        If the shapes disagree.
+        If the shapes disagree, or any entry of mu, sigma or alpha is NaN or infinite, sigma <= 0 or
+        alpha < 0 (checked on every entry, before any clipping; also with ``cfg.enabled`` False).
 
     Examples
     --------
     >>> mu = torch.tensor([[[0.0, 0.0], [3.0, 4.0]]]); sig = torch.tensor([[[1.0, 1.0], [0.1, 2.0]]])
     >>> a = torch.tensor([[1.0, 5.0]]); m = torch.tensor([[True, True]])
     >>> mu2, s2, a2, st = clip_posteriors(mu, sig, a, m, ClipConfig(enabled=True, C_mu=1.0, alpha_max=2.0))
-    >>> mu2[0, 1].tolist(), round(float(s2[0, 1, 0]), 5), a2.tolist(), st.frac_mu
-    ([0.6000000238418579, 0.800000011920929], 0.30151, [[1.0, 2.0]], 1.0)
+    >>> [round(v, 6) for v in mu2[0, 1].tolist()], round(float(s2[0, 1, 0]), 5), a2.tolist(), st.frac_mu
+    ([0.6, 0.8], 0.30151, [[1.0, 2.0]], 1.0)
+    >>> bool(torch.linalg.vector_norm(mu2[0, 1].double()) <= 1.0)
+    True
     """
     if not isinstance(cfg, ClipConfig):
         raise TypeError(f"cfg must be a ClipConfig; got {type(cfg).__name__}")
@@ -271,6 +324,7 @@ def clip_posteriors(mu, sigma, alpha, mask, cfg: ClipConfig):
             f"shape mismatch: mu {tuple(mu.shape)}, sigma {tuple(sigma.shape)}, alpha {tuple(alpha.shape)}, mask {tuple(mask.shape)}"
         )
     mask = mask.bool()
+    _check_finite_posteriors(mu, sigma, alpha)
     with torch.no_grad():
         real = _real_token_mask(mask)
         n_real = int(real.sum())
@@ -293,7 +347,7 @@ def clip_posteriors(mu, sigma, alpha, mask, cfg: ClipConfig):
         return mu, sigma, alpha, stats
     norm = torch.linalg.vector_norm(mu, dim=-1, keepdim=True).clamp_min(1e-12)
     scale = torch.clamp(cfg.C_mu / norm, max=1.0)
-    mu_c = mu * scale
+    mu_c = _shrink_to_ball(mu * scale, cfg.C_mu)
     sigma_c = torch.clamp(sigma, min=s_floor, max=cfg.sigma_max)
     alpha_c = torch.clamp(alpha, min=cfg.alpha_min, max=cfg.alpha_max)
     alpha_c = torch.where(mask, alpha_c, torch.zeros_like(alpha_c))

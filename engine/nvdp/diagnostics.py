@@ -142,6 +142,9 @@ class RunDiagnostics:
     clip_stats: dict
     distributions: dict = field(repr=False, default_factory=dict)
     seconds: float = 0.0
+    protocol: dict = field(default_factory=dict)
+    rd_exact_n_inf: int = 0
+    bdp_paper_q: float = 1.0
 
     def to_dict(self, *, include_distributions: bool = False) -> dict:
         """JSON-ready dict (distributions as lists only when asked)."""
@@ -172,12 +175,13 @@ class RunDiagnostics:
         return "\n".join([
             f"NVDP run: {clip_txt}, kl_weight={self.kl_weight}, seed={self.seed}",
             f"  accuracy            : {self.accuracy:.4f}",
-            f"  RD exact  max / mean: {self.rd_exact_max:.4g} / {self.rd_exact_mean:.4g} nats "
-            f"({self.rd_exact_n_pairs} pairs of {self.n_rd_inputs} inputs)",
+            f"  RD guarantee max / mean: {self.rd_exact_max:.4g} / {self.rd_exact_mean:.4g} nats "
+            f"({self.rd_exact_n_pairs} pairs of {self.n_rd_inputs} inputs, {self.rd_exact_n_inf} with no finite bound)",
             f"  RD paper  max / mean: {self.rd_paper_max:.4g} / {self.rd_paper_mean:.4g} "
             f"({self.rd_paper_n_pairs} within-batch pairs; unfiltered max {self.rd_paper_max_unfiltered:.4g})",
-            f"  BDP epsilon (delta 1e-5): {self.bdp_epsilon:.4g} (exact, order lambda+1); "
-            f"{self.bdp_epsilon_paper:.4g} (paper plug-in)",
+            f"  BDP epsilon (delta 1e-5): {self.bdp_epsilon:.4g} (guarantee, order lambda+1); "
+            f"{self.bdp_epsilon_paper:.4g} (paper protocol, q = {self.bdp_paper_q:.4g})",
+            f"  protocol: {self.protocol.get('guarantee_form', '')}; {self.protocol.get('paper_form', '')}",
             f"  {'clipped fractions   ' if c.get('enabled') else 'would clip (defaults)'}: mu {s['frac_mu']:.3f}, sigma {s['frac_sigma']:.4f}, "
             f"alpha low {s['frac_alpha_low']:.3f}, alpha high {s['frac_alpha_high']:.3f}",
             f"  NaN / inf           : {self.nan_count} / {self.inf_count}",
@@ -191,9 +195,10 @@ def run_diagnostics(
     accuracy: float = float("nan"),
     kl_weight: float | None = None,
     seed: int | None = None,
-    n_rd: int = 256,
-    delta: float = 1e-5,
+    n_rd: int | None = None,
+    delta: float | None = None,
     max_values: int = 20000,
+    protocol=None,
 ) -> RunDiagnostics:
     """Diagnostics of one run.
 
@@ -210,10 +215,14 @@ def run_diagnostics(
         Post-hoc mode only.
     kl_weight, seed : optional
         Recorded.
-    n_rd : int, default 256
-        Inputs used for the exact all-pairs bound (n_rd (n_rd - 1) / 2 pairs; 256 -> 32,640).
-    delta : float, default 1e-5
-        BDP delta.
+    n_rd : int, optional
+        Overrides ``protocol.n_eval``: the first n_rd inputs enter both bounds and both
+        accountants (n_rd (n_rd - 1) / 2 pairs for the guarantee form).
+    delta : float, optional
+        Overrides ``protocol.delta``.
+    protocol : engine.nvdp.protocol.EvalProtocol, optional
+        The one evaluation protocol (default :data:`engine.nvdp.protocol.DEFAULT_PROTOCOL`); the
+        page, the CLI and the results script all use it.
     max_values : int, default 20000
         Sigma subsample size of the distributions.
 
@@ -228,8 +237,6 @@ def run_diagnostics(
     ValueError
         If fewer than 2 inputs, ``n_rd < 2``, or conflicting clip configs.
     """
-    from engine.nvdp.bdp import bdp_from_posteriors
-    from engine.nvdp.divergence import pairwise_rd_bound
     from engine.nvdp.training import EvalResult
 
     t0 = time.perf_counter()
@@ -253,18 +260,21 @@ def run_diagnostics(
     n = len(post)
     if n < 2:
         raise ValueError(f"need at least 2 inputs for pairwise bounds; got {n}")
-    if not isinstance(n_rd, int) or n_rd < 2:
-        raise ValueError(f"n_rd must be an int >= 2; got {n_rd!r}")
+    from dataclasses import replace
+
+    from engine.nvdp.protocol import DEFAULT_PROTOCOL, evaluate_bounds
+
+    protocol = DEFAULT_PROTOCOL if protocol is None else protocol
+    if n_rd is not None:
+        if not isinstance(n_rd, int) or n_rd < 2:
+            raise ValueError(f"n_rd must be an int >= 2; got {n_rd!r}")
+        protocol = replace(protocol, n_eval=n_rd)
+    if delta is not None:
+        protocol = replace(protocol, delta=delta)
     lam = clip.renyi_order
-    m = min(n_rd, n)
-    # Trim all-padding latent positions (they contribute nothing) to save time and memory.
-    k = int(post.mask.sum(1).max())
-    mu, sigma, alpha, mask = post.mu[:, :k], post.sigma[:, :k], post.alpha[:, :k], post.mask[:, :k]
-    exact = pairwise_rd_bound(mu[:m], sigma[:m], alpha[:m], mask[:m], renyi_order=lam, form="exact", pairs="all")
-    paper = pairwise_rd_bound(post.mu, post.sigma, post.alpha, post.mask, renyi_order=lam, form="paper")
-    bdp, _ = bdp_from_posteriors(mu, sigma, alpha, mask, renyi_order=lam, delta=delta, form="exact")
-    bdp_p, _ = bdp_from_posteriors(post.mu, post.sigma, post.alpha, post.mask, renyi_order=lam, delta=delta,
-                                   form="paper", divergence_order=lam)
+    b = evaluate_bounds(post, lam, protocol)
+    exact, paper, bdp, bdp_p = b.rd_exact, b.rd_paper, b.bdp, b.bdp_paper
+    m = b.n_eval
     rd_inf = exact.n_inf + paper.n_inf
     rd_nan = exact.n_nan + paper.n_nan
     return RunDiagnostics(
@@ -293,4 +303,7 @@ def run_diagnostics(
             "after": posterior_distributions(post, max_values=max_values),
         },
         seconds=time.perf_counter() - t0,
+        protocol=protocol.to_dict(),
+        rd_exact_n_inf=int(exact.n_inf),
+        bdp_paper_q=float(bdp_p["q"]),
     )

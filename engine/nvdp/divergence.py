@@ -6,7 +6,7 @@ The Renyi divergence of order ``renyi_order`` = lambda > 1 between densities p a
 
 It is nonnegative, zero iff p = q, nondecreasing in lambda, and +inf when the integral diverges.
 
-Closed forms (``shared/docs/NVDP.md`` section 4; standard results, e.g. Gil, Alajaji & Linder,
+Closed forms (``docs/NVDP.md`` section 4; standard results, e.g. Gil, Alajaji & Linder,
 "Renyi divergence measures for commonly used univariate continuous distributions", Inf. Sci. 2013):
 
 * Gaussian, per dimension, with ``s2 = lambda s_b^2 + (1 - lambda) s_a^2`` (must be > 0, else +inf)::
@@ -39,15 +39,24 @@ inf
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.special import gammaln
+
+from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public names of this module)
+    renyi_dirichlet,
+    renyi_dirichlet_torch,
+    renyi_gamma,
+    renyi_gamma_torch,
+    renyi_gaussian,
+    renyi_gaussian_torch,
+    validate_renyi_order,
+)
+from engine.nvdp.paper_protocol import outlier_filter
+from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows
 
 __all__ = [
     "validate_renyi_order",
@@ -64,293 +73,6 @@ __all__ = [
 
 #: The two labelled forms of the pairwise bound (NVDP.md section 4).
 FORMS = ("exact", "paper")
-
-
-# --------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------
-def validate_renyi_order(renyi_order) -> float:
-    """Check a Renyi order lambda and return it as a float.
-
-    Parameters
-    ----------
-    renyi_order : float
-        Order lambda of the Renyi divergence. Accepted range: ``1 < renyi_order < inf``
-        (order 1 is the KL divergence, which these closed forms do not cover).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError
-        If ``renyi_order`` is not a real number.
-    ValueError
-        If it is NaN, infinite or <= 1.
-
-    Examples
-    --------
-    >>> validate_renyi_order(1.1)
-    1.1
-    >>> validate_renyi_order(1)
-    Traceback (most recent call last):
-    ...
-    ValueError: renyi_order must be > 1 (accepted range: 1 < renyi_order < inf), got 1.0
-    """
-    if isinstance(renyi_order, bool):
-        raise TypeError(f"renyi_order must be a real number, got the boolean {renyi_order!r}")
-    if isinstance(renyi_order, (str, bytes)):
-        raise TypeError(f"renyi_order must be a real number, got the string {renyi_order!r}")
-    try:
-        lam = float(renyi_order)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"renyi_order must be a real number, got {renyi_order!r} of type {type(renyi_order).__name__}"
-        ) from None
-    if math.isnan(lam) or math.isinf(lam) or lam <= 1.0:
-        raise ValueError(f"renyi_order must be > 1 (accepted range: 1 < renyi_order < inf), got {lam!r}")
-    return lam
-
-
-def _positive_array(x, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite values")
-    if np.any(arr <= 0):
-        raise ValueError(f"{name} must be > 0 (accepted range: 0 < {name} < inf), got min {arr.min()!r}")
-    return arr
-
-
-def _finite_array(x, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite values")
-    return arr
-
-
-# --------------------------------------------------------------------------------------------
-# closed forms, numpy float64
-# --------------------------------------------------------------------------------------------
-def renyi_gaussian(mu_a, sigma_a, mu_b, sigma_b, *, renyi_order: float = 1.1) -> np.ndarray:
-    """Renyi divergence D_lambda(N(mu_a, sigma_a^2) || N(mu_b, sigma_b^2)), elementwise, in nats.
-
-    Parameters
-    ----------
-    mu_a, sigma_a, mu_b, sigma_b : array_like
-        Means and standard deviations (``sigma > 0``), broadcast against each other. Each element
-        is one univariate Gaussian (one dimension of a diagonal Gaussian; sum over dimensions for
-        the diagonal case).
-    renyi_order : float, default 1.1
-        lambda > 1.
-
-    Returns
-    -------
-    ndarray of float64, the broadcast shape
-        Tiny negative rounding results are clamped to 0.
-        ``+inf`` wherever ``s2 = lambda sigma_b^2 + (1 - lambda) sigma_a^2 <= 0`` (the integral
-        diverges: sigma_a too large relative to sigma_b; at lambda = 1.1 this is
-        ``sigma_b <= 0.30151 sigma_a``).
-
-    Raises
-    ------
-    ValueError
-        If ``renyi_order <= 1``, a mean is not finite, or a standard deviation is not finite and > 0.
-
-    Notes
-    -----
-    Computed as ``lambda dm^2 / (2 s2) + ln(r) / (2 (1 - lambda)) + ln(sigma_b / sigma_a)`` with
-    ``r = s2 / sigma_b^2 = lambda + (1 - lambda) sigma_a^2 / sigma_b^2``, which is the formula of
-    NVDP.md section 4 rearranged to avoid cancelling large logarithms. Source: NVDP.md section 4;
-    Gil et al. (2013), Table 2.
-
-    Examples
-    --------
-    >>> round(float(renyi_gaussian(0.3, 0.8, -0.5, 1.2)), 6)
-    0.366708
-    >>> float(renyi_gaussian(1.0, 2.0, 1.0, 2.0))
-    0.0
-    """
-    lam = validate_renyi_order(renyi_order)
-    ma = _finite_array(mu_a, "mu_a")
-    mb = _finite_array(mu_b, "mu_b")
-    sa = _positive_array(sigma_a, "sigma_a")
-    sb = _positive_array(sigma_b, "sigma_b")
-    va, vb = sa * sa, sb * sb
-    r = lam + (1.0 - lam) * (va / vb)
-    s2 = r * vb
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = lam * (ma - mb) ** 2 / (2.0 * s2) + 0.5 * np.log(r) / (1.0 - lam) + (np.log(sb) - np.log(sa))
-    out = np.where(r > 0, np.maximum(out, 0.0), np.inf)  # D >= 0: clamp rounding below 0
-    return np.asarray(out, dtype=np.float64)
-
-
-def renyi_gamma(a, b, *, renyi_order: float = 1.1) -> np.ndarray:
-    """Renyi divergence D_lambda(Gamma(a, 1) || Gamma(b, 1)), elementwise, in nats.
-
-    Parameters
-    ----------
-    a, b : array_like
-        Shape parameters (pseudo-counts), ``> 0``, broadcast against each other.
-    renyi_order : float, default 1.1
-
-    Returns
-    -------
-    ndarray of float64
-        ``lnG(c)/(lambda-1) - lambda/(lambda-1) lnG(a) + lnG(b)`` with ``c = lambda a - (lambda-1) b``;
-        ``+inf`` wherever ``c <= 0`` (b more than lambda/(lambda-1) = 11 times a at lambda = 1.1).
-
-    Raises
-    ------
-    ValueError
-        If ``renyi_order <= 1`` or a shape is not finite and > 0.
-
-    Notes
-    -----
-    Source: NVDP.md section 4 (the per-component Gamma term; Gil et al. 2013).
-
-    Examples
-    --------
-    >>> float(renyi_gamma(2.0, 2.0))
-    0.0
-    >>> float(renyi_gamma(0.1, 1.2))  # 1.1*0.1 - 0.1*1.2 < 0
-    inf
-    """
-    lam = validate_renyi_order(renyi_order)
-    a = _positive_array(a, "a")
-    b = _positive_array(b, "b")
-    c = lam * a - (lam - 1.0) * b
-    with np.errstate(invalid="ignore"):
-        out = gammaln(np.where(c > 0, c, 1.0)) / (lam - 1.0) - lam / (lam - 1.0) * gammaln(a) + gammaln(b)
-    return np.asarray(np.where(c > 0, np.maximum(out, 0.0), np.inf), dtype=np.float64)
-
-
-def _log_beta(x: np.ndarray) -> np.ndarray:
-    return gammaln(x).sum(axis=-1) - gammaln(x.sum(axis=-1))
-
-
-def renyi_dirichlet(a, b, *, renyi_order: float = 1.1) -> np.ndarray:
-    """Renyi divergence D_lambda(Dir(a) || Dir(b)) over the last axis, in nats.
-
-    Parameters
-    ----------
-    a, b : array_like of shape (..., K)
-        Concentration vectors (``> 0``), K >= 2, broadcast against each other.
-    renyi_order : float, default 1.1
-
-    Returns
-    -------
-    ndarray of float64 of shape (...)
-        ``[ln B(c) - lambda ln B(a) - (1 - lambda) ln B(b)] / (lambda - 1)`` with
-        ``c = lambda a + (1 - lambda) b``; ``+inf`` where any ``c_i <= 0``.
-
-    Raises
-    ------
-    ValueError
-        If ``renyi_order <= 1``, a concentration is not finite and > 0, or K < 2.
-
-    Notes
-    -----
-    Source: NVDP.md section 4. For K = 2 this is the Beta-distribution divergence.
-
-    Examples
-    --------
-    >>> float(renyi_dirichlet([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
-    0.0
-    >>> round(float(renyi_dirichlet([1.0, 2.0], [2.0, 1.0])), 6)  # Beta(1, 2) vs Beta(2, 1)
-    1.11814
-    """
-    lam = validate_renyi_order(renyi_order)
-    a = _positive_array(a, "a")
-    b = _positive_array(b, "b")
-    a, b = np.broadcast_arrays(a, b)
-    if a.ndim == 0 or a.shape[-1] < 2:
-        raise ValueError(f"a and b must have K >= 2 components on the last axis, got shape {a.shape}")
-    c = lam * a + (1.0 - lam) * b
-    ok = np.all(c > 0, axis=-1)
-    out = (_log_beta(np.where(c > 0, c, 1.0)) - lam * _log_beta(a) - (1.0 - lam) * _log_beta(b)) / (lam - 1.0)
-    return np.asarray(np.where(ok, np.maximum(out, 0.0), np.inf), dtype=np.float64)
-
-
-# --------------------------------------------------------------------------------------------
-# closed forms, torch (batched, no validation of values: non-finite inputs propagate as NaN)
-# --------------------------------------------------------------------------------------------
-def renyi_gaussian_torch(mu_a, sigma_a, mu_b, sigma_b, *, renyi_order: float = 1.1) -> torch.Tensor:
-    """Batched torch version of :func:`renyi_gaussian` (elementwise, broadcasting, nats).
-
-    Parameters
-    ----------
-    mu_a, sigma_a, mu_b, sigma_b : torch.Tensor
-        Broadcastable tensors; ``sigma > 0``. Use float64 for exactness.
-    renyi_order : float, default 1.1
-
-    Returns
-    -------
-    torch.Tensor
-        ``+inf`` where ``lambda sigma_b^2 + (1 - lambda) sigma_a^2 <= 0``. Values are not
-        validated: NaN inputs give NaN, a zero sigma gives inf or NaN.
-
-    Raises
-    ------
-    ValueError
-        If ``renyi_order <= 1``.
-
-    Examples
-    --------
-    >>> t = torch.tensor
-    >>> round(float(renyi_gaussian_torch(t(0.3), t(0.8), t(-0.5), t(1.2))), 6)
-    0.366708
-    """
-    lam = validate_renyi_order(renyi_order)
-    va, vb = sigma_a * sigma_a, sigma_b * sigma_b
-    r = lam + (1.0 - lam) * (va / vb)
-    s2 = r * vb
-    out = lam * (mu_a - mu_b) ** 2 / (2.0 * s2) + 0.5 * torch.log(r) / (1.0 - lam) + (torch.log(sigma_b) - torch.log(sigma_a))
-    return torch.where(r > 0, out.clamp_min(0.0), torch.full_like(out, math.inf))
-
-
-def renyi_gamma_torch(a, b, *, renyi_order: float = 1.1) -> torch.Tensor:
-    """Batched torch version of :func:`renyi_gamma` (uses ``torch.lgamma``).
-
-    Returns ``+inf`` where ``lambda a - (lambda - 1) b <= 0``. Raises ``ValueError`` if
-    ``renyi_order <= 1``.
-
-    Examples
-    --------
-    >>> round(float(renyi_gamma_torch(torch.tensor(1.5), torch.tensor(0.7))), 6)
-    0.440071
-    """
-    lam = validate_renyi_order(renyi_order)
-    c = lam * a - (lam - 1.0) * b
-    ok = c > 0
-    out = torch.lgamma(torch.where(ok, c, torch.ones_like(c))) / (lam - 1.0) - lam / (lam - 1.0) * torch.lgamma(a) + torch.lgamma(b)
-    return torch.where(ok, out.clamp_min(0.0), torch.full_like(out, math.inf))
-
-
-def renyi_dirichlet_torch(a, b, *, renyi_order: float = 1.1) -> torch.Tensor:
-    """Batched torch version of :func:`renyi_dirichlet` over the last dimension.
-
-    Returns ``+inf`` where any ``lambda a_i + (1 - lambda) b_i <= 0``. Raises ``ValueError`` if
-    ``renyi_order <= 1``.
-
-    Examples
-    --------
-    >>> a = torch.tensor([[1.0, 2.0], [3.0, 3.0]], dtype=torch.float64)
-    >>> b = torch.tensor([[2.0, 1.0], [3.0, 3.0]], dtype=torch.float64)
-    >>> [round(v, 6) for v in renyi_dirichlet_torch(a, b).tolist()]
-    [1.11814, 0.0]
-    """
-    lam = validate_renyi_order(renyi_order)
-    a, b = torch.broadcast_tensors(a, b)
-    c = lam * a + (1.0 - lam) * b
-    ok = (c > 0).all(dim=-1)
-    cs = torch.where(c > 0, c, torch.ones_like(c))
-
-    def log_beta(x):
-        return torch.lgamma(x).sum(-1) - torch.lgamma(x.sum(-1))
-
-    out = (log_beta(cs) - lam * log_beta(a) - (1.0 - lam) * log_beta(b)) / (lam - 1.0)
-    return torch.where(ok, out.clamp_min(0.0), torch.full_like(out, math.inf))
 
 
 # --------------------------------------------------------------------------------------------
@@ -457,235 +179,51 @@ def _as_tensor(x, name: str) -> torch.Tensor:
         raise TypeError(f"{name} must be a torch.Tensor or array-like, got {type(x).__name__}") from None
 
 
-def _pair_rows(n_inputs: int, pairs: str, batch_size: int):
-    """Rows of pairs: (i, j0, j1, batch) meaning pairs (i, j) for j0 <= j < j1, all in one batch."""
-    rows = []
-    if pairs == "all":
-        for i in range(n_inputs - 1):
-            rows.append((i, i + 1, n_inputs, 0))
-    else:
-        for b, start in enumerate(range(0, n_inputs, batch_size)):
-            stop = min(start + batch_size, n_inputs)
-            for i in range(start, stop - 1):
-                rows.append((i, i + 1, stop, b))
-    return rows
 
+def _nanmean_positions(g, union, I, J, mu_w, inv_w, lam, D):
+    """The authors' NaN-mean over dims for D(b || a) at the (pair, position) entries that are not finite.
 
-# Process-wide torch intra-op thread count while pair kernels run on worker threads: set to 1 on
-# the first entry, restored on the last exit (a counter, so overlapping calls from several threads
-# of one process, e.g. Streamlit sessions, restore the caller's value, not 1).
-_THREADS_LOCK = threading.Lock()
-_THREADS_STATE = {"depth": 0, "saved": None}
-
-
-@contextlib.contextmanager
-def _single_intraop_thread():
-    with _THREADS_LOCK:
-        if _THREADS_STATE["depth"] == 0:
-            _THREADS_STATE["saved"] = torch.get_num_threads()
-            if _THREADS_STATE["saved"] != 1:
-                torch.set_num_threads(1)
-        _THREADS_STATE["depth"] += 1
-    try:
-        yield
-    finally:
-        with _THREADS_LOCK:
-            _THREADS_STATE["depth"] -= 1
-            if _THREADS_STATE["depth"] == 0 and _THREADS_STATE["saved"] != 1:
-                torch.set_num_threads(_THREADS_STATE["saved"])
-
-
-def _n_folds(D: int, lam: float, dt: torch.dtype, max_halvings: int = 3) -> list[int]:
-    """Widths of the successive halvings of the dim axis for the product-of-r logarithm.
-
-    Up to ``max_halvings`` halvings (products of 2**max_halvings dims), fewer if D is not
-    divisible, and fewer when lambda^(2^n) (the largest possible product, r < lambda) would come
-    within 2**8 of overflow.
+    ``g`` (n_pairs, K) holds sum_d of the backward Gaussian terms; where a dim has
+    ``s2 = lambda v_a + (1 - lambda) v_b < 0`` the sum is not finite. Those entries are recomputed in
+    float64 as D times the mean over the dims with s2 > 0 (0 when none; +inf if some s2 == 0), so
+    that dividing by D later gives the authors' ``nanmean``.
     """
-    log2_max = math.log2(torch.finfo(dt).max) - 8.0
-    folds, w = [], D
-    while len(folds) < max_halvings and w % 2 == 0 and (2 ** (len(folds) + 1)) * math.log2(max(lam, 1.0)) < log2_max:
-        w //= 2
-        folds.append(w)
-    return folds
+    bad = union & ~torch.isfinite(g)
+    if not bool(bad.any()):
+        return g
+    p_idx, k_idx = torch.nonzero(bad, as_tuple=True)
+    g = g.clone()
+    for s in range(0, p_idx.numel(), 4096):
+        pi, ki = p_idx[s : s + 4096], k_idx[s : s + 4096]
+        ia, ib = I[pi], J[pi]
+        va = torch.reciprocal(inv_w[ia, ki].to(torch.float64))
+        vb = torch.reciprocal(inv_w[ib, ki].to(torch.float64))
+        d2 = (mu_w[ia, ki].to(torch.float64) - mu_w[ib, ki].to(torch.float64)).square()
+        s2 = lam * va + (1.0 - lam) * vb
+        ok = s2 > 0
+        s2s = torch.where(ok, s2, torch.ones_like(s2))
+        # D(b || a) per dim: lam d2 / (2 s2) + (1/(1-lam)) (0.5 ln s2 - lam/2 ln v_a - (1-lam)/2 ln v_b)
+        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - 0.5 * lam * torch.log(va)
+                                         - 0.5 * (1.0 - lam) * torch.log(vb)) / (1.0 - lam)
+        cnt = ok.sum(-1)
+        mean = torch.where(ok, term, torch.zeros_like(term)).sum(-1) / cnt.clamp_min(1)
+        mean = torch.where(cnt > 0, mean, torch.zeros_like(mean))
+        mean = torch.where((s2 == 0).any(-1), torch.full_like(mean, math.inf), mean)
+        g[pi, ki] = mean * D
+    return g
 
 
-def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements, n_workers=1):
-    """Per pair and position, sum over dims of the Gaussian terms in both directions.
-
-    Returns two float64 tensors of shape (n_pairs, K): forward D(a||b) and backward D(b||a),
-    *without* the separable ``0.5 * (ln v_b - ln v_a)`` part (added by the caller).
-    A non-finite entry means that the variance condition failed at that position.
-
-    Per element, with x = v_a / v_b: r_ab = lambda + (1 - lambda) x = s2_ab / v_b and
-    D_ab = (lambda/2) (m_a - m_b)^2 / s2_ab + ln(r_ab) / (2 (1 - lambda)) + (ln v_b - ln v_a) / 2.
-
-    Speed: pairs are taken in tiles (input i against a contiguous block of up to ``m_max`` inputs
-    j), so the a side broadcasts and the b side is a view, and the j blocks stay in cache. The
-    logarithms, the dominant cost, are taken of products of up to 8 dims, or 16 where a global
-    lower bound of r (below) rules out underflow (ln r1 + ln r2 = ln(r1 r2)): the first halving multiplies s2 of dims d and d + D/2 and then by
-    the precomputed ``1/(v_b,d v_b,d+D/2)`` (so r itself is never formed at full size), further
-    halvings multiply those products. s2 is clamped at 0 first so that two negative factors
-    cannot make a positive product (any s2 <= 0 gives ln 0 = -inf, reported as +inf by the
-    caller). r < lambda bounds the products from above (:func:`_n_folds`); a tile whose products
-    come below the smallest normal number (underflow, or a legitimate 0) is recomputed with one
-    logarithm per dim, so folding never changes a finite result into an infinite one. Where
-    ``r >= lambda - (lambda - 1) max_inputs v / min_inputs v > 1e-3`` for every (k, d), the clamp
-    and this check are provably no-ops and are skipped (products of 8 >= 1e-24); above
-    ``10**(-30/16)`` products of 16 (>= 1e-30) are used. The number of halvings is decided once
-    per call from all inputs, so a subset of the inputs may round differently (float32: ~1e-7
-    relative).
-
-    Tiles are independent and each writes its own rows of the outputs, so ``n_workers`` Python
-    threads (torch releases the GIL inside its kernels) take tasks of consecutive tiles from a
-    shared queue, each with its own work buffers (about 4 x ``max_chunk_elements`` elements);
-    torch's intra-op threads are set to 1 meanwhile. The tiles and the arithmetic per tile do not
-    depend on ``n_workers``: the values are bit-identical for any number of workers.
-    """
-    n_inputs, K, D = mu.shape
-    dt = mu.dtype
-    half_lam = 0.5 * lam
-    c = 0.5 / (1.0 - lam)
-    tiny = torch.finfo(dt).tiny
-    n_pairs = sum(j1 - j0 for _, j0, j1, _ in rows)
-    m_max = max(1, min(int(max_chunk_elements) // (K * D), max(j1 - j0 for _, j0, j1, _ in rows)))
-    # Global lower bound of r over all pairs, per (k, d): r >= lambda - (lambda - 1) max v / min v.
-    # Where it exceeds 1e-3 everywhere (e.g. any clipped model with a floor above the boundary),
-    # no s2 can be <= 0 and no product of 8 can underflow (>= 1e-24), so the clamp and the
-    # underflow check of every tile are skipped (they would change nothing). Where it exceeds
-    # 10**(-30/16) (products of 16 >= 1e-30), 4 halvings are used instead of 3.
-    # (max v / min v = max (1/v) / min (1/v), from (K, D) reductions: no (B, K, D) temporary)
-    r_lo = lam - (lam - 1.0) * (inv_var.amax(0).to(torch.float64) / inv_var.amin(0).to(torch.float64))
-    r_lo_min = float(r_lo.min())
-    safe = r_lo_min > 1e-3
-    folds = _n_folds(D, lam, dt, max_halvings=4 if r_lo_min > 10.0 ** (-30.0 / 16.0) else 3)
-    # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
-    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
-    # per pair and position, in the working precision: T = sum_d d^2 / s2, L = sum_d ln r
-    t_f = torch.empty((n_pairs, K), dtype=dt)
-    l_f = torch.empty((n_pairs, K), dtype=dt)
-    t_b = torch.empty((n_pairs, K), dtype=dt)
-    l_b = torch.empty((n_pairs, K), dtype=dt)
-
-    # Tiles: the j axis is cut into blocks of m_max inputs and, block by block, every row i is
-    # compared with the block, so the block's data stays in cache while the rows stream past
-    # (row by row, all of j > i would be re-read from memory for every i).
-    offsets, pos = [], 0
-    for _, j0, j1, _ in rows:
-        offsets.append(pos)
-        pos += j1 - j0
-    tiles = []
-    for blk in range(0, n_inputs, m_max):
-        blk_end = blk + m_max
-        for (i, j0, j1, _), off in zip(rows, offsets):
-            s, e = max(j0, blk), min(j1, blk_end)
-            if s < e:
-                tiles.append((i, s, e, off + (s - j0)))
-    per_task = 16
-    tasks = [tiles[k : k + per_task] for k in range(0, len(tiles), per_task)]
-    n_workers = max(1, min(int(n_workers), len(tasks)))
-
-    # Views are made once, not per tile (at ~1 us each they were a visible share of the time):
-    # the a side per input, the b side per distinct j range, the work buffers per tile height m.
-    side = (mu, oml_var, inv_var, lam_var, inv2 if folds else inv_var)
-    a_views = [tuple(x[i] for x in side) for i in range(n_inputs)]
-    b_views = {}
-    for _, s, e, _ in tiles:
-        if (s, e) not in b_views:
-            b_views[(s, e)] = tuple(x[s:e] for x in side)
-
-    def worker(next_task):
-        d2_buf = torch.empty((m_max, K, D), dtype=dt)
-        s2_buf = torch.empty((m_max, K, D), dtype=dt)
-        t_buf = torch.empty((m_max, K, D), dtype=dt)
-        f_bufs = [torch.empty((m_max, K, h), dtype=dt) for h in folds]
-        views = {}
-
-        def views_for(m):
-            """(d2, s2, t, halvings) for a tile of m pairs; halvings: (lo, hi, dst) per level."""
-            if m not in views:
-                s2 = s2_buf[:m]
-                halvings, src = [], s2
-                for h, fb in zip(folds, f_bufs):
-                    dst = fb[:m]
-                    halvings.append((src[..., :h], src[..., h:], dst))
-                    src = dst
-                views[m] = (d2_buf[:m], s2, t_buf[:m], halvings)
-            return views[m]
-
-        def sum_log_r(s2, halvings, inv_full, inv_half, scratch, out):
-            """out = sum_d ln(s2 / v), s2 clamped at 0 in place; scratch is free full-size memory."""
-            if not safe:
-                s2.clamp_min_(0.0)
-            if halvings:
-                lo, hi, p = halvings[0]
-                torch.mul(lo, hi, out=p)
-                p.mul_(inv_half)
-                for lo, hi, p in halvings[1:]:
-                    torch.mul(lo, hi, out=p)
-                if safe or float(p.min()) >= tiny:
-                    torch.sum(p.log_(), -1, out=out)
-                    return
-            r = torch.mul(s2, inv_full, out=scratch)  # no folding, or a product came below tiny
-            torch.sum(r.log_(), -1, out=out)
-
-        while True:
-            task = next_task()
-            if task is None:
-                return
-            for i, s, e, pos in task:
-                ma, ova, iva, lva, ia2 = a_views[i]
-                mb, ovb, ivb, lvb, ib2 = b_views[(s, e)]
-                d2, s2, t, halvings = views_for(e - s)
-                torch.sub(mb, ma, out=d2)
-                d2.square_()
-                # forward a || b
-                torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
-                torch.div(d2, s2, out=t)  # d^2 / s2_ab
-                torch.sum(t, -1, out=t_f[pos : pos + e - s])
-                sum_log_r(s2, halvings, ivb, ib2, t, l_f[pos : pos + e - s])
-                # backward b || a
-                torch.add(lva, ovb, out=s2)
-                torch.div(d2, s2, out=t)
-                torch.sum(t, -1, out=t_b[pos : pos + e - s])
-                sum_log_r(s2, halvings, iva, ia2, t, l_b[pos : pos + e - s])
-
-    it = iter(tasks)
-    lock = threading.Lock()
-
-    def next_task():
-        with lock:
-            return next(it, None)
-
-    with _single_intraop_thread():
-        if n_workers == 1:
-            worker(next_task)
-        else:
-            errors = []
-
-            def run():
-                try:
-                    worker(next_task)
-                except BaseException as exc:  # re-raised in the caller's thread below
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=run, name=f"rd-pairs-{w}", daemon=True) for w in range(n_workers)]
-            for th in threads:
-                th.start()
-            for th in threads:
-                th.join()
-            if errors:
-                raise errors[0]
-    out_f = t_f.to(torch.float64).mul_(half_lam).add_(l_f, alpha=c)  # float64 arithmetic
-    del t_f, l_f
-    out_b = t_b.to(torch.float64).mul_(half_lam).add_(l_b, alpha=c)
-    return out_f, out_b
-
-
-def _log_beta_masked(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """ln B over the positions where w (bool) is True; x elsewhere is ignored."""
-    xs = torch.where(w, x, torch.ones_like(x))
-    return torch.where(w, torch.lgamma(xs), torch.zeros_like(xs)).sum(-1) - torch.lgamma((xs * w).sum(-1))
+def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
+    """The authors' Dirichlet proxy with their arithmetic: ``lgamma`` of a negative argument is
+    ``ln|Gamma|`` (torch), NaN component terms are dropped (``nansum``); not normalised by n."""
+    lg = torch.lgamma
+    tot = torch.where(wa, a, torch.zeros_like(a)).sum(-1)
+    f1 = -(1.0 / (lam - 1.0)) * lg(tfac * tot) - lg(cfac * tot) + (lam / (lam - 1.0)) * lg(tot)
+    beta = a * cfac[:, None]
+    with torch.no_grad():
+        f2 = (1.0 / (lam - 1.0)) * lg(a * tfac[:, None]) + lg(beta) - (lam / (lam - 1.0)) * lg(a)
+    f2 = torch.where(wa & ~torch.isnan(f2), f2, torch.zeros_like(f2)).sum(-1)
+    return f1 + f2
 
 
 def pairwise_rd_bound(
@@ -699,6 +237,8 @@ def pairwise_rd_bound(
     pairs: str | None = None,
     batch_size: int = 16,
     outlier_z: float | None = 0.5,
+    outlier_ddof: int = 0,
+    undefined: str = "nanmean",
     direction: str | None = None,
     padding: str = "prior",
     n_latent: int | None = None,
@@ -740,6 +280,16 @@ def pairwise_rd_bound(
     outlier_z : float or None, default 0.5
         ``paper`` only: within each batch, pairs whose z-score ``|r - mean(r)| / std(r)`` exceeds
         this are set to 0 before the max and the mean. None disables the filter.
+    outlier_ddof : {0, 1}, default 0
+        ``paper`` only: degrees of freedom of that std. 0 (population std, torch
+        ``std(unbiased=False)``) is the authors'; 1 was this module's choice before issue 14.
+    undefined : {"nanmean", "inf"}, default "nanmean"
+        ``paper`` only: what a dimension whose Gaussian term is undefined
+        (``lambda s_a^2 + (1 - lambda) s_b^2 < 0``) does. ``"nanmean"`` (the authors'): it is left out
+        of the mean over dims (a position with every dim undefined contributes 0), and the
+        Dirichlet proxy takes ``lgamma`` of negative arguments as ``ln|Gamma|`` as torch does, with
+        NaN components dropped. ``"inf"``: the pair is +inf (the conservative reading). The exact
+        form (the guarantee) always reports +inf.
     direction : {"max", "forward", "backward"} or None
         ``exact`` only. Both orders are divergences and DP needs both, so the default
         (None -> "max") reports ``max(D(a||b), D(b||a))`` for the unordered pair {a, b} with
@@ -824,7 +374,7 @@ def pairwise_rd_bound(
       ``lambda - (lambda - 1) alpha_b,0 / alpha_a,0 <= 0`` (the authors' lgamma of a negative
       number returned a finite value there).
     * Within each eval batch, r = the pair values, ``z = (r - mean r) / std r`` (std with
-      ddof = 1, like ``torch.std``), computed over the finite values; pairs with ``|z| > outlier_z``
+      ``outlier_ddof``, default 0 as the authors' ``std(unbiased=False)``), computed over the finite values; pairs with ``|z| > outlier_z``
       are set to 0; the batch contributes ``max`` and ``mean`` of the filtered values (infinite
       values are never filtered). ``max`` = max over batches, ``mean`` = mean of batch means.
       "z" here is the z-score of the per-pair RD within its batch, not the latent sample z.
@@ -865,6 +415,10 @@ def pairwise_rd_bound(
         oz = float(outlier_z)
         if not oz > 0:
             raise ValueError(f"outlier_z must be > 0 or None (accepted range: 0 < outlier_z <= inf), got {outlier_z!r}")
+    if outlier_ddof not in (0, 1):
+        raise ValueError(f"outlier_ddof must be 0 (population std, the authors') or 1; got {outlier_ddof!r}")
+    if undefined not in ("nanmean", "inf"):
+        raise ValueError(f"undefined must be 'nanmean' (the authors') or 'inf'; got {undefined!r}")
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
     alpha_cutoff = float(alpha_cutoff)
@@ -942,8 +496,12 @@ def pairwise_rd_bound(
     sep = logvar_k[J].sub_(logvar_k[I]).mul_(0.5)  # (n, K): 0.5 * sum_d (ln v_b - ln v_a)
     zero = torch.zeros((), dtype=torch.float64)
     # sum over positions; a non-finite sum (NaN from ln r < 0, or +inf) means the condition failed
-    gs_fwd = torch.where(union, g_fwd.add_(sep), zero).sum(-1)
-    gs_bwd = torch.where(union, g_bwd.sub_(sep), zero).sum(-1)
+    g_fwd = g_fwd.add_(sep)
+    g_bwd = g_bwd.sub_(sep)
+    if form == "paper" and undefined == "nanmean":
+        g_bwd = _nanmean_positions(g_bwd, union, I, J, mu_w, inv_w, lam, D)  # mean over the defined dims, x D
+    gs_fwd = torch.where(union, g_fwd, zero).sum(-1)
+    gs_bwd = torch.where(union, g_bwd, zero).sum(-1)
     gs_fwd = torch.where(torch.isfinite(gs_fwd), gs_fwd, math.inf)
     gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
     del g_fwd, g_bwd, sep
@@ -987,13 +545,17 @@ def pairwise_rd_bound(
         wa = keep[I]
         cfac = tot[J] / tot[I]
         tfac = lam - (lam - 1.0) * cfac
-        lb_a = _log_beta_masked(a, wa)
-        ok = tfac > 0
-        tsafe = torch.where(ok, tfac, torch.ones_like(tfac))
-        dir_p = (
-            _log_beta_masked(a * tsafe[:, None], wa) - lam * lb_a - (1.0 - lam) * _log_beta_masked(a * cfac[:, None], wa)
-        ) / (lam - 1.0)
-        dir_p = torch.where(ok, dir_p, torch.full_like(dir_p, math.inf))
+        if undefined == "nanmean":
+            dir_p = _dirichlet_proxy_nan(a, wa, cfac, tfac, lam)
+        else:
+            lb_a = _log_beta_masked(a, wa)
+            ok = tfac > 0
+            tsafe = torch.where(ok, tfac, torch.ones_like(tfac))
+            dir_p = (
+                _log_beta_masked(a * tsafe[:, None], wa) - lam * lb_a
+                - (1.0 - lam) * _log_beta_masked(a * cfac[:, None], wa)
+            ) / (lam - 1.0)
+            dir_p = torch.where(ok, dir_p, torch.full_like(dir_p, math.inf))
         gauss = gs_bwd / D  # second || first, mean over dims, summed over positions
         if padding == "strict":
             one_sided = (mask[I] ^ mask[J]).any(-1)
@@ -1025,26 +587,7 @@ def pairwise_rd_bound(
         mean = float(notnan.mean()) if notnan.size else math.nan
         n_filtered = 0
     else:
-        kept = np.ones(values.size, dtype=bool)
-        batch_max, batch_mean = [], []
-        for bid in np.unique(batch_index):
-            sel = np.flatnonzero(batch_index == bid)
-            r = values[sel]
-            fin = np.isfinite(r)
-            if outlier_z is not None and fin.sum() >= 2:
-                rf = r[fin]
-                sd = rf.std(ddof=1)
-                if sd > 0:
-                    z = np.abs(r - rf.mean()) / sd
-                    drop = fin & (z > float(outlier_z))
-                    kept[sel[drop]] = False
-            rk = np.where(kept[sel], r, 0.0)
-            rk = rk[~np.isnan(rk)]
-            if rk.size:
-                batch_max.append(rk.max())
-                batch_mean.append(rk.mean())
-        mx = float(np.max(batch_max)) if batch_max else math.nan
-        mean = float(np.mean(batch_mean)) if batch_mean else math.nan
+        mx, mean, kept = outlier_filter(values, batch_index, outlier_z=outlier_z, ddof=outlier_ddof)
         n_filtered = int((~kept).sum())
 
     return RDBoundResult(

@@ -23,7 +23,7 @@ validation / test = 2000 / 500 / 500 (fractions 2/3, 1/6, 1/6 for other sizes), 
 
 from __future__ import annotations
 
-import csv
+
 import hashlib
 import importlib.resources
 import os
@@ -241,33 +241,18 @@ def encode_sentences(
 def load_sentiment_sentences() -> tuple[list[str], np.ndarray]:
     """The 3000 UCI Sentiment Labelled Sentences (Kotzias et al. 2015) and their 0/1 labels.
 
-    Uses ``engine.datasets.load_dataset("sentiment")`` when available, else reads the bundled files
-    (``assets/data/sentiment_labelled_sentences`` or ``/work/shared/data/...``) with
-    ``quoting=csv.QUOTE_NONE``.
+    Read through ``engine.datasets.load_dataset("sentiment")`` (the bundled files in
+    ``assets/data/sentiment_labelled_sentences``, checked against their SHA-256 sums).
 
     Returns
     -------
     sentences : list of str, length 3000
     labels : ndarray of shape (3000,), int64 in {0, 1}
     """
-    try:
-        from engine.datasets import load_dataset
+    from engine.datasets import load_dataset
 
-        ds = load_dataset("sentiment")
-        return [str(s) for s in ds.X["sentence"].tolist()], np.asarray(ds.y, dtype=np.int64)
-    except (ImportError, AttributeError, KeyError):
-        pass
-    import pandas as pd
-
-    for root in (_REPO_ROOT / "assets" / "data" / "sentiment_labelled_sentences", Path("/work/shared/data/sentiment_labelled_sentences")):
-        files = [root / f for f in ("amazon_cells_labelled.txt", "imdb_labelled.txt", "yelp_labelled.txt")]
-        if all(f.is_file() for f in files):
-            frame = pd.concat(
-                [pd.read_csv(f, sep="\t", header=None, quoting=csv.QUOTE_NONE, names=["sentence", "label"]) for f in files],
-                ignore_index=True,
-            )
-            return [s.strip() for s in frame["sentence"].astype(str)], frame["label"].to_numpy(np.int64)
-    raise FileNotFoundError("sentiment_labelled_sentences not found in assets/data or /work/shared/data")
+    ds = load_dataset("sentiment")
+    return [str(s) for s in ds.X["sentence"].tolist()], np.asarray(ds.y, dtype=np.int64)
 
 
 def split_indices(labels, *, seed: int = 0, sizes: tuple[int, int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -53,8 +53,3 @@ __all__ += [
     "PMTPoisson", "PoissonReference",
 ]
 
-# For one release: writes to ``engine.pmt.<transform name>`` (e.g. engine.audit's patch of
-# ``truncate_rows``) still reach :func:`pmt_transform`, as when ``engine.pmt`` was one module.
-from engine.pmt import _compat, _transform  # noqa: E402
-
-_compat.forward_attribute_writes(__name__, [_transform])

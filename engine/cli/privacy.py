@@ -1,20 +1,13 @@
-"""CLI subcommands ``datasets`` and ``privacy`` (foundation)."""
+"""CLI subcommand ``privacy``: (epsilon, delta) -> mu-GDP and a Gaussian noise scale (:mod:`engine.privacy`).
+
+``python -m engine privacy --epsilon E --delta D [--sensitivity S] [--json]``
+"""
 
 from __future__ import annotations
 
 import argparse
 
-
-def _cmd_datasets(args) -> int:
-    from engine.cli import dump_json
-    from engine.datasets import list_datasets
-
-    table = list_datasets()
-    if args.json:
-        print(dump_json(table.to_dict(orient="records")))
-    else:
-        print(table.to_string(index=False))
-    return 0
+HELP = "convert (epsilon, delta) to mu-GDP and a Gaussian noise scale"
 
 
 def _cmd_privacy(args) -> int:
@@ -52,11 +45,7 @@ def _cmd_privacy(args) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("datasets", help="list the bundled data sets")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_cmd_datasets)
-
-    p = sub.add_parser("privacy", help="convert (epsilon, delta) to mu-GDP and a Gaussian noise scale")
+    p = sub.add_parser("privacy", help=HELP)
     p.add_argument("--epsilon", type=float, required=True, help="target epsilon (> 0)")
     p.add_argument("--delta", type=float, required=True, help="target delta, in (0, 1)")
     p.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity (default 1)")

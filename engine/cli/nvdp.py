@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
+HELP = "train / evaluate the (clipped) NVDP sentence classifier"
 
 
 def _clip_from_args(args, default=None):
@@ -36,17 +36,12 @@ def _clip_from_args(args, default=None):
 
 
 def _data(args, progress):
-    from engine.nvdp.encoder import encode_sentences, load_sentiment_sentences, split_indices
+    from engine.nvdp.explorer_models import select_split
 
-    sentences, labels = load_sentiment_sentences()
-    tr, va, te = split_indices(labels, seed=args.split_seed)
-    if args.n_train is not None:
-        if not 10 <= args.n_train <= len(tr):
-            raise ValueError(f"--n-train must be in [10, {len(tr)}]; got {args.n_train}")
-        rng = np.random.default_rng(args.split_seed)
-        tr = np.sort(rng.choice(tr, size=args.n_train, replace=False))
-    states = encode_sentences(sentences, progress=progress)
-    return states, labels, tr, va, te
+    if args.n_train is not None and args.n_train < 10:
+        raise ValueError(f"--n-train must be >= 10; got {args.n_train}")
+    return select_split(n_sentences=args.n_sentences, split_seed=args.split_seed, n_train=args.n_train,
+                        progress=progress)
 
 
 def _progress(args):
@@ -126,14 +121,16 @@ def _common(p: argparse.ArgumentParser, *, train: bool) -> None:
     p.add_argument("--seed", type=int, default=0, help="training / sampling seed (default 0)")
     p.add_argument("--split-seed", type=int, default=0, help="train/validation/test split seed (default 0)")
     p.add_argument("--n-train", type=int, default=None, help="use a random subset of this many training sentences")
-    p.add_argument("--n-rd", type=int, default=256, help="inputs for the exact all-pairs RD bound (default 256)")
+    p.add_argument("--n-rd", type=int, default=None,
+                   help="evaluation sentences for the bounds (default: the protocol's, engine.nvdp.protocol)")
+    p.add_argument("--n-sentences", type=int, default=None, help="stratified subset of the sentences (as the page)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--model-dir", default=None, required=not train, help="where the model is saved / loaded")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("nvdp", help="train / evaluate the (clipped) NVDP sentence classifier")
+    p = sub.add_parser("nvdp", help=HELP)
     nsub = p.add_subparsers(dest="nvdp_command", metavar="{train,evaluate}")
     nsub.required = True
     t = nsub.add_parser("train", help="train on the sentiment sentences and report diagnostics")

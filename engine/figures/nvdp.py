@@ -2,7 +2,7 @@
 
 Pure functions from engine results (per-pair Renyi-divergence values, accuracies, posterior
 parameter arrays, the sentence inspector's tables) to :class:`plotly.graph_objects.Figure`.
-Colours: clipped "#0072B2", unclipped "#D55E00" (:data:`engine.plots.METHOD_COLORS`, Okabe-Ito,
+Colours: clipped "#0072B2", unclipped "#D55E00" (:data:`engine.figures.pmt.METHOD_COLORS`, Okabe-Ito,
 colour-blind safe); clip thresholds are drawn as dashed black rules.
 
 Abbreviations used in titles: RD = Renyi divergence, BDP = Bayesian differential privacy,
@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.plots import METHOD_COLORS, _layout, _rgba
+from engine.figures.pmt import METHOD_COLORS, _layout, _rgba
 
 __all__ = [
     "NVDP_COLORS",

@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+HELP = "sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR"
+
 #: Tasks the ``--task`` option accepts (the logistic/GLM task appends to this list).
 TASK_CHOICES = ["ridge", "logistic"]
 #: Default methods per task.
@@ -141,7 +143,7 @@ def _cmd_pmt(args) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "pmt",
-        help="sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR",
+        help=HELP,
         description="Run PMT (public-moment-guided truncation) ridge regression and the private-only "
         "baselines (DP-RR, DP-GD) over epsilons x seeds; print the median and IQR of the error "
         "to the non-private fit per method and epsilon.",

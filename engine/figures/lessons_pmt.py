@@ -1,31 +1,15 @@
-"""Toy computations and their figures for the dashboard's Learn page (five short lessons).
+"""Learn-page lessons 3 and 4: the truncation dilemma and why conditioning matters (PMT).
 
-Each lesson is one idea, computed with the engine's real code where it exists and drawn as one
-small Plotly figure. Everything here is pure (no Streamlit), seeded and fast (well under 0.2 s per
-figure), so the page can recompute on every slider move.
-
-1. **epsilon and delta** -- :func:`gdp_tradeoff`, :func:`dp_tradeoff`, :func:`privacy_profile`,
-   :func:`figure_epsilon_delta`. A mu-GDP mechanism (Dong, Roth & Su 2022) as a hypothesis test: the
-   attacker's smallest miss rate at each false-alarm rate, and the delta it implies at each epsilon.
-2. **mu-GDP composition** -- :func:`composition_table`, :func:`noise_for_total`,
-   :func:`figure_composition` (Dong, Roth & Su 2022, Corollary 3.3).
 3. **The truncation dilemma** -- :func:`clipped_mean_moments`, :func:`truncation_tradeoff`,
    :func:`simulate_clipped_mean`, :func:`figure_truncation`: a clipped, noised mean of heavy-tailed
    whitened data; bias falls and noise rises as the clipping radius C grows; the PMT radius
-   R = sqrt(d (1 + ln(2n/eta))) (PMT.md section 2) is marked.
+   R = sqrt(d (1 + ln(2n/eta))) (docs/PMT.md section 2) is marked.
 4. **Why conditioning matters** -- :func:`elongated_cloud`, :func:`whitening_demo`,
    :func:`noisy_inverse_demo`, :func:`figure_whitening`, :func:`figure_noisy_inverse`
-   (engine.pmt's transform; PMT.md sections 2-3).
-5. **What a Renyi-divergence bound says** -- :func:`clip_gaussian`, :func:`renyi_clipping_curve`,
-   :func:`figure_renyi` (NVDP.md sections 3-4; the closed form is
-   :func:`engine.nvdp.divergence.renyi_gaussian`).
+   (engine.pmt's transform; docs/PMT.md sections 2-3).
 
-Examples
---------
->>> round(float(gdp_tradeoff(0.05, 1.0)), 4)
-0.7405
->>> composition_table(0.5, [1, 4], delta=1e-5)["mu_total"].tolist()
-[0.5, 1.0]
+Computed with the engine's real code (:mod:`engine.pmt`, :mod:`engine.privacy`); pure, seeded and
+fast. The page imports these through :mod:`engine.figures.lessons`.
 """
 
 from __future__ import annotations
@@ -38,33 +22,21 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
-from scipy.special import gammaln, ndtr, ndtri
+from scipy.special import gammaln
 
-from engine.plots import METHOD_COLORS
+from engine.figures._lesson_style import COLORS, _int_at_least, _layout, _positive
 from engine.pmt import pmt_radius, pmt_transform, public_moment
 from engine.privacy import (
     check_random_state,
-    compose_gdp,
     gaussian_sigma,
-    gdp_delta,
-    gdp_epsilon,
     gdp_mu,
     split_mu,
     symmetric_gaussian_noise,
     validate_delta,
     validate_epsilon,
-    validate_mu,
 )
 
 __all__ = [
-    "COLORS",
-    "gdp_tradeoff",
-    "dp_tradeoff",
-    "privacy_profile",
-    "figure_epsilon_delta",
-    "composition_table",
-    "noise_for_total",
-    "figure_composition",
     "clipped_mean_moments",
     "truncation_tradeoff",
     "simulate_clipped_mean",
@@ -76,304 +48,7 @@ __all__ = [
     "noisy_inverse_demo",
     "figure_whitening",
     "figure_noisy_inverse",
-    "clip_gaussian",
-    "renyi_clipping_curve",
-    "figure_renyi",
 ]
-
-#: Okabe-Ito colours of the lessons (colour-blind safe); "whitened"/"clipped" share the PMT blue
-#: and "raw"/"unclipped" the NVDP-unclipped vermillion of :data:`engine.plots.METHOD_COLORS`.
-COLORS: dict[str, str] = {
-    "main": METHOD_COLORS["PMT"],
-    "whitened": METHOD_COLORS["PMT"],
-    "clipped": METHOD_COLORS["clipped"],
-    "raw": METHOD_COLORS["unclipped"],
-    "unclipped": METHOD_COLORS["unclipped"],
-    "second": "#E69F00",
-    "third": "#009E73",
-    "reference": "#000000",
-    "muted": "#999999",
-}
-
-
-def _layout(fig: go.Figure, *, title: str, height: int = 400) -> go.Figure:
-    fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
-        template="plotly_white",
-        height=height,
-        margin=dict(l=60, r=20, t=70, b=130),
-        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font=dict(size=12)),
-        hoverlabel=dict(namelength=-1),
-        font=dict(size=13),
-    )
-    return fig
-
-
-def _int_at_least(value, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return int(value)
-
-
-def _positive(value, name: str) -> float:
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
-# ============================================================================================
-# Lesson 1: epsilon and delta
-# ============================================================================================
-def gdp_tradeoff(alpha, mu: float) -> np.ndarray:
-    """The mu-GDP trade-off curve ``beta = Phi(Phi^{-1}(1 - alpha) - mu)``.
-
-    An attacker tests "your row is in" against "it is not" from the mechanism's output. For a
-    mu-GDP mechanism, any test with false-alarm rate (type I error) ``alpha`` misses (type II
-    error) at least ``beta``. ``mu = 0`` is perfect privacy (``beta = 1 - alpha``).
-
-    Parameters
-    ----------
-    alpha : array_like
-        Type I error rates in [0, 1].
-    mu : float
-        GDP parameter, ``0 <= mu < inf``.
-
-    Returns
-    -------
-    ndarray, shape of ``alpha``
-        Smallest achievable type II error.
-
-    Source: Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 84(1), 2022, Definition 2.5.
-
-    Examples
-    --------
-    >>> gdp_tradeoff([0.0, 0.5, 1.0], 0.0).tolist()
-    [1.0, 0.5, 0.0]
-    """
-    a = np.asarray(alpha, dtype=float)
-    if np.any((a < 0) | (a > 1)) or np.any(np.isnan(a)):
-        raise ValueError("alpha (type I error) must lie in [0, 1]")
-    m = float(mu)
-    if not (math.isfinite(m) and m >= 0):
-        raise ValueError(f"mu must be finite and >= 0 (accepted range: 0 <= mu < inf), got {mu!r}")
-    return ndtr(ndtri(1.0 - a) - m)
-
-
-def dp_tradeoff(alpha, epsilon: float, delta: float) -> np.ndarray:
-    """The (epsilon, delta)-DP trade-off curve.
-
-    ``f(alpha) = max(0, 1 - delta - e^epsilon alpha, e^-epsilon (1 - delta - alpha))``: an
-    (epsilon, delta)-DP mechanism guarantees at least this type II error at type I error alpha.
-
-    Parameters
-    ----------
-    alpha : array_like
-        Type I error rates in [0, 1].
-    epsilon : float
-        ``0 < epsilon < inf``.
-    delta : float
-        ``0 < delta < 1``.
-
-    Returns
-    -------
-    ndarray
-
-    Source: Dong, Roth & Su (2022), Proposition 2.5 (after Wasserman & Zhou 2010; Kairouz, Oh &
-    Viswanath 2015).
-
-    Examples
-    --------
-    >>> dp_tradeoff([0.0, 1.0], 1.0, 0.01).round(3).tolist()
-    [0.99, 0.0]
-    """
-    eps = validate_epsilon(epsilon)
-    dlt = validate_delta(delta)
-    a = np.asarray(alpha, dtype=float)
-    if np.any((a < 0) | (a > 1)) or np.any(np.isnan(a)):
-        raise ValueError("alpha (type I error) must lie in [0, 1]")
-    return np.maximum.reduce([np.zeros_like(a), 1 - dlt - math.exp(eps) * a, math.exp(-eps) * (1 - dlt - a)])
-
-
-def privacy_profile(mu: float, epsilons) -> np.ndarray:
-    """delta(epsilon) of a mu-GDP mechanism at each epsilon (:func:`engine.privacy.gdp_delta`).
-
-    Examples
-    --------
-    >>> privacy_profile(1.0, [4.3772]).round(7).tolist()
-    [1e-05]
-    """
-    m = validate_mu(mu)
-    return np.array([gdp_delta(float(e), m) for e in np.asarray(epsilons, dtype=float).ravel()])
-
-
-def figure_epsilon_delta(epsilon: float, delta: float, *, n_points: int = 201) -> go.Figure:
-    """Lesson 1 figure: the attacker's trade-off curve and the privacy profile, for (epsilon, delta).
-
-    Left: type II vs type I error of the best test against the Gaussian mechanism calibrated to
-    (epsilon, delta) (mu = :func:`engine.privacy.gdp_mu`), the (epsilon, delta) lines it touches,
-    and the "no privacy" and "perfect privacy" extremes. Right: delta(epsilon) of that mechanism on
-    a log axis with the chosen point marked.
-
-    Parameters
-    ----------
-    epsilon : float
-        ``0 < epsilon < inf``.
-    delta : float
-        ``0 < delta < 1``.
-    n_points : int, default 201
-        Grid size of each curve.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-    """
-    eps = validate_epsilon(epsilon)
-    dlt = validate_delta(delta)
-    mu = gdp_mu(eps, dlt)
-    alpha = np.linspace(0.0, 1.0, n_points)
-    fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.12,
-        subplot_titles=("What an attacker can do", "The price list: delta at each epsilon"),
-    )
-    fig.add_trace(go.Scatter(x=alpha, y=1 - alpha, name="perfect privacy (output ignores you)",
-                             line=dict(color=COLORS["muted"], dash="dot"), hoverinfo="skip"), 1, 1)
-    fig.add_trace(go.Scatter(x=alpha, y=dp_tradeoff(alpha, eps, dlt), name=f"(epsilon={eps:g}, delta={dlt:g}) guarantee",
-                             line=dict(color=COLORS["second"], dash="dash"),
-                             hovertemplate="false alarms %{x:.3f}<br>misses at least %{y:.3f}<extra></extra>"), 1, 1)
-    fig.add_trace(go.Scatter(x=alpha, y=gdp_tradeoff(alpha, mu), name=f"Gaussian mechanism, mu = {mu:.3f}",
-                             line=dict(color=COLORS["main"], width=3),
-                             hovertemplate="false alarms %{x:.3f}<br>misses at least %{y:.3f}<extra></extra>"), 1, 1)
-    eps_grid = np.linspace(0.0, max(3.0 * eps, 2.0), n_points)
-    prof = privacy_profile(mu, eps_grid)
-    fig.add_trace(go.Scatter(x=eps_grid, y=np.maximum(prof, 1e-300), name="delta(epsilon) of this mechanism",
-                             line=dict(color=COLORS["main"], width=3), showlegend=False,
-                             hovertemplate="epsilon %{x:.2f}<br>delta %{y:.2e}<extra></extra>"), 1, 2)
-    fig.add_trace(go.Scatter(x=[eps], y=[dlt], mode="markers", name="your (epsilon, delta)",
-                             marker=dict(color=COLORS["second"], size=12, symbol="diamond"),
-                             hovertemplate="epsilon %{x:.2f}<br>delta %{y:.2e}<extra></extra>"), 1, 2)
-    fig.update_xaxes(title_text="false-alarm rate (type I error)", range=[0, 1], row=1, col=1)
-    fig.update_yaxes(title_text="miss rate (type II error)", range=[0, 1], row=1, col=1)
-    fig.update_xaxes(title_text="epsilon (nats)", row=1, col=2)
-    fig.update_yaxes(title_text="delta (log scale)", type="log", range=[math.log10(max(dlt, 1e-12)) - 4, 0],
-                     dtick=2, exponentformat="power", row=1, col=2)
-    return _layout(fig, title=f"epsilon = {eps:g}, delta = {dlt:g}  =  a Gaussian mechanism with mu = {mu:.3f}",
-                   height=430)
-
-
-# ============================================================================================
-# Lesson 2: mu-GDP composition
-# ============================================================================================
-def composition_table(mu_per_release: float, ks, *, delta: float = 1e-5) -> pd.DataFrame:
-    """Total privacy of k releases, each mu-GDP, as k grows.
-
-    Parameters
-    ----------
-    mu_per_release : float
-        mu of each release, ``> 0``.
-    ks : iterable of int
-        Numbers of releases, each ``>= 1``.
-    delta : float, default 1e-5
-        The delta at which totals are reported as epsilon.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``k``, ``mu_total`` (= sqrt(k) mu, :func:`engine.privacy.compose_gdp`),
-        ``epsilon_gdp`` (that total at ``delta``, :func:`engine.privacy.gdp_epsilon`) and
-        ``epsilon_basic``: the "add up the epsilons" rule (basic composition, Dwork & Roth 2014,
-        Theorem 3.16) with each release reported at delta/k so the totals share ``delta``, i.e.
-        ``k * gdp_epsilon(mu, delta / k)``.
-
-    Examples
-    --------
-    >>> t = composition_table(1.0, [1, 4], delta=1e-5)
-    >>> t["mu_total"].tolist(), round(float(t["epsilon_gdp"].iloc[0]), 4)
-    ([1.0, 2.0], 4.3772)
-    """
-    mu = validate_mu(mu_per_release)
-    dlt = validate_delta(delta)
-    rows = []
-    for k in ks:
-        k = _int_at_least(k, "k (number of releases)", 1)
-        total = compose_gdp([mu] * k)
-        rows.append({"k": k, "mu_total": total, "epsilon_gdp": gdp_epsilon(total, dlt),
-                     "epsilon_basic": k * gdp_epsilon(mu, dlt / k)})
-    return pd.DataFrame(rows, columns=["k", "mu_total", "epsilon_gdp", "epsilon_basic"])
-
-
-def noise_for_total(epsilon: float, delta: float, ks, *, sensitivity: float = 1.0) -> pd.DataFrame:
-    """Per-release noise needed so that k releases together are (epsilon, delta)-DP.
-
-    The total budget becomes ``mu = gdp_mu(epsilon, delta)``, split evenly as ``mu / sqrt(k)``
-    (:func:`engine.privacy.split_mu`); each release then needs
-    ``sigma = sensitivity * sqrt(k) / mu`` (:func:`engine.privacy.gaussian_sigma`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``k``, ``mu_per_release``, ``sigma_per_release`` (units of the statistic).
-
-    Examples
-    --------
-    >>> t = noise_for_total(1.0, 1e-5, [1, 4])
-    >>> round(float(t.sigma_per_release.iloc[1] / t.sigma_per_release.iloc[0]), 6)
-    2.0
-    """
-    mu = gdp_mu(validate_epsilon(epsilon), validate_delta(delta))
-    rows = []
-    for k in ks:
-        k = _int_at_least(k, "k (number of releases)", 1)
-        m = split_mu(mu, k)
-        rows.append({"k": k, "mu_per_release": m, "sigma_per_release": gaussian_sigma(sensitivity, m)})
-    return pd.DataFrame(rows, columns=["k", "mu_per_release", "sigma_per_release"])
-
-
-def figure_composition(mu_per_release: float, k: int, *, epsilon_total: float = 1.0, delta: float = 1e-5,
-                       k_max: int = 40) -> go.Figure:
-    """Lesson 2 figure: total epsilon vs number of releases, and the noise each release needs.
-
-    Left: total epsilon of 1..k_max releases at ``mu_per_release`` (GDP composition vs adding up
-    epsilons), the chosen k marked. Right: noise scale per release (sensitivity 1) needed for a fixed
-    total (``epsilon_total``, ``delta``).
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-    """
-    k = _int_at_least(k, "k (number of releases)", 1)
-    k_max = max(_int_at_least(k_max, "k_max", 1), k)
-    ks = list(range(1, k_max + 1))
-    comp = composition_table(mu_per_release, ks, delta=delta)
-    noise = noise_for_total(epsilon_total, delta, ks)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=(f"Spending: each release mu = {float(mu_per_release):g}",
-                                        f"Budgeting: noise per release for a total epsilon = {float(epsilon_total):g}"))
-    fig.add_trace(go.Scatter(x=comp.k, y=comp.epsilon_basic, name="adding up each release's epsilon (basic rule)",
-                             line=dict(color=COLORS["second"], dash="dash"),
-                             hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra>basic rule</extra>"), 1, 1)
-    fig.add_trace(go.Scatter(x=comp.k, y=comp.epsilon_gdp, name="mu-GDP composition: mu_total = sqrt(k) mu",
-                             line=dict(color=COLORS["main"], width=3),
-                             hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra>mu-GDP</extra>"), 1, 1)
-    row = comp[comp.k == k].iloc[0]
-    fig.add_trace(go.Scatter(x=[k], y=[row.epsilon_gdp], mode="markers", name=f"k = {k} releases",
-                             marker=dict(color=COLORS["main"], size=12, symbol="diamond"),
-                             hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra></extra>"), 1, 1)
-    fig.add_trace(go.Scatter(x=noise.k, y=noise.sigma_per_release, name="noise std per release (sensitivity 1)",
-                             line=dict(color=COLORS["third"], width=3),
-                             hovertemplate="%{x} releases<br>sigma %{y:.2f} per release<extra></extra>"), 1, 2)
-    nrow = noise[noise.k == k].iloc[0]
-    fig.add_trace(go.Scatter(x=[k], y=[nrow.sigma_per_release], mode="markers", showlegend=False,
-                             marker=dict(color=COLORS["third"], size=12, symbol="diamond"),
-                             hovertemplate="%{x} releases<br>sigma %{y:.2f}<extra></extra>"), 1, 2)
-    fig.update_xaxes(title_text="number of releases k", row=1, col=1)
-    fig.update_xaxes(title_text="number of releases k", row=1, col=2)
-    fig.update_yaxes(title_text=f"total epsilon (at delta = {float(delta):g})", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="noise std sigma per release", rangemode="tozero", row=1, col=2)
-    return _layout(fig, title=f"{k} releases: total mu = {row.mu_total:.3f}, total epsilon = {row.epsilon_gdp:.2f}",
-                   height=430)
 
 
 # ============================================================================================
@@ -719,7 +394,7 @@ class NoisyInverseDemo:
 def noisy_inverse_demo(*, n: int = 10_000, n_pub: int = 200, kappa: float = 100.0, epsilon: float = 1.0,
                        delta: float = 1e-5, draws: int = 400, angle_deg: float = 30.0, eta: float = 0.05,
                        random_state=0) -> NoisyInverseDemo:
-    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (PMT.md section 3, steps 2-4).
+    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (docs/PMT.md section 3, steps 2-4).
 
     Toy set-up (our choice, to isolate the effect of conditioning): the population matrix
     ``A = n Sigma`` and ``b = A theta*`` of the :func:`elongated_cloud` distribution
@@ -868,146 +543,3 @@ def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -
     fig.update_yaxes(range=[ts[1] - zoom, ts[1] + zoom], title_text="coefficient theta 2", row=1, col=1)
     return _layout(fig, title=f"{demo.theta_raw.shape[0]} private solutions of (A + W) theta = b, same privacy budget",
                    height=480)
-
-
-# ============================================================================================
-# Lesson 5: Renyi divergence and clipping
-# ============================================================================================
-def _renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order):
-    from engine.nvdp.divergence import renyi_gaussian  # torch-backed package: imported on first use
-
-    return renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order=renyi_order)
-
-
-def clip_gaussian(mean, std, *, C_mu: float, renyi_order: float, sigma_ref: float = 1.0):
-    """The NVDP clipping rules for one 1-D Gaussian posterior: project the mean, floor the std.
-
-    ``mean <- clip(mean, -C_mu, C_mu)`` (the L2-ball projection in one dimension) and
-    ``std <- max(std, sqrt((lambda - 1)/lambda) sigma_ref)`` (NVDP.md section 3; El Zein, Kumar &
-    Henderson 2026).
-
-    Parameters
-    ----------
-    mean, std : array_like
-    C_mu : float
-        Mean radius, ``> 0``.
-    renyi_order : float
-        lambda > 1.
-    sigma_ref : float, default 1.0
-        The prior's std.
-
-    Returns
-    -------
-    (mean, std) : tuple of ndarray
-
-    Examples
-    --------
-    >>> m, s = clip_gaussian(3.0, 0.1, C_mu=1.0, renyi_order=1.1)
-    >>> float(m), round(float(s), 5)
-    (1.0, 0.30151)
-    """
-    C = _positive(C_mu, "C_mu")
-    lam = float(renyi_order)
-    if not (lam > 1 and math.isfinite(lam)):
-        raise ValueError(f"renyi_order must be a finite number > 1 (accepted range: 1 < renyi_order < inf), got {renyi_order!r}")
-    floor = math.sqrt((lam - 1.0) / lam) * _positive(sigma_ref, "sigma_ref")
-    return np.clip(np.asarray(mean, dtype=float), -C, C), np.maximum(np.asarray(std, dtype=float), floor)
-
-
-def renyi_clipping_curve(means_a, *, std_a: float, mean_b: float, std_b: float, C_mu: float,
-                         renyi_order: float) -> pd.DataFrame:
-    """D_lambda(A || B) between two 1-D Gaussian posteriors as A's mean moves, before and after clipping.
-
-    Parameters
-    ----------
-    means_a : array_like
-        Means of sentence A's posterior.
-    std_a : float
-        Std of A (> 0).
-    mean_b, std_b : float
-        Sentence B's posterior.
-    C_mu, renyi_order : float
-        Clipping settings (see :func:`clip_gaussian`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``mean_a``, ``before``, ``after`` (nats; ``inf`` where
-        ``lambda s_B^2 - (lambda - 1) s_A^2 <= 0``).
-
-    Notes
-    -----
-    Clipping bounds the *worst case*: after it every mean lies in [-C_mu, C_mu] and every std above
-    the floor, so for ``s_A < sigma_ref`` the divergence is finite and bounded. It does not lower
-    every pair: raising a small std of A to the floor shrinks ``s^2 = lambda s_B^2 - (lambda - 1) s_A^2``
-    and can raise D slightly when both means are inside the ball.
-
-    Examples
-    --------
-    >>> t = renyi_clipping_curve([-4.0, 4.0], std_a=0.5, mean_b=-0.5, std_b=0.2, C_mu=1.0, renyi_order=1.1)
-    >>> bool((t.after <= t.before).all())
-    True
-    """
-    m = np.asarray(means_a, dtype=float)
-    before = _renyi_gaussian(m, std_a, mean_b, std_b, renyi_order)
-    ma, sa = clip_gaussian(m, std_a, C_mu=C_mu, renyi_order=renyi_order)
-    mb, sb = clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=renyi_order)
-    after = _renyi_gaussian(ma, sa, mb, sb, renyi_order)
-    return pd.DataFrame({"mean_a": m, "before": np.broadcast_to(before, m.shape),
-                         "after": np.broadcast_to(after, m.shape)})
-
-
-def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_mu: float, renyi_order: float,
-                 span: float = 6.0) -> go.Figure:
-    """Lesson 5 figure: the two posteriors before/after clipping, and D_lambda(A || B) vs A's mean.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-    """
-    lam = float(renyi_order)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("Two sentences' posteriors (one dimension)",
-                                        "Renyi divergence D(A || B) as A's mean moves"))
-    ma2, sa2 = (float(v) for v in clip_gaussian(mean_a, std_a, C_mu=C_mu, renyi_order=lam))
-    mb2, sb2 = (float(v) for v in clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=lam))
-    x = np.linspace(-span - 1, span + 1, 600)
-    fig.add_vrect(x0=-C_mu, x1=C_mu, fillcolor=COLORS["clipped"], opacity=0.15, line_width=0, layer="below",
-                  exclude_empty_subplots=False, row=1, col=1)
-    for (m, s, m2, s2, name, col) in ((mean_a, std_a, ma2, sa2, "A", COLORS["unclipped"]),
-                                      (mean_b, std_b, mb2, sb2, "B", COLORS["reference"])):
-        fig.add_trace(go.Scatter(x=x, y=stats.norm.pdf(x, m, s), name=f"sentence {name}, unclipped",
-                                 line=dict(color=col, dash="dot"), hoverinfo="skip"), 1, 1)
-        fig.add_trace(go.Scatter(x=x, y=stats.norm.pdf(x, m2, s2), name=f"sentence {name}, clipped",
-                                 line=dict(color=col, width=3), hoverinfo="skip"), 1, 1)
-    curve = renyi_clipping_curve(np.linspace(-span, span, 241), std_a=std_a, mean_b=mean_b, std_b=std_b,
-                                 C_mu=C_mu, renyi_order=lam)
-    finite_before = bool(np.isfinite(curve.before).all())
-    hov = "mean of A %{x:.2f}<br>D = %{y:.3g} nats<extra>%{fullData.name}</extra>"
-    if finite_before:
-        fig.add_trace(go.Scatter(x=curve.mean_a, y=curve.before, name="divergence without clipping",
-                                 line=dict(color=COLORS["unclipped"], width=3), hovertemplate=hov), 1, 2)
-    fig.add_trace(go.Scatter(x=curve.mean_a, y=curve.after, name="divergence with clipping",
-                             line=dict(color=COLORS["clipped"], width=3), hovertemplate=hov), 1, 2)
-    now = renyi_clipping_curve([mean_a], std_a=std_a, mean_b=mean_b, std_b=std_b, C_mu=C_mu, renyi_order=lam)
-    if finite_before:
-        fig.add_trace(go.Scatter(x=[mean_a], y=[float(now.before.iloc[0])], mode="markers", showlegend=False,
-                                 marker=dict(color=COLORS["unclipped"], size=11, symbol="diamond"), hovertemplate=hov,
-                                 name="without clipping"), 1, 2)
-    fig.add_trace(go.Scatter(x=[mean_a], y=[float(now.after.iloc[0])], mode="markers", showlegend=False,
-                             marker=dict(color=COLORS["clipped"], size=11, symbol="diamond"), hovertemplate=hov,
-                             name="with clipping"), 1, 2)
-    if not finite_before:
-        fig.add_annotation(x=0.5, y=0.98, xref="x2 domain", yref="y2 domain", showarrow=False, yanchor="top",
-                           text="without clipping: infinite for every mean<br>(lambda s_B² - (lambda-1) s_A² <= 0)",
-                           font=dict(color=COLORS["unclipped"], size=13), bgcolor="rgba(255,255,255,0.85)")
-    finite = np.concatenate([curve.before[np.isfinite(curve.before)], curve.after[np.isfinite(curve.after)]])
-    lo = math.log10(max(finite.min(), 1e-4)) - 0.3
-    hi = math.log10(max(finite.max(), 1e-3)) + (1.0 if not finite_before else 0.3)  # room for the note
-    fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)", exponentformat="power",
-                     dtick=1 if hi - lo > 2.5 else "D2", range=[lo, hi], row=1, col=2)
-    fig.update_yaxes(title_text="density", row=1, col=1)
-    fig.update_xaxes(title_text="embedding value (shaded: the ball |mean| <= C_mu)", row=1, col=1)
-    fig.update_xaxes(title_text="mean of sentence A", row=1, col=2)
-    return _layout(fig, title=f"Renyi order lambda = {lam:g}, C_mu = {float(C_mu):g}, std floor = "
-                              f"{math.sqrt((lam - 1) / lam):.3f}", height=450)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+HELP = "empirical DP audit: a Clopper-Pearson lower bound on epsilon"
+
 
 def _cmd_audit(args) -> int:
     from engine.audit import audit
@@ -37,7 +39,7 @@ def _cmd_audit(args) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     from engine.audit import BROKEN, MECHANISMS
 
-    p = sub.add_parser("audit", help="empirical DP audit: a Clopper-Pearson lower bound on epsilon")
+    p = sub.add_parser("audit", help=HELP)
     p.add_argument("--mechanism", required=True, choices=list(MECHANISMS), help="mechanism to audit")
     p.add_argument("--epsilon", type=float, required=True, help="claimed epsilon (> 0)")
     p.add_argument("--delta", type=float, default=1e-5, help="claimed delta, in (0, 1) (default 1e-5)")

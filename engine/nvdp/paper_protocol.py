@@ -1,0 +1,248 @@
+"""The NVDP authors' evaluation protocol: their outlier filter and their subsampled Bayesian accountant.
+
+Implemented from the formulas (``docs/background/nvdp_research.md`` sections 2.4 and 2.5,
+NVDP.md section 4), not from the authors' GPL code, and pinned against its documented behaviour:
+
+* :func:`outlier_filter` -- within each eval batch, z-scores of the per-pair RD with the
+  **population** standard deviation (ddof 0, torch ``std(unbiased=False)``); pairs with
+  ``|z| > outlier_z`` are set to 0 before the batch max and mean; the reported max is the max of
+  the batch maxima and the mean the mean of the batch means.
+* :func:`paper_bdp` -- the Triastcyn & Faltings accountant as the authors call it: scalar
+  standard deviations (sigma_L = the prior's, 1; sigma_R = the batch mean of the posterior
+  standard deviations), *scaled* Renyi terms at the integer orders k = 0, 1, 2 with non-finite
+  terms mapped to 0, the binomial subsampling mixture with q = B / N_eval, the larger of the two
+  directions per pair, a Student-t upper bound per batch (population std / sqrt(P - 1)), costs
+  added over batches, ``epsilon = (cost - ln(delta - (1 - conf^B))) / lambda``.
+
+Neither is a guarantee. They exist so that our numbers can be put next to the papers' tables.
+
+Examples
+--------
+>>> mx, mean, kept = outlier_filter(np.array([1.0, 1.0, 1.0, 1.0, 1.0, 4.0]), np.zeros(6, int), outlier_z=0.5)
+>>> float(mx), round(float(mean), 4), kept.tolist()
+(1.0, 0.8333, [True, True, True, True, True, False])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from scipy.special import logsumexp
+from scipy.stats import binom
+from scipy.stats import t as student_t
+
+from engine.nvdp.closed_forms import validate_renyi_order
+from engine.privacy import validate_delta
+
+__all__ = ["outlier_filter", "paper_bdp", "PaperBDPResult"]
+
+
+def outlier_filter(values: np.ndarray, batch_index: np.ndarray, *, outlier_z: float | None = 0.5, ddof: int = 0):
+    """The authors' "worst case": batch-wise z-score filter, then max of batch maxima and mean of batch means.
+
+    Parameters
+    ----------
+    values : ndarray of float64, shape (n_pairs,)
+        Per-pair RD (may hold +inf and NaN).
+    batch_index : ndarray of int, shape (n_pairs,)
+        Eval batch of each pair.
+    outlier_z : float or None, default 0.5
+        Threshold on ``|r - mean r| / std r`` within a batch; None disables the filter.
+    ddof : {0, 1}, default 0
+        Degrees of freedom of the std: 0 is the authors' (population std); 1 the sample std.
+
+    Returns
+    -------
+    max, mean : float
+        NaN when no batch has a non-NaN value.
+    kept : ndarray of bool, shape (n_pairs,)
+        Pairs that survive the filter (filtered pairs count as 0 in the batch max and mean).
+
+    Notes
+    -----
+    Mean and std are taken over the finite values of the batch; infinite values are never
+    filtered and NaN values are left out of the batch max and mean.
+    """
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 (population std, the authors') or 1; got {ddof!r}")
+    values = np.asarray(values, dtype=np.float64)
+    batch_index = np.asarray(batch_index)
+    kept = np.ones(values.size, dtype=bool)
+    batch_max, batch_mean = [], []
+    for bid in np.unique(batch_index):
+        sel = np.flatnonzero(batch_index == bid)
+        r = values[sel]
+        fin = np.isfinite(r)
+        if outlier_z is not None and fin.sum() >= 2:
+            rf = r[fin]
+            sd = rf.std(ddof=ddof)
+            if sd > 0:
+                z = np.abs(r - rf.mean()) / sd
+                drop = fin & (z > float(outlier_z))
+                kept[sel[drop]] = False
+        rk = np.where(kept[sel], r, 0.0)
+        rk = rk[~np.isnan(rk)]
+        if rk.size:
+            batch_max.append(rk.max())
+            batch_mean.append(rk.mean())
+    mx = float(np.max(batch_max)) if batch_max else math.nan
+    mean = float(np.mean(batch_mean)) if batch_mean else math.nan
+    return mx, mean, kept
+
+
+class PaperBDPResult(dict):
+    """Result of :func:`paper_bdp` (a dict: ``epsilon``, ``privacy_cost``, ``batch_costs``, ``q``,
+    ``n_batches``, ``n_pairs``, ``renyi_order``, ``delta``, ``confidence``, ``moment_order``)."""
+
+    @property
+    def epsilon(self) -> float:
+        return self["epsilon"]
+
+
+def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r, n_latent: int) -> np.ndarray:
+    """Scaled Renyi terms s(k) of the authors' accountant for pairs (left, right), shape (n_pairs, len(k)).
+
+    Gaussian (scalar stds): ``k (k-1)/2 * mean_pos mean_d (mu_r - mu_l)^2 / t_k^2 - ln(t_k / (s_l^(1-k) s_r^k))``
+    with ``t_k^2 = (1 - k) s_l^2 + k s_r^2``; Dirichlet: the proportional proxy at order k, unscaled,
+    between the left input's pseudo-counts and the right input's total; every NaN / inf term is 0.
+    """
+    out = np.zeros((mu_l.shape[0], k.size))
+    d2 = ((mu_r - mu_l) ** 2).mean(-1).sum(-1) / n_latent  # (n,): mean over dims, mean over positions
+    # Dirichlet proxy (the authors' argument order): the "q" side is the left input, whose
+    # proportions are kept; the right input enters through its total only.
+    a_q = al_l
+    tot_q = al_l.sum(-1)
+    tot_p = al_r.sum(-1)
+    with np.errstate(all="ignore"):
+        for j, kk in enumerate(k):
+            t2 = (1.0 - kk) * s_l**2 + kk * s_r**2
+            g1 = kk * (kk - 1.0) / 2.0 * d2 / t2 if t2 > 0 else np.zeros_like(d2)
+            g1 = np.nan_to_num(g1, nan=0.0)
+            if t2 > 0 and kk != 1.0:
+                g2 = -math.log(math.sqrt(t2) / (s_l ** (1.0 - kk) * s_r**kk))
+            else:
+                g2 = 0.0  # (k-1)/(1-k) is 0/0 at k = 1, and sqrt of a negative is NaN: both map to 0
+            gauss = g1 + g2
+            if kk == 1.0:
+                out[:, j] = gauss  # every Dirichlet term has 1/(k-1) = inf: NaN, mapped to 0
+                continue
+            lg = lambda x: torch.lgamma(torch.as_tensor(x, dtype=torch.float64)).numpy()  # noqa: E731 (log|Gamma|)
+            f1 = (-(1.0 / (kk - 1.0)) * lg(kk * tot_q - (kk - 1.0) * tot_p) - lg(tot_p)
+                  + (kk / (kk - 1.0)) * lg(tot_q))
+            f1 = np.where(np.isfinite(f1), f1, 0.0) / n_latent
+            beta = tot_p[:, None] * a_q / tot_q[:, None]
+            f2 = (1.0 / (kk - 1.0)) * lg(kk * a_q - (kk - 1.0) * beta) + lg(beta) - (kk / (kk - 1.0)) * lg(a_q)
+            f2 = np.nansum(f2, -1) / n_latent
+            f2 = np.where(np.isfinite(f2), f2, 0.0)
+            out[:, j] = gauss + f1 + f2
+    return out
+
+
+def _batch_cost(logmgf: np.ndarray, confidence: float) -> float:
+    """Log of the one-sided Student-t upper bound on mean(exp(logmgf)), population std / sqrt(P - 1)."""
+    p = logmgf.size
+    if p < 3:
+        raise ValueError(f"the authors' accountant needs at least 3 pairs per batch; got {p}")
+    mx = logmgf.max()
+    log_mean = -math.log(p) + logsumexp(logmgf)
+    if np.std(logmgf) < np.finfo(np.float64).eps:
+        return float(log_mean)
+    e2 = np.exp(2 * logmgf - 2 * mx)
+    e2 = np.where(np.isclose(e2, 1.0, atol=1e-8), 1.0, e2)
+    var_sum = np.sum(e2 - np.exp(2 * log_mean - 2 * mx))
+    log_std = 0.5 * (2 * mx - math.log(p) + math.log(var_sum)) if var_sum > 0 else -math.inf
+    log_pen = math.log(student_t.ppf(confidence, p - 1)) + log_std - 0.5 * math.log(p - 1)
+    return float(logsumexp([log_mean, log_pen]))
+
+
+def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float = 1e-5, batch_size: int = 16,
+              n_eval: int | None = None, subsample: bool = True, n_latent: int | None = None,
+              confidence: float = 1.0 - 1e-16, alpha_cutoff: float = 1e-4) -> PaperBDPResult:
+    """BDP epsilon as the NVDP authors compute it (their subsampled accountant), from posteriors.
+
+    Parameters
+    ----------
+    mu, sigma : array_like of shape (B, K, D)
+        Posterior means and stds (after clipping) of the evaluation inputs, in evaluation order.
+    alpha, mask : array_like of shape (B, K)
+        Pseudo-counts and the real-component mask (component 0 = prior).
+    renyi_order : float, default 1.1
+        lambda; the moment order is ``int(lambda + 1)`` (2 at 1.1), as in the authors' code.
+    delta : float, default 1e-5
+    batch_size : int, default 16
+        Eval batch size B; pairs are taken within consecutive batches.
+    n_eval : int, optional
+        N_eval, the number of evaluation inputs of the split (default: B = ``len(mu)``).
+    subsample : bool, default True
+        Use the authors' subsampling ratio ``q = batch_size / n_eval``; False uses q = 1.
+    n_latent : int, optional
+        Latent positions per input (default K); posteriors are padded with alpha 0 to it.
+    confidence, alpha_cutoff : float
+        Per-batch confidence (1 - 1e-16) and the pseudo-count cut-off (1e-4), the authors' values.
+
+    Returns
+    -------
+    PaperBDPResult
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, a batch with fewer than 3 pairs, lambda <= 1, delta outside (0, 1).
+
+    Notes
+    -----
+    Padding and components with alpha <= ``alpha_cutoff`` get alpha = 0, mu = 0 and log-variance 0
+    (sigma = 1) before the batch-mean sigma_R is taken over all positions and dims, as the authors do.
+    Deviations from their code: float64 instead of float32; their special branches for a batch whose
+    pseudo-counts are all exactly 1 are not reproduced. Source: nvdp_research.md section 2.5
+    (Triastcyn & Faltings 2020, with the NVDP authors' scaled Renyi functions).
+    """
+    lam = validate_renyi_order(renyi_order)
+    delta = validate_delta(delta)
+    mu = torch.as_tensor(mu).to(torch.float64).numpy()
+    sigma = torch.as_tensor(sigma).to(torch.float64).numpy()
+    alpha = torch.as_tensor(alpha).to(torch.float64).numpy()
+    mask = torch.as_tensor(mask).numpy().astype(bool)
+    B, K, D = mu.shape
+    n_latent = K if n_latent is None else int(n_latent)
+    if n_latent < K:
+        raise ValueError(f"n_latent must be >= K = {K}; got {n_latent}")
+    n_eval = B if n_eval is None else int(n_eval)
+    if n_eval < B:
+        raise ValueError(f"n_eval must be >= the number of inputs {B}; got {n_eval}")
+    q = min(1.0, batch_size / n_eval) if subsample else 1.0
+    keep = mask & (alpha > alpha_cutoff)
+    al = np.where(keep, alpha, 0.0)
+    mu = np.where(keep[..., None], mu, 0.0)
+    sg = np.where(keep[..., None], sigma, 1.0)
+    moment = int(lam + 1.0)
+    k = np.arange(moment + 1, dtype=np.float64)
+    log_coef = binom.logpmf(k, n=moment, p=q)
+    costs = []
+    n_pairs = 0
+    for start in range(0, B, batch_size):
+        stop = min(start + batch_size, B)
+        if stop - start < 2:
+            continue
+        # sigma_R: mean std over the batch, every position of the padded latent and every dim
+        pad = (n_latent - K) * D * (stop - start)
+        s_r = float((sg[start:stop].sum() + pad) / ((stop - start) * n_latent * D))
+        s_l = 1.0
+        I, J = np.triu_indices(stop - start, 1)
+        I, J = I + start, J + start
+        s_lr = _scaled_terms(k, mu[I], s_l, al[I], mu[J], s_r, al[J], n_latent)
+        s_rl = _scaled_terms(k, mu[J], s_r, al[J], mu[I], s_l, al[I], n_latent)
+        c_l = logsumexp(log_coef + s_lr, axis=1)
+        c_r = logsumexp(log_coef + s_rl, axis=1)
+        costs.append(_batch_cost(np.maximum(c_l, c_r), confidence))
+        n_pairs += I.size
+    if not costs:
+        raise ValueError("no eval batch has 2 or more inputs")
+    cost = float(np.sum(costs))
+    logconf = len(costs) * math.log(confidence)
+    eps = (cost - math.log(delta - (1.0 - math.exp(logconf)))) / lam
+    return PaperBDPResult(epsilon=float(eps), privacy_cost=cost, batch_costs=[float(c) for c in costs], q=float(q),
+                          n_batches=len(costs), n_pairs=int(n_pairs), renyi_order=lam, delta=delta,
+                          confidence=float(confidence), moment_order=moment)

@@ -1,0 +1,324 @@
+"""Post-hoc clipping of a trained NVDP model: what one clipping configuration does on fixed sentences.
+
+:class:`LiveEvaluator` prepares a trained model once; its ``evaluate`` (and :func:`posthoc_evaluate`)
+returns the accuracy with the clipping applied inside the model, the pairwise RD bound in both
+labelled forms, the BDP epsilon in both variants, the fractions clipped and the posterior
+distributions before and after clipping (NVDP.md sections 3 to 6). Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.nvdp.bdp import BDPResult, bdp_epsilon, bdp_from_posteriors
+from engine.nvdp.clipping import ClipConfig, ClipStats
+from engine.nvdp.divergence import RDBoundResult, pairwise_rd_bound
+from engine.nvdp.encoder import TokenStates
+from engine.nvdp.layer import Posteriors
+from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol, evaluate_bounds
+
+__all__ = ["PosthocResult", "LiveEvaluator", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
+
+
+def raw_posteriors(trained, states: TokenStates) -> Posteriors:
+    """Unclipped NVIB posteriors of ``states`` (deterministic: no sampling), prior component at index 0.
+
+    Returns
+    -------
+    Posteriors
+        mu, sigma (n, L + 1, d); alpha, mask (n, L + 1); CPU, detached.
+    """
+    model = getattr(trained, "model", trained)
+    with torch.no_grad():
+        return model.posteriors(states.states, states.mask).detach()
+
+
+def mu_norm_range(raw: Posteriors, *, quantiles=(0.01, 0.99)) -> tuple[float, float]:
+    """A slider range for C_mu from the observed ||mu|| of real token components.
+
+    Returns (lo, hi): lo = the 1 % quantile rounded down to 0.1 (at least 0.1), hi = 1.25 x the
+    99 % quantile rounded up to an integer, so the default C_mu = 5 of the 384-dim encoder usually
+    lies inside.
+
+    >>> mu = torch.zeros(2, 3, 4); mu[:, 1:, 0] = torch.tensor([[2.0, 4.0], [6.0, 8.0]])
+    >>> post = Posteriors(mu, torch.ones(2, 3, 4), torch.ones(2, 3), torch.ones(2, 3, dtype=torch.bool))
+    >>> mu_norm_range(post)
+    (2.0, 10.0)
+    """
+    real = raw.mask.clone().bool()
+    real[:, 0] = False
+    norms = torch.linalg.vector_norm(raw.mu.float(), dim=-1)[real].numpy()
+    if norms.size == 0:
+        raise ValueError("no real token components to calibrate C_mu on")
+    q_lo, q_hi = np.quantile(norms, quantiles)
+    lo = max(0.1, math.floor(q_lo * 10) / 10)
+    hi = max(lo + 1.0, float(math.ceil(1.25 * q_hi)))
+    return float(lo), float(hi)
+
+
+@dataclass
+class PosthocResult:
+    """What one clipping configuration does to a trained model on the test sentences.
+
+    Attributes
+    ----------
+    accuracy : float
+        Test accuracy with this clipping applied inside the model (samples seeded by ``seed``).
+    clip : ClipConfig
+    rd_exact : RDBoundResult
+        Guarantee form: exact bound (nats, summed over components and dims, max of both orders,
+        ``protocol.padding``) over all pairs of the first ``protocol.n_eval`` test sentences.
+    rd_paper : RDBoundResult
+        The authors' protocol (normalised, eval batches of 16, |z| > 0.5 filter with the population
+        std, NaN-mean over undefined dims) on the same sentences.
+    bdp : BDPResult
+        BDP epsilon from exact divergences of order lambda + 1 (guarantee form), same sentences.
+    bdp_paper : engine.nvdp.paper_protocol.PaperBDPResult
+        The authors' subsampled accountant (q = 16 / n_eval).
+        The papers' plug-in figure: paper-form divergences of order lambda.
+    clip_stats : ClipStats
+        Fractions of real token components changed by each rule (all test sentences).
+    distributions : dict
+        ``{"before": {...}, "after": {...}}`` with arrays ``mu_norm``, ``sigma``, ``alpha``.
+    nan_count, inf_count : int
+        Non-finite values in posteriors, samples and logits.
+    n_test : int
+    seconds : float
+    """
+
+    accuracy: float
+    clip: ClipConfig
+    rd_exact: RDBoundResult
+    rd_paper: RDBoundResult
+    bdp: BDPResult
+    bdp_paper: object
+    clip_stats: ClipStats
+    distributions: dict
+    nan_count: int
+    inf_count: int
+    n_test: int
+    seconds: float = 0.0
+    protocol: EvalProtocol = DEFAULT_PROTOCOL
+
+    def summary(self) -> dict:
+        """Flat JSON-ready dict of the headline numbers (for CSV/JSON export)."""
+        s = self.clip_stats.to_dict()
+        return {
+            "accuracy": self.accuracy,
+            "rd_exact_max": self.rd_exact.max,
+            "rd_exact_mean": self.rd_exact.mean,
+            "rd_exact_mean_finite": self.rd_exact.mean_finite,
+            "rd_exact_n_pairs": self.rd_exact.n_pairs,
+            "rd_exact_n_inf": self.rd_exact.n_inf,
+            "rd_paper_max": self.rd_paper.max,
+            "rd_paper_mean": self.rd_paper.mean,
+            "rd_paper_max_unfiltered": self.rd_paper.max_unfiltered,
+            "rd_paper_n_pairs": self.rd_paper.n_pairs,
+            "rd_paper_n_inf": self.rd_paper.n_inf,
+            "bdp_epsilon": self.bdp.epsilon,
+            "bdp_epsilon_paper": self.bdp_paper.epsilon,
+            "frac_mu_clipped": s["frac_mu"],
+            "frac_sigma_raised": s["frac_sigma"],
+            "frac_sigma_lowered": s["frac_sigma_high"],
+            "frac_alpha_low": s["frac_alpha_low"],
+            "frac_alpha_high": s["frac_alpha_high"],
+            "n_components": s["n_components"],
+            "nan_count": self.nan_count,
+            "inf_count": self.inf_count,
+            "n_test": self.n_test,
+        }
+
+
+def _trim(post: Posteriors, n: int) -> Posteriors:
+    k = max(2, int(post.mask[:n].sum(1).max()))
+    return Posteriors(post.mu[:n, :k], post.sigma[:n, :k], post.alpha[:n, :k], post.mask[:n, :k])
+
+
+def posthoc_bounds(post: Posteriors, renyi_order: float, *, n_rd: int = 64, n_bdp: int = 256, delta: float = 1e-5,
+                   n_latent: int | None = None):
+    """RD bounds (both forms) and BDP epsilons (both variants) of already clipped posteriors.
+
+    Parameters
+    ----------
+    post : Posteriors
+        Clipped (or unclipped) posteriors of at least 2 inputs.
+    renyi_order : float
+        lambda > 1.
+    n_rd : int, default 64
+        Inputs for the exact all-pairs bound (n_rd (n_rd - 1) / 2 pairs).
+    n_bdp : int, default 256
+        Inputs for the paper-protocol bound and the BDP accountant (eval batches of 16).
+    delta : float, default 1e-5
+    n_latent : int, optional
+        Normaliser of the paper form (default: the padded latent length of ``post``, which is
+        max_length + 1 = 49 for stored test posteriors, the authors' convention).
+
+    Returns
+    -------
+    rd_exact, rd_paper : RDBoundResult
+    bdp, bdp_paper : BDPResult
+    """
+    n = len(post)
+    if n < 2:
+        raise ValueError(f"need at least 2 inputs for pairwise bounds; got {n}")
+    n_latent = int(post.mu.shape[1]) if n_latent is None else int(n_latent)
+    ex = _trim(post, min(n_rd, n))
+    pb = _trim(post, min(n_bdp, n))
+    rd_exact = pairwise_rd_bound(ex.mu, ex.sigma, ex.alpha, ex.mask, renyi_order=renyi_order, form="exact")
+    rd_paper = pairwise_rd_bound(pb.mu, pb.sigma, pb.alpha, pb.mask, renyi_order=renyi_order, form="paper",
+                                 n_latent=n_latent)
+    bdp, _ = bdp_from_posteriors(pb.mu, pb.sigma, pb.alpha, pb.mask, renyi_order=renyi_order, delta=delta, form="exact")
+    # The papers' plug-in BDP uses the same paper-form divergences of order lambda (before the outlier
+    # filter, which the accountant does not apply): reuse them instead of computing them again.
+    bdp_paper = bdp_epsilon(rd_paper.values, rd_paper.batch_index, renyi_order=renyi_order, delta=delta,
+                            divergence_order=renyi_order)
+    return rd_exact, rd_paper, bdp, bdp_paper
+
+
+class LiveEvaluator:
+    """A trained model prepared for fast repeated post-hoc clipping on a fixed set of sentences.
+
+    The clipping-independent work is done once: the length-sorted, trimmed batches (those of
+    :func:`engine.nvdp.training.evaluate`, 256 sentences each) and their unclipped posteriors, and the
+    padded posteriors of all sentences in input order. :meth:`evaluate` then clips, samples and runs
+    only the part of the model after the bottleneck (denoising attention, FFN, pooling, classifier),
+    with the same random stream as ``evaluate``, so the accuracy is identical to
+    ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
+
+    Parameters
+    ----------
+    trained : TrainedNVDP or NVDPClassifier
+    states : TokenStates
+    labels : array-like of shape (n,)
+    batch_size : int, default 256
+        As in ``evaluate`` (changing it changes the random draws, hence the accuracy slightly).
+    """
+
+    def __init__(self, trained, states: TokenStates, labels, *, batch_size: int = 256):
+        from engine.nvdp.training import _pad_posteriors, _trimmed, _validate_labels
+
+        self.model = getattr(trained, "model", trained)
+        self.model.eval()
+        self.y = _validate_labels(states, labels, "states")
+        self.n = states.n
+        k = states.states.shape[1] + 1
+        order = torch.argsort(states.mask.sum(1), stable=True)
+        self.batches, raws = [], []
+        with torch.no_grad():
+            for s in range(0, states.n, batch_size):
+                idx = order[s : s + batch_size]
+                h, m = _trimmed(states, idx)
+                raw = self.model.posteriors(h, m).detach()
+                self.batches.append((idx, h, m, raw))
+                raws.append(_pad_posteriors(raw, k))
+        inv = torch.argsort(order)
+        raw = Posteriors.cat(raws)
+        self.raw = Posteriors(raw.mu[inv], raw.sigma[inv], raw.alpha[inv], raw.mask[inv])
+
+    def accuracy(self, clip: ClipConfig, seed: int = 0) -> tuple[float, int, int]:
+        """Accuracy with ``clip`` applied before sampling, and the NaN / inf counts (posteriors, samples, logits)."""
+        from engine.nvdp.layer import sample_latents
+
+        m_ = self.model
+        correct = nan = inf = 0
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            for idx, h, mask, raw in self.batches:
+                post, _ = raw.clip(clip)
+                z, pi = sample_latents(post)
+                a = m_.attn(h, z, pi)
+                x = m_.ffn_norm(m_.ffn(a) + a)
+                w = mask.to(x.dtype).unsqueeze(-1)
+                logits = m_.classifier((x * w).sum(1) / w.sum(1).clamp_min(1.0))
+                correct += int((logits.argmax(-1) == self.y[idx]).sum())
+                for t in (post.mu, post.sigma, post.alpha, z, pi, logits):
+                    nan += int(torch.isnan(t).sum())
+                    inf += int(torch.isinf(t).sum())
+        return correct / self.n, nan, inf
+
+    def evaluate(self, clip: ClipConfig, *, protocol: EvalProtocol = DEFAULT_PROTOCOL, seed: int | None = None,
+                 max_values: int = 20000) -> "PosthocResult":
+        """See :func:`posthoc_evaluate`."""
+        from engine.nvdp.diagnostics import posterior_distributions
+
+        if not isinstance(clip, ClipConfig):
+            raise TypeError(f"clip must be a ClipConfig; got {type(clip).__name__}")
+        if not isinstance(protocol, EvalProtocol):
+            raise TypeError(f"protocol must be an EvalProtocol; got {type(protocol).__name__}")
+        seed = protocol.seed if seed is None else seed
+        t0 = time.perf_counter()
+        acc, nan, inf = self.accuracy(clip, seed)
+        with torch.no_grad():
+            post, stats = self.raw.clip(clip)
+        b = evaluate_bounds(post, clip.renyi_order, protocol)
+        rd_exact, rd_paper, bdp, bdp_paper = b.rd_exact, b.rd_paper, b.bdp, b.bdp_paper
+        return PosthocResult(
+            accuracy=float(acc),
+            clip=clip,
+            rd_exact=rd_exact,
+            rd_paper=rd_paper,
+            bdp=bdp,
+            bdp_paper=bdp_paper,
+            clip_stats=stats,
+            distributions={
+                "before": posterior_distributions(self.raw, max_values=max_values),
+                "after": posterior_distributions(post, max_values=max_values),
+            },
+            nan_count=int(nan),
+            inf_count=int(inf),
+            n_test=int(self.n),
+            seconds=time.perf_counter() - t0,
+            protocol=protocol,
+        )
+
+
+def posthoc_evaluate(
+    trained,
+    states: TokenStates,
+    labels,
+    clip: ClipConfig,
+    *,
+    protocol: EvalProtocol = DEFAULT_PROTOCOL,
+    seed: int | None = None,
+    max_values: int = 20000,
+) -> PosthocResult:
+    """Apply ``clip`` to a trained model on ``states``: accuracy, RD bounds, BDP, fractions clipped, distributions.
+
+    The model is re-run with ``clip`` in place of the clipping it was trained with (inference-time
+    clipping: ``enabled=False`` gives its unclipped mechanism). The bounds are those of the
+    posteriors it then samples from. For repeated calls on the same sentences build a
+    :class:`LiveEvaluator` once and call its ``evaluate`` (this function does exactly that).
+
+    Parameters
+    ----------
+    trained : TrainedNVDP or NVDPClassifier
+    states : TokenStates
+        Test sentences (the first ``protocol.n_eval`` enter the bounds).
+    labels : array-like of shape (n,)
+    clip : ClipConfig
+    protocol : EvalProtocol, default DEFAULT_PROTOCOL
+        Which sentences, pairs, filter and accountant (:mod:`engine.nvdp.protocol`).
+    seed : int, optional
+        Seed of the posterior samples behind the accuracy (default ``protocol.seed``).
+    max_values
+        See :func:`engine.nvdp.diagnostics.posterior_distributions`.
+
+    Returns
+    -------
+    PosthocResult
+
+    Raises
+    ------
+    TypeError
+        If ``clip`` is not a ClipConfig.
+    ValueError
+        Fewer than 2 test sentences.
+    """
+    if not isinstance(clip, ClipConfig):
+        raise TypeError(f"clip must be a ClipConfig; got {type(clip).__name__}")
+    return LiveEvaluator(trained, states, labels).evaluate(clip, protocol=protocol, seed=seed, max_values=max_values)

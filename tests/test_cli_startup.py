@@ -1,0 +1,72 @@
+"""``python -m engine``: each subcommand imports only what it uses (issue 16).
+
+``--help``, ``privacy`` and ``datasets`` must never import torch, scikit-learn or transformers. Each
+check runs the real entry point (``runpy`` of ``engine.__main__``, as ``python -m engine`` does) in a
+fresh interpreter and reads ``sys.modules`` at exit. (``python -X importtime`` would miss modules loaded
+through ``importlib.import_module``, which the CLI uses for its subcommands.) Timings live in
+bench/bench_cli_startup.py.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "sklearn", "transformers")
+
+_RUN = (
+    "import atexit, json, runpy, sys\n"
+    "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
+    "sys.argv = ['engine'] + json.loads(sys.argv[1])\n"
+    "runpy.run_module('engine', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def _imported(*argv: str) -> tuple[set[str], subprocess.CompletedProcess]:
+    res = subprocess.run([sys.executable, "-c", _RUN, json.dumps(list(argv))], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    line = [ln for ln in res.stderr.splitlines() if ln.startswith("MODULES ")][-1]
+    return set(json.loads(line[len("MODULES "):])), res
+
+
+def _top_level(names: set[str]) -> set[str]:
+    return {n.split(".")[0] for n in names}
+
+
+@pytest.mark.parametrize("argv, own", [
+    (["--help"], "engine.cli"),
+    (["privacy", "--epsilon", "1", "--delta", "1e-5", "--json"], "engine.privacy"),
+    (["datasets", "--json"], "engine.datasets"),
+])
+def test_light_subcommands_never_import_torch_or_sklearn(argv, own):
+    names, res = _imported(*argv)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert own in names  # the importtime listing is read correctly (not vacuously empty)
+    assert not _top_level(names) & set(HEAVY), sorted(_top_level(names) & set(HEAVY))
+
+
+def test_help_imports_no_numeric_library():
+    names, res = _imported("--help")
+    assert res.returncode == 0 and "privacy" in res.stdout
+    assert not _top_level(names) & {"numpy", "scipy", "pandas", *HEAVY}
+    # only the stub of each subcommand: no engine module beyond the CLI package itself
+    assert {n for n in names if n.startswith("engine")} <= {"engine", "engine.__main__", "engine.cli",
+                                                            "engine.cli.datasets", "engine.cli.privacy",
+                                                            "engine.cli.pmt", "engine.cli.audit", "engine.cli.nvdp"}
+
+
+def test_privacy_output_from_the_light_path():
+    names, res = _imported("privacy", "--epsilon", "1", "--delta", "1e-5", "--json")
+    out = json.loads(res.stdout)
+    assert out["sigma_analytic"] == pytest.approx(3.7306, abs=1e-4)
+    assert "engine.audit" not in names and "engine.cli.audit" in names  # audit's stub only
+
+
+def test_audit_still_registers_its_choices_when_it_runs():
+    # The lazy registration must not lose the audit options: an unknown mechanism is refused by argparse.
+    names, res = _imported("audit", "--mechanism", "nope", "--epsilon", "1")
+    assert res.returncode == 2 and "invalid choice: 'nope'" in res.stderr and "dp-pmtrr" in res.stderr
+    assert "engine.audit" in names
