@@ -19,6 +19,7 @@ import streamlit as st
 from engine.figures import pmt as plots
 from engine.datasets import list_datasets, load_dataset, read_csv_columns, read_csv_upload
 from ui.state import (
+    CLIP_RADIUS_MAX,
     DEFAULTS,
     DELTA_OPTIONS,
     EPSILON_ADVISORY,
@@ -358,9 +359,10 @@ with ctrl:
             st.number_input("seeds (repetitions of every noisy run)", min_value=1, max_value=200, step=5,
                             **persist("seeds"), help="More seeds = smoother bands, slower.")
             st.number_input("Baseline clip radius C (0 = automatic)", format="%.3g", step=1.0,
-                            **persist("clip_radius"),
+                            min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist("clip_radius"),
                             help="Row-norm radius at which DP-RR clips the raw rows. 0: the public formula "
-                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features.")
+                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features. "
+                            f"Accepted: 0 or 1e-100 to {CLIP_RADIUS_MAX:g} (the noise arithmetic stays exact).")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
 
 def _run_stages(key: str, prep, stages) -> list:
@@ -666,7 +668,7 @@ with main:
                      if prep.public_is_split else None)
         results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid,
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
-                       warnings=C.advisories(prep, diag))
+                       warnings=C.advisories(prep, diag, spec["delta"]))
     except (ValueError, TypeError) as exc:
         st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")

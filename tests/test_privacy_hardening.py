@@ -304,3 +304,113 @@ def test_every_private_estimator_defaults_to_os_entropy_and_mixes_its_settings(c
     assert "simulation" in doc and "reproducib" in doc, cls.__name__
     with pytest.raises(ValueError, match="random_state"):
         release_rng(cls(random_state=-1))
+
+
+# ------------------------------------------------------------------------------------------------
+# kinds 5 and 6 at the estimators, the sweep, the CLI and the page: delta > 1/n warns, delta >= 1 is
+# refused, every user-set bound is validated to a range where the arithmetic is exact, before noise
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", [1e155, 1e-170, math.inf])
+@pytest.mark.parametrize("cls, param", [(DPRidge, "clip_radius"), (DPRidge, "response_bound"),
+                                        (DPGDRidge, "clip_norm"), (PMTRidge, "response_bound"),
+                                        (DPNewtonLogistic, "clip_radius"), (DPGDLogistic, "clip_norm")])
+def test_user_bounds_outside_the_exact_range_are_refused_before_noise(cls, param, value, no_noise):
+    X, y, Xq, yq = _ridge_data(100)
+    if cls in (DPNewtonLogistic, DPGDLogistic):
+        y = (y > 0).astype(int)
+    est = cls(epsilon=1.0, **{param: value})
+    with pytest.raises(ValueError, match=rf"{param} must lie in \[1e-100, 1e\+100\]"):
+        est.fit(X, y, Xq, yq)
+    assert not hasattr(est, "coef_")
+
+
+def test_poisson_bounds_are_range_checked(no_noise):
+    X, _, Xq, _ = _ridge_data(100)
+    for kw, name in (({"y_max": 1e200}, "y_max"), ({"y_max": 5.0, "theta_radius": 1e-170}, "theta_radius")):
+        with pytest.raises(ValueError, match=rf"{name} must lie in"):
+            PMTPoisson(epsilon=1.0, **kw).fit(X, np.ones(100), Xq)
+
+
+def test_issue_dprr_clip_radius_1e155_was_an_overflow():
+    X, y, Xq, yq = _ridge_data(100)
+    with pytest.raises(ValueError, match=r"clip_radius must lie in \[1e-100, 1e\+100\].*got 1e\+155"):
+        DPRidge(clip_radius=1e155).fit(X, y, Xq, yq)
+    m = DPRidge(epsilon=1.0, clip_radius=1e100, random_state=0).fit(X, y, Xq, yq)  # the edge still works
+    assert np.all(np.isfinite(m.theta_)) and m.report_.noise_scales["A"] > 1e199
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(clip_radius=1e200), r"clip_radius must lie in \[1e-100, 1e\+100\]"),
+    (dict(methods=["dp-rr"], clip_radius=1e-170), r"clip_radius must lie in \[1e-100, 1e\+100\]"),
+    (dict(methods=["dp-gd"], clip_norm=1e20), r"clip_norm must lie in \[1e-100, 1e\+15\]"),
+    (dict(methods=["dp-gd"], clip_norm=1e20, dtype=np.float64), None),
+    (dict(response_bound=1e-300), r"response_bound must lie in"),
+    (dict(delta=1.0), r"delta must lie strictly between 0 and 1"),
+])
+def test_sweep_refuses_bad_bounds_before_any_noise(kw, match, monkeypatch):
+    from engine.pmt.sweep import run_sweep
+
+    X, y, _, _ = _ridge_data(400)
+    kw = {"methods": ["pmt", "dp-rr"], "epsilons": [1.0], "seeds": 1, "n_pubs": [50], "dp_gd_steps": 5, **kw}
+    if match is None:  # float64 DP-GD takes the float64 range
+        assert np.isfinite(run_sweep((X, y), **kw)["l2_error"]).all()
+        return
+    import engine.pmt.ridge as ridge_mod
+
+    monkeypatch.setattr(ridge_mod, "ssp_noise", lambda *a: (_ for _ in ()).throw(AssertionError("noise drawn")))
+    with pytest.raises(ValueError, match=match):
+        run_sweep((X, y), **kw)
+
+
+def test_delta_above_one_over_n_warns_everywhere_and_delta_one_is_refused(capsys):
+    X, y, Xq, yq = _ridge_data(80)
+    with pytest.warns(P.DeltaTooLargeWarning, match=r"1/n = 1/80"):
+        PMTRidge(epsilon=1.0, delta=0.9, random_state=0).fit(X, y, Xq, yq)
+    with pytest.warns(P.DeltaTooLargeWarning):
+        DPGDLogistic(epsilon=1.0, delta=0.1, n_steps=3, random_state=0).fit(X, (y > 0).astype(int), Xq)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", P.DeltaTooLargeWarning)
+        PMTRidge(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y, Xq, yq)  # 1e-5 < 1/80: silent
+    for bad in (1.0, 1.5):
+        with pytest.raises(ValueError, match="delta must lie strictly between 0 and 1"):
+            PMTRidge(epsilon=1.0, delta=bad).fit(X, y, Xq, yq)
+    # the sweep warns too (n = the private training rows)
+    from engine.pmt.sweep import run_sweep
+
+    with pytest.warns(P.DeltaTooLargeWarning):
+        run_sweep((X, y), methods=["pmt"], epsilons=[1.0], seeds=1, n_pubs=[20], delta=0.5)
+
+
+def test_cli_pmt_delta_warning_and_refusal(capsys):
+    from engine.cli import main as cli_main
+
+    base = ["pmt", "--dataset", "synthetic", "--n-rows", "400", "--d", "2", "--seeds", "1", "--epsilon", "1",
+            "--methods", "pmt", "--n-pub", "50"]
+    assert cli_main(base + ["--delta", "0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: delta = 0.5 exceeds 1/n" in err and "Traceback" not in err
+    assert cli_main(base + ["--delta", "0.999"]) == 0
+    assert "warning: delta = 0.999 exceeds 1/n" in capsys.readouterr().err
+    assert cli_main(base + ["--delta", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: delta must lie strictly between 0 and 1") and err.count("\n") == 1
+
+
+def test_page_clip_radius_input_is_bounded_and_delta_advisory():
+    from types import SimpleNamespace
+
+    from ui import pmt_compute as C
+    from ui.state import CLIP_RADIUS_MAX, URL_CODEC
+
+    from engine.pmt._base import F32_BOUND_RANGE
+
+    assert CLIP_RADIUS_MAX == F32_BOUND_RANGE[1]
+    src = (ROOT / "pages" / "pmt.py").read_text()
+    assert "min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist(\"clip_radius\")" in src
+    with pytest.raises(ValueError):
+        URL_CODEC["clip_radius"][0]("1e200")
+    data = SimpleNamespace(n_pub=50, d=2, standardize=True, y_train=np.zeros(80))
+    msgs = C.advisories(data, {}, 1e-3)
+    assert not any("exceeds 1/n" in m for m in msgs)
+    msgs = C.advisories(data, {}, 0.02)
+    assert any("delta = 0.02 exceeds 1/n = 1/80" in m for m in msgs)

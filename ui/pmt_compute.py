@@ -336,9 +336,22 @@ def pmt_vs_best(head: pd.DataFrame, *, lower_better: bool = True):
     return (pmt / float(best["median"]), str(best["method"]))
 
 
-def advisories(data: PreparedData, diag: dict) -> list[str]:
-    """Plain-language warnings about the current view (shown above the figures)."""
+def advisories(data: PreparedData, diag: dict, delta: float | None = None) -> list[str]:
+    """Plain-language warnings about the current view (shown above the figures).
+
+    With ``delta``: the engine's :class:`engine.privacy.DeltaTooLargeWarning` when delta > 1/n for the
+    private training rows (:func:`engine.privacy.check_delta`, the check the estimators and the sweep make).
+    """
     out = []
+    if delta is not None:
+        import warnings
+
+        from engine import privacy as P
+
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            P.check_delta(float(delta), int(len(data.y_train)))
+        out += [str(w.message) for w in rec if issubclass(w.category, P.DeltaTooLargeWarning)]
     if data.n_pub <= data.d + 1:
         out.append(f"n_pub = {data.n_pub} public rows for {data.d} features (+ intercept): the public second moment is "
                    "singular, so the engine adds a tiny ridge (tau I) before whitening. Use n_pub >= d + 2.")

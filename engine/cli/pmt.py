@@ -81,22 +81,33 @@ def _cmd_pmt(args) -> int:
             data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
     elif args.newton_steps != 5:
         raise ValueError("--newton-steps applies to --task logistic only")
-    frame = run_sweep(
-        data,
-        methods=methods,
-        epsilons=args.epsilon,
-        seeds=args.seeds,
-        lams=args.lam,
-        n_pubs=args.n_pub,
-        delta=args.delta,
-        eta=args.eta,
-        standardize=args.standardize,
-        task=args.task,
-        split_seed=args.split_seed,
-        dp_gd_steps=args.steps,
-        dataset_kwargs=ds_kwargs or None,
-        task_options=task_options,
-    )
+    import warnings
+
+    from engine.privacy import DeltaTooLargeWarning
+
+    with warnings.catch_warnings(record=True) as caught:  # delta > 1/n: one clean line on stderr (issue 12)
+        warnings.simplefilter("always", DeltaTooLargeWarning)
+        frame = run_sweep(
+            data,
+            methods=methods,
+            epsilons=args.epsilon,
+            seeds=args.seeds,
+            lams=args.lam,
+            n_pubs=args.n_pub,
+            delta=args.delta,
+            eta=args.eta,
+            standardize=args.standardize,
+            task=args.task,
+            split_seed=args.split_seed,
+            dp_gd_steps=args.steps,
+            dataset_kwargs=ds_kwargs or None,
+            task_options=task_options,
+        )
+    for w in caught:  # other warnings pass through unchanged
+        if not issubclass(w.category, DeltaTooLargeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for msg in sorted({str(w.message) for w in caught if issubclass(w.category, DeltaTooLargeWarning)}):
+        print(f"warning: {msg}", file=sys.stderr)
     summary = summarize(frame, args.metric)
     classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:

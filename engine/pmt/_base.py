@@ -50,6 +50,10 @@ METHOD_NAMES = {
 DEFAULT_EIG_FLOOR = 1e-3
 #: Largest accepted |entry| of X or y: beyond it, sums of squares can overflow float64.
 MAX_ABS_VALUE = 1e150
+#: Accepted range of a user-set bound that enters float32 products (the sweeps' DP-GD gradient clip and the
+#: logistic sweep's clip radius): squares and sums over rows stay far below float32's 3.4e38. Float64-only
+#: bounds use :data:`engine.privacy.BOUND_RANGE` (1e-100, 1e100).
+F32_BOUND_RANGE = (1e-100, 1e15)
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,7 +310,10 @@ def _validate_privacy(epsilon, delta, neighbouring):
 
 
 def _resolve_bound(value, name, *, public, private, allow_private=True, stacklevel=4):
-    """A bound: None -> the public default; float -> itself; "private" -> from private data + warning."""
+    """A bound: None -> the public default; float -> itself, within ``[1e-100, 1e100]``
+    (:func:`engine.privacy.check_bound`: squares, sums over rows and noise scales stay finite and exact;
+    ``ValueError`` naming the range otherwise, e.g. ``clip_radius=1e155`` or ``1e-170``); "private" ->
+    from private data + warning."""
     if value is None:
         return public()
     if isinstance(value, str):
@@ -319,10 +326,22 @@ def _resolve_bound(value, name, *, public, private, allow_private=True, stacklev
             )
             return private()
         raise ValueError(f"{name} must be None (public default), a float > 0 or 'private', got {value!r}")
-    return _check_positive(value, name)
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, a documented option, or None; got {value!r}")
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, a documented option, or None; got {value!r}") from None
+    return P.check_bound(name, value)
 
 
-def _mu(eps, dlt):
+def _mu(eps, dlt, n):
+    """mu-GDP of (eps, dlt); warns (:class:`engine.privacy.DeltaTooLargeWarning`) when ``dlt > 1/n``.
+
+    Called by every private fit after validation and before any noise (n, the number of private rows,
+    is public under replace-one). delta >= 1 was refused earlier (:func:`engine.privacy.validate_delta`).
+    """
+    P.check_delta(dlt, int(n))
     return P.gdp_mu(eps, dlt)
 
 

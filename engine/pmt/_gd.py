@@ -216,7 +216,7 @@ class _DPGDMixin:
                    report_converged=False):
         """Run ``path`` (:func:`dp_gd_ridge_path` or :func:`dp_gd_logistic_path`) once with the estimator's
         noise (:func:`dp_gd_noise` from ``random_state``) and store ``theta_`` and ``report_``."""
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
         Pm = self._penalty_mask(d)
         rng = release_rng(self)

@@ -577,7 +577,7 @@ class _NoisyNewtonMixin:
         (:func:`newton_noise` from ``random_state``); sets ``eig_floor_`` and ``report_`` (method from the
         class's ``_key``; ``report_min_eig``: the last noisy Hessian's smallest eigenvalue in ``extra``) and
         returns the :class:`NewtonResult` (theta in Z's space)."""
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         sens_g, sens_H = newton_sensitivities(R, n, nb, G=G, H=H)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
         rng = release_rng(self)

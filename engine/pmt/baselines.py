@@ -161,7 +161,7 @@ class DPRidge(_LinearBase):
         Xa = self._with_intercept(Xp)
         C = self._clip_radius(Xa, d, n, eta)
         B_y = self._response_bound(yq, yv, n, eta)
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         Xc, _, clipped = truncate_rows(Xa, C)
         A, b = sufficient_statistics(Xc, yv, B_y)
         sens_A, sens_b = ssp_sensitivities(C, B_y, nb)

@@ -13,11 +13,12 @@ import math
 import numpy as np
 from sklearn.base import RegressorMixin
 
+from engine import privacy as P
+
 from engine.pmt._base import (
     _as_float_vector,
     _check_lam,
     _check_on_singular,
-    _check_positive,
     _GLMBase,
     _nonprivate_report,
     _pmt_report_fields,
@@ -151,8 +152,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
         if self.y_max is None:
             raise ValueError("y_max (public upper clip of the counts) is required for PMTPoisson; it is never "
                              "taken from the private data")
-        y_max = _check_positive(self.y_max, "y_max")
-        B = _check_positive(self.theta_radius, "theta_radius")
+        y_max = P.check_bound("y_max", self.y_max)
+        B = P.check_bound("theta_radius", self.theta_radius)
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,
                                                  label_fn=lambda v, n_: _check_counts(v, n_, y_max))

@@ -320,7 +320,7 @@ class PMTRidge(_LinearBase):
                                                  need_X_pub=True, need_y_pub=need_y_pub)
         if joint and self.response_bound is not None:
             raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         Pm = self._penalty_mask(d)
         if joint:
             return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm)
