@@ -414,3 +414,51 @@ def test_page_clip_radius_input_is_bounded_and_delta_advisory():
     assert not any("exceeds 1/n" in m for m in msgs)
     msgs = C.advisories(data, {}, 0.02)
     assert any("delta = 0.02 exceeds 1/n = 1/80" in m for m in msgs)
+
+
+# ------------------------------------------------------------------------------------------------
+# the audit: the logistic gradient's stated sensitivity 2R/n is attained; the one-class label pair
+# produces no distinguishable error
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("R, n", [(3.0, 100), (7.25, 2000), (1.0, 1)])
+def test_logistic_gradient_worst_pair_reaches_2R_over_n_exactly(R, n):
+    from engine.audit import logistic_gradient_worst_pair
+    from engine.pmt._newton import glm_statistics, newton_sensitivities
+
+    (z1, y1), (z2, y2), theta, diff = logistic_gradient_worst_pair(R, n)
+    assert np.linalg.norm(z1) == pytest.approx(R, rel=1e-15) and np.linalg.norm(z2) == pytest.approx(R, rel=1e-15)
+    assert (y1, y2) == (0, 1) and float(z1 @ z2) / R**2 > 1 - 1e-12  # nearly parallel, opposite labels
+    assert diff == 2 * R / n == newton_sensitivities(R, n)[0]
+    # the engine's own averaged gradient (glm_statistics) on full neighbouring data sets agrees
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(n - 1, 2)) * 0.1
+    yb = (rng.random(n - 1) < 0.5).astype(float)
+    g0, _ = glm_statistics(np.vstack([base, z1]), np.append(yb, y1), theta)
+    g1, _ = glm_statistics(np.vstack([base, z2]), np.append(yb, y2), theta)
+    assert np.linalg.norm(g0 - g1) == pytest.approx(2 * R / n, rel=1e-12)
+
+
+def test_audit_docstring_no_longer_claims_the_logistic_bound_is_unreachable():
+    import engine.audit.mechanisms as M
+
+    doc = inspect.getdoc(M._pmtlr_pair)
+    assert "No replace-one pair reaches" not in doc and "attained" in doc
+    script = (ROOT / "scripts" / "audit_table.py").read_text()
+    assert "cannot differ by the stated sensitivity 2R/n" not in script
+
+
+@pytest.mark.parametrize("cls", [PMTLogistic, DPNewtonLogistic, DPGDLogistic], ids=lambda c: c.__name__)
+def test_one_class_label_pair_has_no_distinguishable_error(cls):
+    """Audit of kind 2: over many seeds, D (200 zeros) and D' (199 zeros, one 1) give the same outcome
+    class every time (a finite fit, never an error): the error channel separates them with probability 0."""
+    X, Xq, y_one, y_two = _label_pair()
+    kw = {"n_steps": 5} if cls is DPGDLogistic else {}
+    outcomes = {0: set(), 1: set()}
+    for seed in range(20):
+        for k, yy in enumerate((y_one, y_two)):
+            try:
+                m = cls(epsilon=1.0, random_state=np.random.default_rng(seed), **kw).fit(X, yy, X_pub=Xq)
+                outcomes[k].add("finite" if np.all(np.isfinite(m.theta_)) else "non-finite")
+            except Exception as exc:  # noqa: BLE001 - any error class would be a distinguishing event
+                outcomes[k].add(type(exc).__name__)
+    assert outcomes[0] == outcomes[1] == {"finite"}
