@@ -137,8 +137,8 @@ def _pmtlr_pair(n, p, n_pub, seed, orthogonal=False):
     That is a property of *this* pair, not of the mechanism: the stated gradient sensitivity ``2R/n`` is
     attained (:func:`logistic_gradient_worst_pair`: two nearly parallel rows with opposite labels, at a
     large ``||theta~||`` nearly orthogonal to them, have coefficients ``b'(u) - y`` of +1 and -1), so the
-    accounting is tight, not conservative. ``orthogonal=True`` puts the rows of D and D' on two orthogonal axes (the Hessian
-    terms then differ by the full sensitivity at theta~ = 0), which a test on the final iterate sees less
+    accounting is tight, not conservative. ``orthogonal=True`` puts the rows of D and D' on two orthogonal
+    axes (the Hessian terms then differ by the full sensitivity at theta~ = 0), which a test on the final iterate sees less
     well (kept for experiments)."""
     from engine.pmt import pmt_radius, public_moment
 

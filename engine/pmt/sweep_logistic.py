@@ -9,8 +9,9 @@ Methods (keys, display names): ``"pmt"`` ("PMT", :class:`engine.pmt.PMTLogistic`
 ("DP-Newton", :class:`engine.pmt.DPNewtonLogistic`), ``"dp-gd"`` ("DP-GD",
 :class:`engine.pmt.DPGDLogistic`), ``"non-private"`` ("Non-private", :class:`engine.pmt.LogisticReference`).
 Seed ``s`` draws its noise from ``numpy.random.default_rng(s)`` exactly as the estimator with
-``random_state=numpy.random.default_rng(s)`` (common random numbers inside a simulation; an int
-``random_state`` is mixed with the fit's settings, :func:`engine.pmt._base.release_rng`) (:func:`engine.pmt._newton.newton_noise`, :func:`engine.pmt._gd.dp_gd_noise`), so a
+``random_state=numpy.random.default_rng(s)`` (:func:`engine.pmt._newton.newton_noise`,
+:func:`engine.pmt._gd.dp_gd_noise`; common random numbers inside a simulation; an int ``random_state`` is
+mixed with the fit's settings instead, :func:`engine.pmt._base.release_rng`), so a
 sweep row reproduces the estimator (up to the float32 products: ``dtype=np.float64`` gives the
 estimator's numbers to rounding).
 
