@@ -184,6 +184,8 @@ def _use_upload() -> None:
         ss["task"] = page_task
         _reset_for_task(page_task)
     ss["dataset_name"] = ss["data"] = ds.name
+    # a small file must not silently become half public: default n_pub = min(200, 20 % of the rows)
+    ss["n_pub"] = min(int(ss.get("n_pub", 200) or 200), C.default_n_pub(ds.n))
 
 
 class _Named:
@@ -319,7 +321,8 @@ with ctrl:
             problems.append("Public sample: upload a public CSV, or choose the random split.")
     st.number_input("n_pub: public rows (random split)", step=50, disabled=ss.get("public_source") == "file",
                     **persist("n_pub"), help="How many rows are drawn at random as the public sample; "
-                    "the remaining rows are private. Must be at least 1 and less than the number of rows.")
+                    "the remaining rows are private. Must be at least 1 and less than the number of rows. "
+                    "An upload starts at min(200, 20% of its rows); the page warns above that share.")
     st.checkbox("Standardise features with the public sample's mean and standard deviation", **persist("standardize"),
                 help="Uses only public statistics, so it costs no privacy. The private-only baselines clip "
                 "raw rows at a radius that only makes sense on standardised features.")
@@ -451,7 +454,7 @@ def _results_panel(results: dict, task: str) -> None:
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
     r1, r2, r3, r4 = st.columns(4)
     r1.metric("PMT / best baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
-              help=("PMT's median error divided by that of the best private-only baseline "
+              help=("PMT's median error divided by that of the best baseline, the public-only fit included "
                     f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
               if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
     r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",

@@ -149,7 +149,7 @@ def test_loads_return_copies_so_the_cache_cannot_be_mutated():
 def test_list_datasets_table():
     t = D.list_datasets()
     assert list(t.columns) == ["name", "rows", "features", "task", "target", "source"]
-    assert t["name"].tolist() == ["wine-red", "wine-white", "ccpp", "bank", "sentiment", "synthetic"]
+    assert t["name"].tolist() == ["wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "sentiment", "synthetic"]
     row = t.set_index("name")
     assert row.loc["bank", "rows"] == 45211 and row.loc["bank", "features"] == 41
     assert row.loc["wine-white", "source"] == "doi:10.24432/C56S3T"

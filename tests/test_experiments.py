@@ -154,7 +154,7 @@ def test_synthetic_acceptance_pmt_beats_baselines():
     ({"lams": [-1.0]}, "lam"),
     ({"n_pubs": [0]}, "n_pub"),
     ({"methods": ["magic"]}, "unknown method"),
-    ({"task": "poisson"}, "task"),
+    ({"task": "gamma"}, "task"),
     ({"seeds": 0}, "seeds"),
     ({"test_size": 1.0}, "test_size"),
     ({"dp_gd_steps": 0}, "dp_gd_steps"),

@@ -68,8 +68,8 @@ def test_frame_columns_and_metrics_match_sklearn():
                   test_size=0.25)
     for c in CONTRACT_COLUMNS + ("accuracy", "auc", "log_loss", "converged", "eig_fixes", "n_steps"):
         assert c in f.columns, c
-    assert set(f["method"]) == {"PMT", "DP-Newton", "DP-GD", "Non-private"}
-    assert len(f) == 4 * 2 * 3
+    assert set(f["method"]) == {"PMT", "DP-Newton", "DP-GD", "Non-private", "Public-only"}
+    assert len(f) == 5 * 2 * 3
     assert f["converged"].dtype == bool
     # recompute one run's held-out metrics with sklearn from the estimator with the same seed
     ctx = prepare_logistic_context(X, y, Xq, yq, Xt, yt, lams=[1e-3], delta=1e-5, eta=0.05,

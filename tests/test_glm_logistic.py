@@ -219,7 +219,7 @@ def test_estimator_equals_batched_newton_with_its_noise():
     sg = m.report_.noise_scales["gradient (per step)"]
     sH = m.report_.noise_scales["Hessian (per step)"]
     # three runs (exercises the pair-product path): identical noise -> identical results
-    res = noisy_newton(tr.X_tilde, y.astype(float), pen=2e-3 * S @ Pm @ S, sigma_g=np.full(3, sg),
+    res = noisy_newton(tr.X_tilde, y.astype(float), pen=2e-3 * S.T @ Pm @ S, sigma_g=np.full(3, sg),
                        sigma_H=np.full(3, sH), noise_g=np.repeat(gn[:, None], 3, 1),
                        noise_H=np.repeat(Hn[:, None], 3, 1), n_steps=T)
     for r in range(3):

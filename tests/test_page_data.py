@@ -44,7 +44,7 @@ def test_default_and_bundled_wine_red_preview():
     assert "9568 rows x 4 features" in _text(at)
     # the registry table lists every bundled set with its DOI link
     table = at.dataframe[0].value
-    assert table["name"].tolist()[:5] == ["wine-red", "wine-white", "ccpp", "bank", "sentiment"]
+    assert table["name"].tolist()[:6] == ["wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "sentiment"]
     assert "https://doi.org/10.24432/C56S3T" in table["source"].tolist()
     _choose(at, "wine-red")
     assert at.session_state["dataset_name"] == "wine-red"

@@ -30,15 +30,20 @@ def test_second_moment_is_uncentered():
     np.testing.assert_allclose(pmt.second_moment(X), [[5.0, 7.0], [7.0, 10.0]])
 
 
-def test_inverse_sqrt_whitens_and_is_symmetric():
+def test_whitening_whitens_and_is_equilibrated_symmetric():
+    """W = D^{-1} C^{-1/2}: W^T S W = I, W W^T = S^{-1}, W^{-1} = Sigma_pub_sqrt, D W symmetric."""
     rng = np.random.default_rng(3)
     Xp = rng.normal(size=(300, 4)) @ rng.normal(size=(4, 4)) + 5
     pm = pmt.public_moment(Xp, fit_intercept=True)
     assert pm.d == 5 and not pm.regularized and pm.tau == 0.0
     S, Si = pm.Sigma_pub, pm.Sigma_pub_inv_sqrt
-    np.testing.assert_allclose(Si, Si.T, atol=0)
-    np.testing.assert_allclose(Si @ S @ Si, np.eye(5), atol=1e-8)
-    np.testing.assert_allclose(pm.Sigma_pub_sqrt @ pm.Sigma_pub_sqrt, S, rtol=1e-9, atol=1e-8)
+    np.testing.assert_allclose(S, pmt.second_moment(pmt.add_intercept(Xp)), rtol=1e-12)
+    DW = pm.col_scale[:, None] * Si
+    np.testing.assert_allclose(DW, DW.T, atol=1e-12)
+    np.testing.assert_allclose(Si.T @ S @ Si, np.eye(5), atol=1e-8)
+    np.testing.assert_allclose(Si @ Si.T @ S, np.eye(5), atol=1e-8)
+    np.testing.assert_allclose(pm.Sigma_pub_sqrt @ Si, np.eye(5), atol=1e-10)
+    np.testing.assert_allclose(pm.Sigma_pub_sqrt.T @ pm.Sigma_pub_sqrt, S, rtol=1e-9, atol=1e-8)
     np.testing.assert_allclose(pm.Sigma_pub_inv @ S, np.eye(5), atol=1e-8)
     # the intercept column is last and constant 1
     np.testing.assert_allclose(S[-1, -1], 1.0)
@@ -51,8 +56,8 @@ def test_singular_public_moment_regularised_or_refused():
     pm = pmt.public_moment(Xp, fit_intercept=True)
     S0 = pmt.second_moment(pmt.add_intercept(Xp))
     assert pm.regularized
-    assert pm.tau == pytest.approx(1e-6 * np.trace(S0) / 7)
-    np.testing.assert_allclose(pm.Sigma_pub, S0 + pm.tau * np.eye(7))
+    assert pm.tau == pytest.approx(1e-6)  # equilibrated units: trace(C) / d = 1
+    np.testing.assert_allclose(pm.Sigma_pub, S0 + pm.tau * np.diag(np.diag(S0)))
     assert np.all(np.isfinite(pm.Sigma_pub_inv_sqrt))
     with pytest.raises(ValueError, match="singular"):
         pmt.public_moment(Xp, on_singular="raise")

@@ -21,30 +21,49 @@ import pandas as pd
 
 
 #: Page task -> label.
-TASK_LABELS = {"regression": "Ridge regression", "classification": "Logistic regression"}
-#: Page task -> the Dataset.task values it accepts.
-DATA_TASKS = {"regression": ("regression",), "classification": ("classification",)}
+TASK_LABELS = {"regression": "Ridge regression", "classification": "Logistic regression",
+               "count": "Poisson regression (counts)"}
+#: Page task -> the Dataset.task values it accepts (counts are read as a regression target).
+DATA_TASKS = {"regression": ("regression",), "classification": ("classification",), "count": ("regression",)}
 #: Page task -> engine task name for run_sweep.
-ENGINE_TASKS = {"regression": "ridge", "classification": "logistic"}
+ENGINE_TASKS = {"regression": "ridge", "classification": "logistic", "count": "poisson"}
 
 #: Methods the page offers for ridge (display names of the engine's sweep frames); see :func:`methods_for`.
 METHODS = ["PMT", "DP-RR", "DP-RR (oracle C, non-private tuning)", "DP-GD", "Non-private"]
 
 #: Methods selected by default per page task (those the engine offers are kept, in this order).
 DEFAULT_METHODS = {
-    "regression": ["PMT", "DP-RR", "DP-GD", "Non-private"],
-    "classification": ["PMT", "DP-Newton", "DP-GD", "Non-private"],
+    "regression": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
+    "classification": ["PMT", "DP-Newton", "DP-GD", "Public-only", "Non-private"],
+    "count": ["PMT", "DP-Newton", "Public-only", "Non-private"],
 }
 
-#: Private-only baselines (the denominator of "PMT / best private baseline").
-PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton")
+#: Baselines of the headline "PMT / best baseline": the private-only ones and the public rows alone
+#: (a private method that loses to the public sample is not worth its budget; PMT.md section 3, step 6).
+PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton", "Public-only")
+
+#: Default share cap of the public sample: n_pub defaults to min(200, DEFAULT_PUBLIC_SHARE * rows), and
+#: the page warns when the chosen n_pub exceeds this share of the rows.
+DEFAULT_PUBLIC_SHARE = 0.2
 
 #: Metric columns per page task (the first is the default). For logistic sweeps the engine's
 #: ``rmse`` column is a root Brier score, so it is not offered under the RMSE label.
 METRICS_BY_TASK = {
     "regression": ["l2_error", "rel_error", "excess_risk", "rmse"],
     "classification": ["accuracy", "auc", "log_loss", "l2_error", "rel_error", "excess_risk"],
+    "count": ["l2_error", "rel_error", "deviance", "rmse", "excess_risk"],
 }
+
+
+def default_n_pub(n_rows: int, cap: int = 200) -> int:
+    """Default public sample size for a data set of ``n_rows`` rows: ``min(cap, 20 % of the rows)``, >= 1.
+
+    Examples
+    --------
+    >>> default_n_pub(500), default_n_pub(9568), default_n_pub(3)
+    (100, 200, 1)
+    """
+    return max(1, min(int(cap), int(DEFAULT_PUBLIC_SHARE * int(n_rows))))
 
 
 def methods_for(task: str) -> list[str]:
@@ -314,15 +333,18 @@ def summarize(frame: pd.DataFrame, metric: str, by: str) -> pd.DataFrame:
 
 
 def pmt_vs_best(head: pd.DataFrame, *, lower_better: bool = True):
-    """(PMT median / best private baseline median, baseline name), or None.
+    """(PMT median / best baseline median, baseline name), or None.
 
-    The oracle DP-RR and the non-private reference are not private baselines and are excluded.
+    Baselines: the private-only methods and the public-only fit (:data:`PRIVATE_BASELINES`). The oracle
+    DP-RR (non-private tuning) and the non-private reference are excluded.
 
     Examples
     --------
     >>> h = pd.DataFrame({"method": ["PMT", "DP-RR", "DP-GD", "Non-private"], "median": [1.0, 4.0, 8.0, 0.0]})
     >>> pmt_vs_best(h)
     (0.25, 'DP-RR')
+    >>> pmt_vs_best(pd.concat([h, pd.DataFrame({"method": ["Public-only"], "median": [0.5]})]))
+    (2.0, 'Public-only')
     """
     if head.empty or "PMT" not in set(head["method"]):
         return None
@@ -355,15 +377,59 @@ def advisories(data: PreparedData, diag: dict, delta: float | None = None) -> li
     if data.n_pub <= data.d + 1:
         out.append(f"n_pub = {data.n_pub} public rows for {data.d} features (+ intercept): the public second moment is "
                    "singular, so the engine adds a tiny ridge (tau I) before whitening. Use n_pub >= d + 2.")
+    if data.public_is_split and data.n_pub > DEFAULT_PUBLIC_SHARE * data.n_total:
+        out.append(f"n_pub = {data.n_pub} makes {100 * data.n_pub / data.n_total:.0f}% of the {data.n_total} rows public "
+                   f"(more than {100 * DEFAULT_PUBLIC_SHARE:.0f}%): in a real release these rows would be published "
+                   f"as they are. The default is min(200, {100 * DEFAULT_PUBLIC_SHARE:.0f}% of the rows).")
+    banner = noise_banner(data, diag)
+    if banner:
+        out.insert(0, banner)
     if diag.get("eig_fixes") and diag.get("task", "regression") == "regression":
-        out.append("The noisy matrix PMT solved was not positive definite in the diagnostic fit; its eigenvalues were "
-                   "floored (counted in the sweep's eig_fix column).")
+        out.append("In the diagnostic fit the noisy matrix PMT released had directions no larger than its noise; PMT "
+                   "raised their eigenvalues to the noise level, which shrinks them towards zero (counted in the "
+                   "sweep's eig_fix column; the paper's solver only floors a matrix that is not positive definite).")
     if not data.standardize:
         out.append("Features are not standardised and the response is not centred (public statistics would cost no "
                    "privacy): the response bound B_y then grows with the raw response (e.g. about 450 MW on CCPP), which "
                    "adds noise to every method, and the private-only baselines clip raw rows at a radius made for "
                    "standardised data. PMT's whitening itself does not need standardised features.")
     return out
+
+
+def noise_banner(data: PreparedData, diag: dict) -> str | None:
+    """The "noise-dominated" banner (ridge), from public quantities and the budget only, or None.
+
+    Uses :func:`engine.pmt.public.noise_dominance` with n = private training rows (public under
+    replace-one), d (intercept included), mu (the budget), and the public rows' least-squares fit in
+    PMT's whitened coordinates (residual sd, coefficient norm) and RMS response.
+    """
+    if diag.get("task", "regression") != "regression" or not (float(diag.get("mu", 0) or 0) > 0):
+        return None
+    if not math.isfinite(float(diag["mu"])):
+        return None
+    from engine.pmt import public_moment
+    from engine.pmt.public import noise_dominance
+
+    mom = public_moment(data.X_pub, fit_intercept=True)
+    Z = mom.prepare(data.X_pub) @ mom.Sigma_pub_inv_sqrt
+    yq = np.asarray(data.y_pub, dtype=float)
+    m, d = Z.shape
+    if m <= d:
+        return None
+    th = np.linalg.lstsq(Z, yq, rcond=None)[0]
+    r = yq - Z @ th
+    nd = noise_dominance(n=int(data.n_priv), d=d, mu=float(diag["mu"]), eta=float(diag.get("eta", 0.05) or 0.05),
+                         n_pub=m, resid_sd=float(np.sqrt(r @ r / (m - d))), theta_norm=float(np.linalg.norm(th)),
+                         y_rms=float(np.sqrt(np.mean(yq**2))),
+                         neighbouring=str(diag.get("neighbouring", "replace-one") or "replace-one"))
+    if not nd.dominated and nd.n_needed <= data.n_priv:
+        return None
+    what = ("The private part is noise-dominated at this epsilon" if nd.dominated
+            else "At this epsilon the private statistics are less precise than the public sample")
+    return (f"{what}: the noise on PMT's released X^T X (spectral size about {nd.noise_scale:.3g}) is "
+            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). PMT would need about "
+            f"{nd.n_needed:,} private rows at this epsilon to beat the {m} public rows alone; until then the "
+            "public-only fit (no privacy cost) is the better estimate. Computed from public quantities only.")
 
 
 def results_csv(frames: dict) -> str:
@@ -504,7 +570,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
                   random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
-    out = {"task": spec["task"], "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+    out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": spec["neighbouring"], "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)

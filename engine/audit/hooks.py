@@ -85,10 +85,11 @@ def _noise_factor(broken) -> float:
 def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
     """Fit ``estimator`` once with a stacked noise source; return the ``trials`` released (A, b) as rows.
 
-    ``ssp_noise`` (the estimators' own noise function) is called ``trials`` times; ``ssp_solve`` sees
+    ``ssp_noise`` (the estimators' own noise function) is called ``trials`` times; the solver
+    (``ssp_solve`` or PMTRidge's default ``noise_aware_solve``) sees
     the stacked noisy statistics, which are recorded, and solves the first one so ``fit`` completes.
     """
-    real_noise, real_solve = _real("ssp_noise"), _real("ssp_solve")
+    real_noise, real_solve, real_na_solve = _real("ssp_noise"), _real("ssp_solve"), _real("noise_aware_solve")
     factor = _noise_factor(broken)
     captured = {}
 
@@ -97,12 +98,15 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
         W, w = factor * np.stack([a for a, _ in draws]), factor * np.stack([b for _, b in draws])
         return (_drop_diagonal(W) if broken == "partial-noise" else W), w
 
-    def capture_solve(A_priv, b_priv, penalty, **kw):
-        captured["A"], captured["b"] = np.asarray(A_priv), np.asarray(b_priv)
-        return real_solve(np.asarray(A_priv)[0], np.asarray(b_priv)[0], penalty, **kw)
+    def capturing(real):  # either solver: PMTRidge's noise-aware default, or the paper's / DP-RR's
+        def capture_solve(A_priv, b_priv, penalty, *args, **kw):
+            captured["A"], captured["b"] = np.asarray(A_priv), np.asarray(b_priv)
+            return real(np.asarray(A_priv)[0], np.asarray(b_priv)[0], penalty, *args, **kw)
+        return capture_solve
 
     est = estimator.set_params(random_state=rng)
-    with _patches(("ssp_noise", stacked_noise), ("ssp_solve", capture_solve), *_skip_clipping_patches(broken)):
+    with _patches(("ssp_noise", stacked_noise), ("ssp_solve", capturing(real_solve)),
+                  ("noise_aware_solve", capturing(real_na_solve)), *_skip_clipping_patches(broken)):
         est.fit(X, y, X_pub, y_pub)
     A, b = captured["A"], captured["b"]
     if A.ndim != 3 or A.shape[0] != trials:

@@ -86,13 +86,13 @@ def _ssp_pair(kind, n, p, n_pub, eta, seed):
     else:
         S_half = S_inv_half = np.eye(d)
     # whitened directions reachable by raw rows [x; 0] (the intercept coordinate fixed at 0 in the limit)
-    Q, _ = np.linalg.qr(S_inv_half @ np.vstack([np.eye(p), np.zeros((1, p))]))
+    Q, _ = np.linalg.qr(S_inv_half.T @ np.vstack([np.eye(p), np.zeros((1, p))]))
     u1, u2, ratio = _ssp_canary_directions(Q)
     R = pmt_radius(d, n, eta)
     B = response_bound(y_pub, n, eta)
     rows = []
     for u in (u1, u2):
-        v = S_half @ u  # = [x_direction; ~0]
+        v = S_half.T @ u  # raw row W^{-T} u = [x_direction; ~0] (W the whitening, x~ = W^T x)
         rows.append(EXTREME * R * v[:p])
     X0 = np.vstack([X, rows[0]])
     X1 = np.vstack([X, rows[1]])
@@ -144,9 +144,9 @@ def _pmtlr_pair(n, p, n_pub, seed, orthogonal=False):
 
     X, y, X_pub = _base_logistic_data(n, p, n_pub, seed)
     mom = public_moment(X_pub, fit_intercept=True)
-    Q, _ = np.linalg.qr(mom.Sigma_pub_inv_sqrt @ np.vstack([np.eye(p), np.zeros((1, p))]))
+    Q, _ = np.linalg.qr(mom.Sigma_pub_inv_sqrt.T @ np.vstack([np.eye(p), np.zeros((1, p))]))
     R = pmt_radius(p + 1, n, 0.05)
-    rows = [PMTLR_CANARY_SCALE * R * (mom.Sigma_pub_sqrt @ Q[:, j])[:p] for j in ((0, 1) if orthogonal else (0, 0))]
+    rows = [PMTLR_CANARY_SCALE * R * (mom.Sigma_pub_sqrt.T @ Q[:, j])[:p] for j in ((0, 1) if orthogonal else (0, 0))]
     return (np.vstack([X, rows[0]]), np.append(y, 0)), (np.vstack([X, rows[1]]), np.append(y, 1)), X_pub
 
 

@@ -6,6 +6,8 @@ Example::
     python -m engine pmt --dataset synthetic --kappa 1000 --epsilon 1 --seeds 50 --json
     python -m engine pmt --dataset wine-red --epsilon 1 --lam 0 1e-3 --out results.csv
     python -m engine pmt --task logistic --dataset bank --standardize --epsilon 0.5 1 2 5 --seeds 20 --lam 1e-4
+    python -m engine pmt --task poisson --dataset bank-campaign --standardize --epsilon 1 10 --seeds 20
+    python -m engine pmt --dataset wine-red --standardize --methods pmt pmt-pooled public-only non-private
 
 ``--task logistic`` (DP-PMTLR, DP-Newton, DP-GD, non-private; :mod:`engine.experiments_logistic`) also
 prints the median held-out accuracy and ROC AUC and the number of convergence failures per method and
@@ -22,10 +24,11 @@ import sys
 HELP = "sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR"
 
 #: Tasks the ``--task`` option accepts (the logistic/GLM task appends to this list).
-TASK_CHOICES = ["ridge", "logistic"]
-#: Default methods per task.
-DEFAULT_METHODS = {"ridge": ["pmt", "dp-rr", "dp-gd", "non-private"],
-                   "logistic": ["pmt", "dp-newton", "dp-gd", "non-private"]}
+TASK_CHOICES = ["ridge", "logistic", "poisson"]
+#: Default methods per task (every task compares against the public rows alone: "public-only").
+DEFAULT_METHODS = {"ridge": ["pmt", "dp-rr", "dp-gd", "public-only", "non-private"],
+                   "logistic": ["pmt", "dp-newton", "dp-gd", "public-only", "non-private"],
+                   "poisson": ["pmt", "dp-newton", "public-only", "non-private"]}
 
 
 def _format_table(summary, metric: str) -> str:
@@ -73,14 +76,18 @@ def _cmd_pmt(args) -> int:
     methods = args.methods or DEFAULT_METHODS.get(args.task, DEFAULT_METHODS["ridge"])
     data = args.dataset
     task_options = None
-    if args.task == "logistic":
+    if args.task in ("logistic", "poisson"):
         task_options = {"newton_steps": args.newton_steps}
         if args.dataset == "synthetic":
             from engine.datasets import make_synthetic_logistic
 
             data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
     elif args.newton_steps != 5:
-        raise ValueError("--newton-steps applies to --task logistic only")
+        raise ValueError("--newton-steps applies to --task logistic or poisson only")
+    if args.public_moment != "sample":
+        if args.task != "ridge":
+            raise ValueError("--public-moment applies to --task ridge only")
+        task_options = {"public_moment": args.public_moment}
     import warnings
 
     from engine.privacy import DeltaTooLargeWarning
@@ -161,7 +168,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--task", choices=TASK_CHOICES, default="ridge", help="model family (default ridge)")
     p.add_argument("--dataset", default="ccpp",
-                   help="wine-red, wine-white, ccpp, synthetic; logistic: bank, synthetic (default ccpp)")
+                   help="wine-red, wine-white, ccpp, synthetic; logistic: bank, synthetic; poisson: bank-campaign "
+                   "(default ccpp)")
     p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0],
                    help="one or more epsilons (> 0; 'inf' switches the noise off)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (0 < delta < 1; default 1e-5)")
@@ -170,18 +178,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-pub", type=int, nargs="+", default=[200], dest="n_pub",
                    help="public sample size(s) (default 200)")
     p.add_argument("--methods", nargs="+", default=None,
-                   help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
-                   "logistic: pmt dp-newton dp-gd non-private (default: all four)")
+                   help="ridge: pmt pmt-paper pmt-pooled dp-rr dp-rr-oracle dp-gd public-only non-private (default: "
+                   "pmt dp-rr dp-gd public-only non-private; pmt-paper = PMT with the paper's solver instead of the "
+                   "noise-aware default); logistic: pmt dp-newton dp-gd public-only non-private (default: all); "
+                   "poisson: pmt dp-newton public-only non-private (default: all). public-only: the public rows "
+                   "alone, no privacy cost")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
+    p.add_argument("--public-moment", choices=["sample", "tyler"], default="sample", dest="public_moment",
+                   help="ridge: the public moment PMT whitens with: the paper's sample second moment (default) or "
+                   "Tyler's robust shape with a median scale (heavy-tailed features)")
     p.add_argument("--newton-steps", type=int, default=5, dest="newton_steps",
-                   help="logistic only: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")
+                   help="logistic / poisson: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")
     p.add_argument("--split-seed", type=int, default=0, dest="split_seed", help="seed of the public/test split")
     p.add_argument("--metric", default="l2_error",
-                   choices=["l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss"],
-                   help="metric to summarise (accuracy, auc, log_loss: --task logistic)")
+                   choices=["l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss", "deviance"],
+                   help="metric to summarise (accuracy, auc, log_loss: --task logistic; deviance: --task poisson)")
     p.add_argument("--kappa", type=float, default=None, help="synthetic only: kappa(Sigma) (default 1000)")
     p.add_argument("--n-rows", type=int, default=None, dest="n_rows", help="synthetic only: rows (default 20000)")
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")

@@ -131,6 +131,22 @@ def _load_bank() -> Dataset:
     )
 
 
+#: Features of the count task ``bank-campaign`` (few columns: the Poisson bounds grow like e^{R B_theta}).
+_BANK_CAMPAIGN_FEATURES = ("age", "balance", "day", "pdays", "previous", "housing_yes", "loan_yes")
+
+
+def _load_bank_campaign() -> Dataset:
+    """bank-full as a count task: y = ``campaign`` (contacts during this campaign, >= 1), 7 features."""
+    frame = _bank_prepared()[list(_BANK_CAMPAIGN_FEATURES)].copy()
+    frame["campaign"] = _raw_frame("bank")["campaign"].to_numpy(dtype=np.float64)
+    return _tabular(
+        "bank-campaign", frame, "campaign", "regression", _BANK_CITATION, "10.24432/C5K306",
+        "bank-full as a count target: 'campaign', the number of contacts with the client during this "
+        "campaign (1-63; for Poisson regression, task 'poisson'). Features: age, balance, day, pdays, "
+        "previous and the housing / personal-loan indicators.",
+    )
+
+
 def _load_sentiment() -> Dataset:
     raw = _raw_frame("sentiment").copy()
     X = raw[["sentence", "source"]].copy()
@@ -155,6 +171,8 @@ _REGISTRY: dict[str, dict[str, Any]] = {
                    "doi": "10.24432/C56S3T"},
     "ccpp": {"loader": lambda **kw: _load_ccpp(), "task": "regression", "target": "PE", "doi": "10.24432/C5002N"},
     "bank": {"loader": lambda **kw: _load_bank(), "task": "classification", "target": "y", "doi": "10.24432/C5K306"},
+    "bank-campaign": {"loader": lambda **kw: _load_bank_campaign(), "task": "regression", "target": "campaign",
+                      "doi": "10.24432/C5K306"},
     "sentiment": {"loader": lambda **kw: _load_sentiment(), "task": "text-classification", "target": "label",
                   "doi": "10.24432/C57604"},
     "synthetic": {"loader": lambda **kw: make_synthetic_regression(**kw), "task": "regression", "target": "y",
@@ -167,7 +185,7 @@ def load_dataset(name: str, **kwargs) -> Dataset:
 
     Parameters
     ----------
-    name : {"wine-red", "wine-white", "ccpp", "bank", "sentiment", "synthetic"}
+    name : {"wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "sentiment", "synthetic"}
         Short registry name (case-insensitive; surrounding blanks ignored).
     **kwargs
         Only for ``"synthetic"``: forwarded to :func:`make_synthetic_regression`

@@ -433,8 +433,8 @@ def noisy_inverse_demo(*, n: int = 10_000, n_pub: int = 200, kappa: float = 100.
     R = pmt_radius(2, n, eta)
     A_raw = n * Sigma
     b_raw = A_raw @ theta_star
-    A_pmt = S @ A_raw @ S
-    b_pmt = S @ b_raw
+    A_pmt = S.T @ A_raw @ S  # S = W, the whitening (x~ = W^T x)
+    b_pmt = S.T @ b_raw
     s_raw = gaussian_sigma(math.sqrt(2.0) * r_raw**2, mu_A)
     s_pmt = gaussian_sigma(math.sqrt(2.0) * R**2, mu_A)
     M_raw = A_raw + symmetric_gaussian_noise(2, s_raw, rng, size=draws)

@@ -25,6 +25,8 @@ METHOD_COLORS: dict[str, str] = {
     "DP-RR (oracle C, non-private tuning)": "#F0E442",
     "DP-GD": "#009E73",
     "DP-Newton": "#CC79A7",
+    "Public-only": "#56B4E9",
+    "PMT-pooled": "#D55E00",
     "Non-private": "#000000",
     # NVDP
     "NVDP clipped": "#0072B2",
@@ -40,7 +42,7 @@ METHOD_DASH: dict[str, str] = {
 }
 
 #: Okabe-Ito colours for anything not listed in :data:`METHOD_COLORS` (cycled in this order).
-_FALLBACK_COLORS = ["#56B4E9", "#D55E00", "#999999", "#CC79A7"]
+_FALLBACK_COLORS = ["#999999", "#882255", "#44AA99", "#332288"]
 
 #: Long names of the methods, spelled out once per figure/legend.
 METHOD_LONG_NAMES: dict[str, str] = {
@@ -49,6 +51,8 @@ METHOD_LONG_NAMES: dict[str, str] = {
     "DP-RR (oracle C, non-private tuning)": "DP-RR oracle: clip radius C tuned on the error (not private)",
     "DP-GD": "DP-GD: noisy gradient descent with per-row clipping",
     "DP-Newton": "DP-Newton: noisy Newton steps on clipped raw rows (logistic baseline)",
+    "Public-only": "Public-only: the non-private fit on the public rows alone (no privacy cost)",
+    "PMT-pooled": "PMT-pooled: PMT's release combined with the public rows by precision (GLS), same budget",
     "Non-private": "Non-private ridge (the reference)",
 }
 
@@ -61,6 +65,7 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "accuracy": ("Held-out accuracy", "fraction of held-out rows classified correctly", False),
     "auc": ("Held-out AUC", "area under the ROC curve on held-out rows", False),
     "log_loss": ("Held-out log loss", "mean negative log-likelihood on held-out rows, nats", True),
+    "deviance": ("Held-out Poisson deviance", "mean Poisson deviance of the predicted counts on held-out rows", True),
 }
 
 _PARAM_LABELS = {
@@ -80,7 +85,7 @@ def method_color(method: str, index: int = 0) -> str:
     >>> method_color("PMT")
     '#0072B2'
     >>> method_color("something new", 1)
-    '#D55E00'
+    '#882255'
     """
     return METHOD_COLORS.get(method, _FALLBACK_COLORS[index % len(_FALLBACK_COLORS)])
 

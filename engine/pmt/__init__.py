@@ -20,6 +20,7 @@ Nothing here imports Streamlit. Examples: see :mod:`engine.pmt._transform` and e
 """
 
 from engine.pmt._transform import (
+    MOMENT_ESTIMATORS,
     ON_SINGULAR,
     REGULARIZATION_FACTOR,
     SINGULAR_RCOND,
@@ -33,6 +34,7 @@ from engine.pmt._transform import (
     response_bound,
     second_moment,
     truncate_rows,
+    tyler_moment,
 )
 
 from engine.pmt._transform import __all__ as _transform_all  # noqa: E402
@@ -45,11 +47,14 @@ from engine.pmt.baselines import DPGDRidge, DPRidge, DPRidgeOracle, RidgeReferen
 from engine.pmt.logistic import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic  # noqa: E402
 from engine.pmt.poisson import PMTPoisson, PoissonReference  # noqa: E402
 from engine.pmt.ridge import PMTRidge  # noqa: E402
+from engine.pmt.pooled import PMTPooledRidge  # noqa: E402
+from engine.pmt.public import PublicOnlyLogistic, PublicOnlyPoisson, PublicOnlyRidge  # noqa: E402
 
 __all__ += [
     "FitReport",
     "PMTRidge", "DPRidge", "DPRidgeOracle", "DPGDRidge", "RidgeReference",
     "PMTLogistic", "DPNewtonLogistic", "DPGDLogistic", "LogisticReference",
     "PMTPoisson", "PoissonReference",
+    "PMTPooledRidge", "PublicOnlyRidge", "PublicOnlyLogistic", "PublicOnlyPoisson",
 ]
 

@@ -40,6 +40,7 @@ from engine.pmt._transform import response_bound as _public_response_bound
 #: Display names of the ridge methods used in reports, sweeps and plots (contract: engine.pmt.sweep).
 METHOD_NAMES = {
     "pmt": "PMT",
+    "pmt-paper": "PMT (paper solver)",
     "dp-rr": "DP-RR",
     "dp-rr-oracle": "DP-RR (oracle C, non-private tuning)",
     "dp-gd": "DP-GD",

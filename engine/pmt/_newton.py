@@ -598,10 +598,10 @@ class _NoisyNewtonMixin:
         return res
 
     def _pmt_whiten(self, Xp, Xq, eta, lam, d):
-        """PMT transform of the private rows and the whitened penalty ``2 lam S^{-1/2} P S^{-1/2}``."""
+        """PMT transform of the private rows and the whitened penalty ``2 lam W^T P W`` (W the whitening)."""
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         S_is = tr.moment.Sigma_pub_inv_sqrt
-        return tr, S_is, 2.0 * lam * (S_is @ self._penalty_mask(d) @ S_is)
+        return tr, S_is, 2.0 * lam * tr.moment.whiten_quadratic(self._penalty_mask(d))
 
     def _set_pmt_theta(self, res, S_is, tr, p):
         """Store the whitened solution, its back-transform ``S^{-1/2} theta~`` and the transform."""

@@ -4,12 +4,15 @@ The transform of Cao & Zhang (arXiv:2508.18037, Algorithm 1), used by DP-PMTRR a
 Cao, Bi & Zhang, "Differentially Private Truncation of Unbounded Data via Public Second Moments"
 (arXiv:2602.22282, 2026). Working specification: ``docs/PMT.md`` section 2.
 
-1. ``Sigma_pub = (1/m) X_pub^T X_pub``: the **uncentered** public second moment (not a covariance).
-   When it is singular, or ``m < d``, ``tau I`` is added with ``tau = 1e-6 * trace(Sigma_pub) / d``
-   (``on_singular="regularize"``, the default; reported in :attr:`PublicMoment.regularized`), or a
-   ``ValueError`` is raised (``on_singular="raise"``).
-2. ``x~_i = Sigma_pub^{-1/2} x_i`` with the symmetric inverse square root from an
-   eigendecomposition.
+1. ``Sigma_pub = (1/m) X_pub^T X_pub``: the **uncentered** public second moment (not a covariance),
+   or optionally Tyler's robust moment for heavy-tailed public rows (:func:`tyler_moment`). The
+   columns are equilibrated by their public RMS ``D`` before anything else: ``C = D^{-1} Sigma_pub D^{-1}``.
+   When ``C`` is singular to working precision, or ``m < d``, ``tau I`` is added to ``C`` with
+   ``tau = 1e-6 * trace(C) / d`` (``on_singular="regularize"``, the default; reported in
+   :attr:`PublicMoment.regularized`), or a ``ValueError`` is raised (``on_singular="raise"``).
+2. ``x~_i = W^T x_i`` with ``W = D^{-1} C^{-1/2}`` (symmetric inverse square root of the equilibrated
+   moment by eigendecomposition), so ``W W^T = Sigma_pub^{-1}``. Rescaling any column (public and
+   private together) leaves ``x~`` unchanged: PMT is scale-free (see :class:`PublicMoment`).
 3. ``R = sqrt(d (1 + ln(2 n / eta)))``, ``n`` the private sample size and ``d`` the number of columns
    actually transformed (the intercept column included).
 4. Rows with ``||x~_i|| > R`` are scaled onto the sphere of radius R. The fraction truncated is
@@ -47,8 +50,10 @@ __all__ = [
     "response_bound",
     "truncate_rows",
     "condition_number",
+    "MOMENT_ESTIMATORS",
     "PublicMoment",
     "public_moment",
+    "tyler_moment",
     "PMTTransform",
     "pmt_transform",
 ]
@@ -56,10 +61,12 @@ __all__ = [
 #: What to do when the public second moment is singular or ``n_pub < d``.
 ON_SINGULAR = ("regularize", "raise")
 
-#: ``tau = REGULARIZATION_FACTOR * trace(Sigma_pub) / d`` is added to the diagonal when needed.
+#: ``tau = REGULARIZATION_FACTOR * trace(C) / d`` is added to the diagonal of the equilibrated moment when needed.
 REGULARIZATION_FACTOR = 1e-6
 
-#: Relative eigenvalue threshold below which ``Sigma_pub`` counts as singular.
+#: Relative eigenvalue threshold below which the **equilibrated** moment (unit diagonal) counts as
+#: singular: about 1e4 float64 rounding units, below which an eigenvalue of a unit-diagonal matrix of
+#: modest size carries no correct digit.
 SINGULAR_RCOND = 1e-12
 
 
@@ -274,26 +281,52 @@ def _kappa_from_eigs(w):
 
 @dataclass(frozen=True)
 class PublicMoment:
-    """The public second moment and its matrix powers (all public; cost no privacy).
+    """The public second moment and the whitening built from it (all public; cost no privacy).
+
+    Scale-free whitening (``docs/PMT.md`` section 2, step 1): the columns are first equilibrated by
+    their public RMS, ``D = diag(sqrt(diag(Sigma_pub)))``, and the eigendecomposition is taken of the
+    equilibrated moment ``C = D^{-1} Sigma_pub D^{-1}`` (unit diagonal). The whitening matrix is
+
+        ``W = D^{-1} C^{-1/2}``  (``x~ = W^T x``; as rows ``X~ = X W``),
+
+    which satisfies ``W W^T = Sigma_pub^{-1}`` and ``W^T Sigma_pub W = I``. Rescaling a column of the
+    public and private rows by ``c`` rescales ``D`` by ``c`` and leaves ``C`` and every ``x~`` unchanged
+    (up to rounding), so everything PMT releases is invariant to column scales. ``W`` is the symmetric
+    inverse square root of ``Sigma_pub`` when all column RMS are equal (e.g. features standardised
+    to unit RMS next to the intercept); in general it is not symmetric, so use ``W^T M W`` (never
+    ``W M W``) to whiten a quadratic form and ``W theta~`` to map coefficients back.
 
     Attributes
     ----------
     Sigma_pub : ndarray of shape (d, d)
-        ``(1/m) X_pub^T X_pub (+ tau I)``, the matrix actually used.
-    Sigma_pub_inv_sqrt, Sigma_pub_sqrt, Sigma_pub_inv : ndarray of shape (d, d)
-        Symmetric ``Sigma_pub^{-1/2}``, ``Sigma_pub^{1/2}``, ``Sigma_pub^{-1}``.
+        ``D (C + tau I) D``: the (possibly regularised) moment actually used.
+    Sigma_pub_inv_sqrt : ndarray of shape (d, d)
+        The whitening matrix ``W = D^{-1} (C + tau I)^{-1/2}`` (also :attr:`whitener`).
+    Sigma_pub_sqrt : ndarray of shape (d, d)
+        ``W^{-1} = (C + tau I)^{1/2} D``; ``Sigma_pub = W^{-T} W^{-1}``.
+    Sigma_pub_inv : ndarray of shape (d, d)
+        ``Sigma_pub^{-1} = W W^T`` (symmetric).
     eigenvalues : ndarray of shape (d,)
-        Eigenvalues of ``Sigma_pub`` (ascending, after regularisation).
+        Eigenvalues of ``Sigma_pub`` (ascending, after regularisation); for display and for step
+        sizes (the largest is accurate; the smallest may carry rounding when the column scales differ
+        by many orders of magnitude; the whitening never uses them).
     eigenvalues_unregularized : ndarray of shape (d,)
-        Eigenvalues before ``tau I`` was added.
+        Eigenvalues of the sample (or robust) moment before ``tau`` was added.
+    eigenvalues_equilibrated : ndarray of shape (d,)
+        Eigenvalues of the equilibrated ``C`` (before ``tau``): what the singularity test looks at.
+    col_scale : ndarray of shape (d,)
+        The public RMS of each column (``D``'s diagonal; 1 for an all-zero public column).
     tau : float
-        The ridge added to the diagonal (0 when none).
+        The ridge added to ``C``'s diagonal, in equilibrated units (0 when none); in the original
+        units ``tau D^2`` is added.
     regularized : bool
-        Whether ``tau I`` was added (singular matrix or ``n_pub < d``).
+        Whether ``tau`` was added (singular to working precision after equilibration, or ``n_pub < d``).
     n_pub : int
     d : int
         Number of columns (intercept included).
     fit_intercept : bool
+    estimator : str
+        ``"sample"`` (the paper's uncentered second moment) or ``"tyler"`` (see :func:`public_moment`).
     """
 
     Sigma_pub: np.ndarray
@@ -307,6 +340,14 @@ class PublicMoment:
     n_pub: int
     d: int
     fit_intercept: bool
+    eigenvalues_equilibrated: np.ndarray | None = None
+    col_scale: np.ndarray | None = None
+    estimator: str = "sample"
+
+    @property
+    def whitener(self) -> np.ndarray:
+        """``W`` with ``x~ = W^T x`` (rows: ``X @ W``); same as :attr:`Sigma_pub_inv_sqrt`."""
+        return self.Sigma_pub_inv_sqrt
 
     @property
     def kappa(self) -> float:
@@ -318,9 +359,117 @@ class PublicMoment:
         A = np.asarray(X, dtype=float)
         return add_intercept(A) if self.fit_intercept else A
 
+    def whiten_quadratic(self, M) -> np.ndarray:
+        """``W^T M W``: a quadratic form in ``theta`` expressed in ``theta~ = W^{-1} theta``."""
+        W = self.Sigma_pub_inv_sqrt
+        Q = W.T @ np.asarray(M, dtype=float) @ W
+        return (Q + Q.T) / 2.0
 
-def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regularize") -> PublicMoment:
-    """Compute ``Sigma_pub`` and its symmetric powers from public rows (PMT.md section 2, steps 1-2).
+    def unwhiten_gram(self, S) -> np.ndarray:
+        """``W^{-T} S W^{-1}``: a Gram matrix of whitened rows mapped back to the original columns."""
+        Sh = self.Sigma_pub_sqrt
+        Q = Sh.T @ np.asarray(S, dtype=float) @ Sh
+        return (Q + Q.T) / 2.0
+
+
+#: Public-moment estimators: the paper's uncentered sample second moment, or Tyler's shape with a
+#: median scale (heavy-tailed public rows).
+MOMENT_ESTIMATORS = ("sample", "tyler")
+
+#: Tyler's fixed point: stop when the relative change of the shape (Frobenius) is below this.
+TYLER_TOL = 1e-9
+#: Tyler's fixed point: at most this many iterations.
+TYLER_MAX_ITER = 500
+
+
+def tyler_moment(A, *, tol: float = TYLER_TOL, max_iter: int = TYLER_MAX_ITER) -> np.ndarray:
+    """Tyler's M-estimator of shape for uncentered rows, scaled by the median Mahalanobis norm.
+
+    Shape: the fixed point ``V = (d/m) sum_i a_i a_i^T / (a_i^T V^{-1} a_i)``, ``trace(V) = d``
+    (D. E. Tyler, "A distribution-free M-estimator of multivariate scatter", Ann. Statist. 15(1),
+    234-251, 1987; it exists and is unique when ``m > d`` and no proper subspace of dimension q holds
+    ``m q / d`` or more rows, Kent & Tyler, Ann. Statist. 16(4), 1988). Each row's weight is the inverse
+    of its own squared norm, so a few huge public rows cannot dominate it, unlike the sample moment
+    whose entries have infinite variance when the features do (Student-t, df <= 4).
+    Scale: Tyler's estimate fixes the shape only; it is multiplied by
+    ``c = median_i(a_i^T V^{-1} a_i) / chi2_d.median`` so that the median squared whitened norm is
+    the Gaussian one, ``chi2_d`` median, as for a Gaussian sample whose second moment is the
+    identity (the usual consistency factor of robust scatter estimates: Maronna, Martin, Yohai &
+    Salibian-Barrera, "Robust Statistics", 2nd ed., Wiley 2019, section 6.3). Then, as with the
+    sample moment, most rows have ``||x~||^2`` near ``d`` and the PMT radius truncates only the tail.
+    The iteration runs on RMS-equilibrated columns and is affine-equivariant, so the result does not
+    depend on column scales. Public rows only: no privacy cost.
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, d)
+        Public rows (intercept column included), ``m > d``.
+    tol : float, default 1e-9
+    max_iter : int, default 500
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+        Symmetric positive definite.
+
+    Raises
+    ------
+    ValueError
+        If ``m <= d`` or a public row is zero (Tyler's weights are undefined), or the iteration does
+        not converge (rows concentrated on a subspace).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> V = tyler_moment(rng.normal(size=(4000, 3)) * [1.0, 2.0, 4.0])
+    >>> np.sqrt(np.diag(V)).round(1).tolist()
+    [1.0, 2.0, 4.0]
+    """
+    from scipy import stats
+
+    A = np.asarray(A, dtype=float)
+    m, d = A.shape
+    if m <= d:
+        raise ValueError(f"the Tyler public moment needs more public rows than columns (n_pub={m}, d={d})")
+    scale = np.sqrt(np.mean(A * A, axis=0))
+    scale = np.where(scale > 0, scale, 1.0)
+    B = A / scale
+    if np.any(np.einsum("ij,ij->i", B, B) <= 0):
+        raise ValueError("a public row is all zero; Tyler's M-estimator of the public moment is undefined for it")
+    V = np.eye(d)
+    for _ in range(max_iter):
+        Li = np.linalg.cholesky(V)
+        Z = np.linalg.solve(Li, B.T)  # columns L^{-1} b_i
+        q = np.einsum("ij,ij->j", Z, Z)
+        Vn = (B.T / q) @ B * (d / m)
+        Vn = d * (Vn + Vn.T) / (2.0 * np.trace(Vn))
+        if np.linalg.norm(Vn - V) <= tol * np.linalg.norm(V):
+            V = Vn
+            break
+        V = Vn
+    else:
+        raise ValueError("Tyler's M-estimator of the public moment did not converge (public rows concentrated on a "
+                         "subspace?); use public_moment='sample'")
+    Li = np.linalg.cholesky(V)
+    Z = np.linalg.solve(Li, B.T)
+    q = np.einsum("ij,ij->j", Z, Z)
+    V = V * float(np.median(q)) / float(stats.chi2.median(d))
+    return (V + V.T) / 2.0 * np.outer(scale, scale)
+
+
+def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regularize",
+                  estimator: str = "sample") -> PublicMoment:
+    """Compute ``Sigma_pub`` and the scale-free whitening from public rows (PMT.md section 2, steps 1-2).
+
+    Steps: ``S = (1/m) A^T A`` (``A`` the public rows, intercept column appended last), or Tyler's
+    robust moment (``estimator="tyler"``); ``D = diag(S)^{1/2}`` (public RMS per column);
+    ``C = D^{-1} S D^{-1}``; if ``C`` is singular to working precision (smallest eigenvalue
+    <= ``SINGULAR_RCOND`` times the largest; ``C`` has unit diagonal, so this is an absolute test
+    about 1e4 float64 rounding units above zero) or ``m < d``, add ``tau I`` to ``C`` with
+    ``tau = REGULARIZATION_FACTOR * trace(C) / d = 1e-6`` (equilibrated units, so the ridge scales
+    with each column); then ``W = D^{-1} C^{-1/2}``. Testing singularity after equilibration means
+    raw features next to the intercept (CCPP: raw kappa 5e10) are whitened exactly instead of being
+    regularised, and no column scale in ``[1e-8, 1e8]`` changes the result.
 
     Parameters
     ----------
@@ -329,9 +478,11 @@ def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regu
     fit_intercept : bool, default True
         Append a constant-1 column before computing the moment (so ``d = p + 1``).
     on_singular : {"regularize", "raise"}, default "regularize"
-        When ``Sigma_pub`` is singular (smallest eigenvalue <= 1e-12 times the largest) or
-        ``m < d``: add ``tau I`` with ``tau = 1e-6 trace(Sigma_pub) / d`` and set
-        ``regularized=True``, or raise ``ValueError``.
+        What to do with a singular equilibrated moment or ``m < d``: add ``tau I`` (and set
+        ``regularized=True``) or raise ``ValueError``.
+    estimator : {"sample", "tyler"}, default "sample"
+        ``"sample"``: the paper's uncentered second moment. ``"tyler"``: Tyler's M-estimator of shape
+        with a median scale (:func:`tyler_moment`), for heavy-tailed public rows; needs ``m > d``.
 
     Returns
     -------
@@ -340,8 +491,8 @@ def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regu
     Raises
     ------
     ValueError
-        Bad shapes, NaN/inf, ``m < 1``, an all-zero moment, or a singular moment with
-        ``on_singular="raise"``.
+        Bad shapes, NaN/inf, ``m < 1``, an all-zero moment, a singular moment with
+        ``on_singular="raise"``, an unknown estimator, or ``estimator="tyler"`` with ``m <= d``.
 
     Examples
     --------
@@ -353,32 +504,43 @@ def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regu
     """
     if on_singular not in ON_SINGULAR:
         raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {on_singular!r}")
+    if estimator not in MOMENT_ESTIMATORS:
+        raise ValueError(f"public moment estimator must be one of {MOMENT_ESTIMATORS}, got {estimator!r}")
     A = _as_2d_finite(X_pub, "X_pub")
     if fit_intercept:
         A = add_intercept(A)
     m, d = A.shape
-    S = second_moment(A)
-    w0 = np.linalg.eigvalsh(S)
-    trace = float(np.trace(S))
-    if trace <= 0:
+    if not np.any(A):
         raise ValueError("the public second moment is zero (all public rows are zero); PMT cannot whiten")
-    singular = m < d or w0[0] <= SINGULAR_RCOND * w0[-1]
+    S = second_moment(A) if estimator == "sample" else tyler_moment(A)
+    scale = np.sqrt(np.diag(S))
+    scale = np.where(scale > 0, scale, 1.0)
+    C = S / np.outer(scale, scale)
+    C = (C + C.T) / 2.0
+    w_eq = np.linalg.eigvalsh(C)
+    singular = m < d or w_eq[0] <= SINGULAR_RCOND * w_eq[-1]
     tau = 0.0
     if singular:
         if on_singular == "raise":
             raise ValueError(
-                f"the public second moment is singular (n_pub={m}, d={d}, smallest eigenvalue {w0[0]:.3g}); "
-                "use more public rows or on_singular='regularize'"
+                f"the public second moment is singular (n_pub={m}, d={d}, smallest eigenvalue after equilibrating "
+                f"the columns {w_eq[0]:.3g}); use more public rows or on_singular='regularize'"
             )
-        tau = REGULARIZATION_FACTOR * trace / d
-        S = S + tau * np.eye(d)
-    w, V = np.linalg.eigh(S)
+        tau = REGULARIZATION_FACTOR * float(np.trace(C)) / d
+        C = C + tau * np.eye(d)
+    w, V = np.linalg.eigh(C)
     w = np.maximum(w, np.finfo(float).tiny)
-    inv_sqrt = (V / np.sqrt(w)) @ V.T
-    sqrt = (V * np.sqrt(w)) @ V.T
-    inv = (V / w) @ V.T
+    W = (V / np.sqrt(w)) @ V.T / scale[:, None]  # D^{-1} C^{-1/2}
+    Wi = (V * np.sqrt(w)) @ V.T * scale[None, :]  # C^{1/2} D
+    Ci = (V / w) @ V.T
+    inv = Ci / np.outer(scale, scale)
+    Sig = C * np.outer(scale, scale)
     sym = lambda M: (M + M.T) / 2.0  # noqa: E731
-    return PublicMoment(S, sym(inv_sqrt), sym(sqrt), sym(inv), w, w0, float(tau), bool(singular), int(m), int(d), bool(fit_intercept))
+    Sig = sym(Sig)
+    w0 = np.linalg.eigvalsh(S) if tau else None
+    ev = np.linalg.eigvalsh(Sig)
+    return PublicMoment(Sig, W, Wi, sym(inv), ev, ev if w0 is None else w0, float(tau), bool(singular), int(m), int(d),
+                        bool(fit_intercept), w_eq, scale, estimator)
 
 
 @dataclass(frozen=True)
@@ -459,6 +621,7 @@ def pmt_transform(
     eta: float = 0.05,
     fit_intercept: bool = True,
     on_singular: str = "regularize",
+    estimator: str = "sample",
 ) -> PMTTransform:
     """Whiten private rows with the public second moment and truncate them at R (PMT.md section 2).
 
@@ -476,6 +639,8 @@ def pmt_transform(
         Append a constant-1 column to public and private rows (ignored when ``moment`` is given).
     on_singular : {"regularize", "raise"}, default "regularize"
         See :func:`public_moment`.
+    estimator : {"sample", "tyler"}, default "sample"
+        Public moment estimator (ignored when ``moment`` is given); see :func:`public_moment`.
 
     Returns
     -------
@@ -501,7 +666,7 @@ def pmt_transform(
         Xpub = _as_2d_finite(X_pub, "X_pub")
         if Xpub.shape[1] != Xp.shape[1]:
             raise ValueError(f"X_pub has {Xpub.shape[1]} columns but X has {Xp.shape[1]}; they must match")
-        moment = public_moment(Xpub, fit_intercept=fit_intercept, on_singular=on_singular)
+        moment = public_moment(Xpub, fit_intercept=fit_intercept, on_singular=on_singular, estimator=estimator)
     Xa = moment.prepare(Xp)
     n, d = Xa.shape
     if d != moment.d:

@@ -27,7 +27,19 @@ Bounds: every radius and bound is public by default (d, n, eta and the public ro
 number the user gives). Passing ``"private"`` for a bound takes it from the private data and warns
 with :class:`engine.privacy.PrivacyLeakWarning`: the guarantee then no longer holds.
 
-Eigenvalue floor (PMT.md section 3, step 5): if the noisy system matrix ``M = A_priv + penalty`` is
+Scale: the whitening is scale-free (:class:`engine.pmt.PublicMoment`): rescaling any feature column,
+public and private together, by any factor leaves the whitened rows, R, B_y and the noise unchanged,
+so at ``lam = 0`` PMT's predictions (and its coefficients, rescaled back) do not change (to float
+rounding; tested for factors in [1e-8, 1e8] in ``tests/test_pmt_trust.py``). At ``lam > 0`` the
+penalty ``lam ||theta||^2`` is stated in the units of the columns given, which is the ridge problem the
+non-private reference solves too (PMT.md section 3): the released statistics are still invariant, but
+the target moves with the scaling, as the non-private ridge's does.
+
+Solvers: ``solver="noise-aware"`` (default) raises the eigenvalues of the released ``A_priv`` to a
+``1 - delta`` bound on the noise's spectral norm (:func:`noise_aware_solve`, AdaSSP-type; every number
+from public quantities and the budget); ``solver="paper"`` is the paper's solve described next.
+
+Eigenvalue floor of the paper's solver (PMT.md section 3, step 5): if the noisy system matrix ``M = A_priv + penalty`` is
 not positive definite (smallest eigenvalue <= 0), its eigenvalues below
 ``eig_floor * trace(A_priv) / d`` are raised to that value (default ``eig_floor = 1e-3``; for PMT
 ``trace(A_priv) / d ~ n``, so the floor is about ``1e-3 n`` in whitened units, the research note's
@@ -55,7 +67,7 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
-from engine.pmt._transform import _kappa_from_eigs, pmt_transform, public_moment
+from engine.pmt._transform import MOMENT_ESTIMATORS, _kappa_from_eigs, pmt_transform, public_moment
 
 __all__ = [
     "RESPONSES",
@@ -65,6 +77,9 @@ __all__ = [
     "ssp_noise",
     "ssp_solve",
     "ssp_sensitivities",
+    "SOLVERS",
+    "noise_spectral_bound",
+    "noise_aware_solve",
 ]
 
 #: How PMTRidge bounds the response: clip y at B_y (Reading A) or transform (x, y) jointly (Reading B).
@@ -189,6 +204,102 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     theta = np.einsum("...ij,...j->...i", V, Vtb / w)
     return theta, fixed, kappa
 
+#: PMTRidge solvers: the default noise-aware solve, or the paper's (eigenvalue floor only when not PD).
+SOLVERS = ("noise-aware", "paper")
+
+
+def noise_spectral_bound(sigma_A, d: int, delta: float):
+    """High-probability bound on the spectral norm of the symmetric SSP noise: ``s_A (2 sqrt(d) + 2 sqrt(ln(1/delta)))``.
+
+    The noise ``W`` has iid ``N(0, s_A^2)`` entries on and above the diagonal (:func:`ssp_noise`).
+    Its mean spectral norm is at most about ``2 sqrt(d) s_A`` (the semicircle edge; Bandeira & van Handel,
+    "Sharp nonasymptotic bounds on the norm of random matrices with independent entries", Ann. Probab.
+    44(4), 2016, Thm 1.1, whose lower-order ``sqrt(log d)`` term the diagonal's smaller variance more than
+    covers for the d used here; checked in ``tests/test_pmt_trust.py``), and ``||W||`` is a
+    ``sqrt(2) s_A``-Lipschitz function of the underlying standard normals (``||W||_2 <= ||W||_F``), so by
+    Gaussian concentration ``P(||W|| > E||W|| + t) <= exp(-t^2 / (4 s_A^2))``: with ``t = 2 s_A sqrt(ln(1/delta))``
+    the bound fails with probability at most ``delta``. Taking the failure probability equal to the
+    privacy ``delta`` follows AdaSSP (Y.-X. Wang, "Revisiting differentially private linear regression",
+    UAI 2018, Alg. 2, whose ridge ``sqrt(d log(6/delta) log(2 d^2/delta)) ||X||^2 / eps`` is the same
+    quantity with a looser union bound). Inputs: the noise scale (from the sensitivity, public, and the
+    budget), d and delta: all public.
+
+    Parameters
+    ----------
+    sigma_A : float or ndarray
+        Noise standard deviation of the released matrix (0 when the noise is off).
+    d : int
+        Matrix size.
+    delta : float
+        ``0 < delta < 1``.
+
+    Returns
+    -------
+    float or ndarray
+        Same shape as ``sigma_A``.
+
+    Examples
+    --------
+    >>> round(noise_spectral_bound(1.0, 4, 1e-5), 3)
+    10.786
+    """
+    c = np.asarray(sigma_A, dtype=float) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta)))
+    return float(c) if c.ndim == 0 else c
+
+
+def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
+    """The default PMT solve: PSD projection of the noisy statistic, then its eigenvalues raised to the noise level.
+
+    ``A_priv = V diag(w) V^T``; the system solved is ``V diag(max(w, c)) V^T + penalty`` with
+    ``c = noise_bound`` (:func:`noise_spectral_bound`, a bound on ``||W||`` that holds with
+    probability ``1 - delta``). Directions where the released statistic does not exceed what the noise
+    alone can produce are treated as carrying no signal: their curvature is set to ``c`` instead of a
+    possibly tiny or negative noisy value, which is the PSD projection (negative eigenvalues clipped)
+    followed by the AdaSSP-type ridge ``c I`` restricted to those directions (Wang, UAI 2018: ridge of
+    the size of the noise's spectral norm; Sheffet, "Differentially private ordinary least squares",
+    ICML 2017, makes the same point for the Wishart mechanism). Where the signal dominates
+    (``w >= c``, e.g. PMT with n >> noise, where ``A ~ n I``) nothing changes and the solution is the
+    paper's; where the noise dominates, ``theta~ = b_priv / c`` shrinks towards zero instead of
+    inverting noise. Uses only released values and public numbers: post-processing, no privacy cost.
+
+    Parameters
+    ----------
+    A_priv : ndarray of shape (..., d, d)
+    b_priv : ndarray of shape (..., d)
+    penalty : ndarray of shape (d, d) or (..., d, d)
+        Positive semi-definite (``n lam`` times a whitened penalty).
+    noise_bound : float or ndarray of shape (...)
+        ``c >= 0``.
+
+    Returns
+    -------
+    theta : ndarray of shape (..., d)
+    fixed : ndarray of bool, shape (...)
+        Where at least one eigenvalue was raised.
+    kappa : ndarray of shape (...)
+        Condition number of ``A_priv + penalty`` before the fix (inf when not positive definite).
+
+    Examples
+    --------
+    >>> th, fixed, k = noise_aware_solve(np.diag([100.0, -3.0]), np.array([100.0, 5.0]), np.zeros((2, 2)), 10.0)
+    >>> th.tolist(), bool(fixed)
+    ([1.0, 0.5], True)
+    """
+    A_priv = np.asarray(A_priv, dtype=float)
+    c = np.asarray(noise_bound, dtype=float)
+    w, V = np.linalg.eigh(A_priv)
+    kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty))
+    # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
+    # statistic without penalty still solves (the minimum-norm-like answer along that direction).
+    c_eff = np.maximum(c, 1e-12 * np.max(np.abs(w), axis=-1))
+    wf = np.maximum(w, c_eff[..., None])
+    fixed = np.any(w < c_eff[..., None], axis=-1)
+    M = np.einsum("...ij,...j,...kj->...ik", V, wf, V) + penalty
+    M = (M + np.swapaxes(M, -1, -2)) / 2.0
+    theta = np.linalg.solve(M, np.asarray(b_priv, dtype=float)[..., None])[..., 0]
+    return theta, fixed, kappa
+
+
 def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
     """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
 
@@ -257,7 +368,23 @@ class PMTRidge(_LinearBase):
     on_singular : {"regularize", "raise"}, default "regularize"
         What to do with a singular ``Sigma_pub`` or ``n_pub < d`` (see :func:`engine.pmt.public_moment`).
     eig_floor : float, default 1e-3
-        Relative eigenvalue floor for a non-positive-definite noisy system.
+        Relative eigenvalue floor for a non-positive-definite noisy system (``solver="paper"`` only).
+    solver : {"noise-aware", "paper"}, default "noise-aware"
+        ``"paper"``: PMT.md section 3 step 5 as in the paper, ``solve(A_priv + pen, b_priv)`` with the
+        eigenvalues floored at ``eig_floor * trace(A_priv) / d`` only when the system is not positive
+        definite (:func:`ssp_solve`). It inverts near-zero noisy directions when the noise (spectral size
+        about ``2 sqrt(d) s_A``) rivals the signal (about n in whitened units): a few hundred to a few
+        thousand private rows, or a small epsilon. ``"noise-aware"`` (default): the eigenvalues of
+        ``A_priv`` are raised to ``c = s_A (2 sqrt(d) + 2 sqrt(ln(1/delta)))``, a ``1 - delta`` bound on the
+        noise's spectral norm (:func:`noise_spectral_bound`, :func:`noise_aware_solve`; AdaSSP, Wang
+        UAI 2018). ``c`` depends on the sensitivity (R, from d, n, eta), the budget (mu, delta) and d only:
+        public quantities and the budget, never the private data; the solve is post-processing of the
+        released A_priv, b_priv. Identical to the paper's solution when every eigenvalue of ``A_priv``
+        exceeds c (signal-dominated).
+    public_moment : {"sample", "tyler"}, default "sample"
+        The public moment that whitens: the paper's uncentered sample second moment, or Tyler's robust
+        shape with a median scale for heavy-tailed features (:func:`engine.pmt.tyler_moment`; needs
+        ``n_pub > d``).
     random_state : None, int or numpy.random.Generator, default None
         None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
         simulation and reproducibility only: the noise stream is derived from the seed *and* the
@@ -282,7 +409,7 @@ class PMTRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
+                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", random_state=None):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -314,6 +441,10 @@ class PMTRidge(_LinearBase):
         if self.response not in RESPONSES:
             raise ValueError(f"response must be one of {RESPONSES}, got {self.response!r}")
         _check_on_singular(self.on_singular)
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.public_moment not in MOMENT_ESTIMATORS:
+            raise ValueError(f"public_moment must be one of {MOMENT_ESTIMATORS}, got {self.public_moment!r}")
         joint = self.response == "joint"
         need_y_pub = joint or self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
@@ -325,7 +456,8 @@ class PMTRidge(_LinearBase):
         if joint:
             return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm)
 
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
+        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular,
+                           estimator=self.public_moment)
         R = tr.radius
         B_y = self._response_bound(yq, yv, n, eta)
         A, b = sufficient_statistics(tr.X_tilde, yv, B_y)
@@ -334,24 +466,31 @@ class PMTRidge(_LinearBase):
         rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         S_is = tr.moment.Sigma_pub_inv_sqrt
-        pen = n * lam * (S_is @ Pm @ S_is)
-        th_t, fixed, kappa_noisy = ssp_solve(A + s_A * W, b + s_b * w, pen, eig_floor=eig_floor)
+        pen = n * lam * tr.moment.whiten_quadratic(Pm)
+        th_t, fixed, kappa_noisy, c = self._solve(A + s_A * W, b + s_b * w, pen, s_A, d, dlt, eig_floor)
         self._set_theta(S_is @ th_t, p)
         self.transform_ = tr
         self.report_ = _dp_report(
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             **_pmt_report_fields(tr), B_y=B_y, kappa_noisy=float(kappa_noisy),
             frac_y_clipped=float(np.mean(np.abs(yv) > B_y)), eig_fixes=int(fixed), eig_floor=eig_floor,
-            extra={"response": "clip"},
+            extra={"response": "clip", "solver": self.solver, "noise_bound": c, "public_moment": self.public_moment},
         )
         return self
+
+    def _solve(self, A_priv, b_priv, pen, s_A, d, dlt, eig_floor):
+        """The chosen solver; returns ``theta, fixed, kappa, c`` (c the noise bound, nan for the paper's)."""
+        if self.solver == "paper":
+            return (*ssp_solve(A_priv, b_priv, pen, eig_floor=eig_floor), math.nan)
+        c = float(noise_spectral_bound(s_A, d, dlt))
+        return (*noise_aware_solve(A_priv, b_priv, pen, c), c)
 
     def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
         Xa = self._with_intercept(Xp)
         Xqa = self._with_intercept(Xq)
         J = np.hstack([Xa, yv[:, None]])
         Jq = np.hstack([Xqa, yq[:, None]])
-        mom = public_moment(Jq, fit_intercept=False, on_singular=self.on_singular)
+        mom = public_moment(Jq, fit_intercept=False, on_singular=self.on_singular, estimator=self.public_moment)
         tr = pmt_transform(J, moment=mom, eta=eta)
         R = tr.radius
         Z = tr.X_tilde
@@ -363,10 +502,17 @@ class PMTRidge(_LinearBase):
         rng = release_rng(self)
         W = P.symmetric_gaussian_noise(d + 1, 1.0, rng)
         S_priv = S + s * W
-        Sh = mom.Sigma_pub_sqrt
-        S_orig = Sh @ S_priv @ Sh
-        S_orig = (S_orig + S_orig.T) / 2
-        theta, fixed, kappa_noisy = ssp_solve(S_orig[:d, :d], S_orig[:d, d], n * lam * Pm, eig_floor=eig_floor)
+        if self.solver == "paper":
+            S_orig = mom.unwhiten_gram(S_priv)
+            theta, fixed, kappa_noisy = ssp_solve(S_orig[:d, :d], S_orig[:d, d], n * lam * Pm, eig_floor=eig_floor)
+            c = math.nan
+        else:  # noise-aware: fix the whitened (d+1)-matrix at the noise level, then back-transform and solve
+            c = float(noise_spectral_bound(s, d + 1, dlt))
+            w_, V_ = np.linalg.eigh(S_priv)
+            fixed = bool(np.any(w_ < c))
+            kappa_noisy = _kappa_from_eigs(np.linalg.eigvalsh(mom.unwhiten_gram(S_priv)[:d, :d] + n * lam * Pm))
+            S_orig = mom.unwhiten_gram((V_ * np.maximum(w_, c)) @ V_.T)
+            theta = np.linalg.solve(S_orig[:d, :d] + n * lam * Pm, S_orig[:d, d])
         self._set_theta(theta, p)
         self.transform_ = tr
         kraw = _gram_kappa(Xa)
@@ -375,7 +521,7 @@ class PMTRidge(_LinearBase):
             n_pub=mom.n_pub, kappa_raw=kraw, kappa_pub=mom.kappa, kappa_pmt=tr.kappa_pmt,
             kappa_noisy=float(kappa_noisy), frac_truncated=tr.frac_truncated, frac_y_clipped=math.nan,
             eig_fixes=int(fixed), eig_floor=eig_floor, sigma_pub_regularized=mom.regularized, tau=mom.tau,
-            extra={"response": "joint"},
+            extra={"response": "joint", "solver": self.solver, "noise_bound": c, "public_moment": self.public_moment},
         )
         return self
 

@@ -27,8 +27,13 @@ from engine.pmt._base import F32_BOUND_RANGE
 from engine.pmt._registry import CONTRACT_COLUMNS, METHODS, SUMMARY_COLUMNS, TASKS, MethodSpec
 
 # The tasks register themselves on import (ridge first, then logistic: the registry's order).
-from engine.pmt.sweep_ridge import DEFAULT_METHODS  # noqa: E402
+from engine.pmt.sweep_ridge import DEFAULT_METHODS as _RIDGE_DEFAULTS  # noqa: E402
 import engine.pmt.sweep_logistic  # noqa: E402,F401
+import engine.pmt.sweep_poisson  # noqa: E402,F401
+import engine.pmt.sweep_public  # noqa: E402,F401  (public-only for every task, pmt-pooled for ridge)
+
+#: Default ridge methods: the task's own plus the public-only comparator (PMT.md section 3, step 6).
+DEFAULT_METHODS = tuple(_RIDGE_DEFAULTS) + ("public-only",)
 
 __all__ = [
     "CONTRACT_COLUMNS",
@@ -216,8 +221,9 @@ def run_sweep(
         arrays X of shape (n, p) and y of shape (n,).
     methods : sequence of str
         Keys or display names: ``"pmt"``, ``"dp-rr"``, ``"dp-rr-oracle"`` (non-private tuning),
-        ``"dp-gd"``, ``"non-private"``.
-        (Other tasks: their registered methods; the default is all of them.)
+        ``"dp-gd"``, ``"non-private"``, ``"public-only"`` (the public rows alone, no privacy cost),
+        ``"pmt-pooled"`` (PMT's release pooled with the public rows; :mod:`engine.pmt.pooled`).
+        (Other tasks: their registered methods, ``"public-only"`` included; the default is all of them.)
     epsilons : sequence of float
         Each ``0 < epsilon <= inf`` (inf: noise off).
     seeds : int or sequence of int
@@ -232,18 +238,25 @@ def run_sweep(
     eta : float, default 0.05
     standardize : bool, default False
         Centre/scale features by the public mean/std (:func:`engine.datasets.standardize_with_public`);
-        the response is left in its units. PMT itself is invariant to this (an affine map of x is a
-        linear map of (x, 1)); the baselines are not.
+        the response is left in its units. Standardisation changes nothing for PMT at lam = 0: the
+        whitening is scale-free (columns equilibrated by their public RMS, so rescaling leaves the
+        whitened rows exactly unchanged) and centring is a linear map of (x, 1), which only rotates
+        the whitened rows (same norms, same truncation, same noise-free fit; the released noise has the
+        same law up to its diagonal), so the error distribution is the same. At lam > 0 the penalty
+        ``lam ||theta||^2`` is in the units of the columns given, like the non-private target it is
+        compared with. The baselines, which clip raw rows, are not invariant.
     center_y : bool, optional
         Subtract the **public** mean of y from all responses (public information, no budget). Default:
         the value of ``standardize``. It shrinks the public response bound B_y from the scale of |y|
         to the scale of its spread (CCPP: mean 454 MW, sd 17 MW), which cuts the noise on
         ``b = X^T y`` for every method alike; the intercept absorbs the shift, and all coefficients
         (and errors) are reported for the centred response.
-    task : {"ridge", "logistic"}, default "ridge"
+    task : {"ridge", "logistic", "poisson"}, default "ridge"
         ``"logistic"``: DP-PMTLR and its baselines (:mod:`engine.pmt.sweep_logistic`; methods
         ``"pmt"``, ``"dp-newton"``, ``"dp-gd"``, ``"non-private"``; labels in {0, 1}; adds the columns
-        ``accuracy, auc, log_loss, converged, eig_fixes, ...``). ``center_y`` defaults to False there.
+        ``accuracy, auc, log_loss, converged, eig_fixes, ...``). ``"poisson"``: counts with a log link
+        (:mod:`engine.pmt.sweep_poisson`; ``"pmt"``, ``"dp-newton"``, ``"public-only"``,
+        ``"non-private"``; adds ``deviance``). ``center_y`` defaults to False for both.
     test_size : float, default 0.2
         Fraction of the private rows held out (before fitting) for the RMSE; ``0 <= test_size < 1``.
     split_seed : int, default 0

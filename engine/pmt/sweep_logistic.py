@@ -238,8 +238,8 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds):
 def _run_pmt(ctx, epsilons, seeds):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
-    out = _newton_runs(ctx, tr.X_tilde, tr.radius, S_is @ ctx.Pm @ S_is, epsilons, seeds)
-    out["theta"] = out["theta"] @ S_is  # rows theta~ -> Sigma^{-1/2} theta~ (S_is symmetric)
+    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.moment.whiten_quadratic(ctx.Pm), epsilons, seeds)
+    out["theta"] = out["theta"] @ S_is.T  # rows theta~ -> W theta~ (W the whitening, not symmetric in general)
     out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
     return out
 

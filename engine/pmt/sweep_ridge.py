@@ -1,7 +1,8 @@
 """The ``"ridge"`` task of :func:`engine.pmt.sweep.run_sweep`: DP-PMTRR and its baselines, vectorised.
 
 Registered on import (:mod:`engine.pmt.sweep` imports this module). Methods (keys, display names):
-``"pmt"`` (:class:`engine.pmt.PMTRidge`), ``"dp-rr"`` (:class:`engine.pmt.DPRidge`), ``"dp-rr-oracle"``
+``"pmt"`` (:class:`engine.pmt.PMTRidge`, default noise-aware solver), ``"pmt-paper"`` (the same release
+solved as in the paper, ``solver="paper"``), ``"dp-rr"`` (:class:`engine.pmt.DPRidge`), ``"dp-rr-oracle"``
 (non-private tuning, :class:`engine.pmt.DPRidgeOracle`), ``"dp-gd"`` (:class:`engine.pmt.DPGDRidge`),
 ``"non-private"`` (:class:`engine.pmt.RidgeReference`).
 
@@ -57,7 +58,15 @@ from engine.pmt._registry import _grid, _mus, register_method, register_task
 from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
 from engine.pmt._transform import response_bound as public_response_bound
 from engine.pmt.baselines import default_clip_grid
-from engine.pmt.ridge import ridge_reference_solve, ssp_noise, ssp_sensitivities, ssp_solve, sufficient_statistics
+from engine.pmt.ridge import (
+    noise_aware_solve,
+    noise_spectral_bound,
+    ridge_reference_solve,
+    ssp_noise,
+    ssp_sensitivities,
+    ssp_solve,
+    sufficient_statistics,
+)
 
 __all__ = ["DEFAULT_METHODS", "SweepContext", "prepare_ridge_context"]
 
@@ -95,7 +104,8 @@ class SweepContext:
         self.Pm = penalty_mask(self.d, fit_intercept=self.fit_intercept, penalize_intercept=self.penalize_intercept)
         self.G = self.Xa.T @ self.Xa / self.n
         self.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(self.G))
-        self.moment = public_moment(self.X_pub, fit_intercept=self.fit_intercept, on_singular="regularize")
+        self.moment = public_moment(self.X_pub, fit_intercept=self.fit_intercept, on_singular="regularize",
+                                    estimator=self.options.get("public_moment", "sample"))
         self.kappa_pub = self.moment.kappa
         self.theta_ref = np.stack([ridge_reference_solve(self.Xa, self.y, lam, self.Pm) for lam in self.lams])
         Xt = add_intercept(self.X_test) if self.fit_intercept else self.X_test
@@ -142,8 +152,12 @@ def _B_y(ctx):
     return float(user) if user is not None else public_response_bound(ctx.y_pub, ctx.n, ctx.eta)
 
 
-def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise):
-    """theta for every (lam, eps, seed) of one noisy sufficient-statistics release."""
+def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="paper"):
+    """theta for every (lam, eps, seed) of one noisy sufficient-statistics release.
+
+    ``solver="paper"``: :func:`engine.pmt.ridge.ssp_solve`; ``"noise-aware"``:
+    :func:`engine.pmt.ridge.noise_aware_solve` with the noise bound of each epsilon's sigma_A.
+    """
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     mus = _mus(ctx, epsilons)
     mu_part = mus / math.sqrt(2.0)
@@ -153,21 +167,24 @@ def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise):
     Ws, ws = noise
     A_priv = A[None] + sA[ei, None, None] * Ws[si]
     b_priv = b[None] + sb[ei, None] * ws[si]
-    theta, fixed, kappa = ssp_solve(A_priv, b_priv, pens[li], eig_floor=ctx.options.get("eig_floor", 1e-3))
+    if solver == "paper":
+        theta, fixed, kappa = ssp_solve(A_priv, b_priv, pens[li], eig_floor=ctx.options.get("eig_floor", 1e-3))
+    else:
+        theta, fixed, kappa = noise_aware_solve(A_priv, b_priv, pens[li], noise_spectral_bound(sA[ei], ctx.d, ctx.delta))
     return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta, eig_fix=fixed, kappa_noisy=kappa,
                 sigma_A=sA[ei], sigma_b=sb[ei])
 
 
-def _run_pmt(ctx, epsilons, seeds):
+def _run_pmt(ctx, epsilons, seeds, solver="noise-aware"):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     B_y = _B_y(ctx)
     A, b = sufficient_statistics(tr.X_tilde, ctx.y, B_y)
     sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, ctx.neighbouring)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
-    pen_w = S_is @ ctx.Pm @ S_is
+    pen_w = ctx.moment.whiten_quadratic(ctx.Pm)
     pens = np.stack([ctx.n * lam * pen_w for lam in ctx.lams])
-    out = _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, _ssp_noise_stack(ctx, seeds))
-    out["theta"] = out["theta"] @ S_is  # S_is symmetric: rows theta~ -> Sigma^{-1/2} theta~
+    out = _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, _ssp_noise_stack(ctx, seeds), solver=solver)
+    out["theta"] = out["theta"] @ S_is.T  # rows theta~ -> W theta~ (W the whitening, not symmetric in general)
     out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated, B_y=B_y)
     return out
 
@@ -240,7 +257,12 @@ def _run_nonprivate(ctx, epsilons, seeds):
                 radius=np.nan, frac_truncated=0.0)
 
 
+def _run_pmt_paper(ctx, epsilons, seeds):
+    return _run_pmt(ctx, epsilons, seeds, solver="paper")
+
+
 register_method("ridge", "pmt", METHOD_NAMES["pmt"], _run_pmt)
+register_method("ridge", "pmt-paper", METHOD_NAMES["pmt-paper"], _run_pmt_paper)
 register_method("ridge", "dp-rr", METHOD_NAMES["dp-rr"], _run_dprr)
 register_method("ridge", "dp-rr-oracle", METHOD_NAMES["dp-rr-oracle"], _run_dprr_oracle)
 register_method("ridge", "dp-gd", METHOD_NAMES["dp-gd"], _run_dpgd)
