@@ -409,7 +409,7 @@ def test_page_clip_radius_input_is_bounded_and_delta_advisory():
     assert "min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist(\"clip_radius\")" in src
     with pytest.raises(ValueError):
         URL_CODEC["clip_radius"][0]("1e200")
-    data = SimpleNamespace(n_pub=50, d=2, standardize=True, y_train=np.zeros(80))
+    data = SimpleNamespace(n_pub=50, d=2, standardize=True, y_train=np.zeros(80), public_is_split=False, n_total=130)
     msgs = C.advisories(data, {}, 1e-3)
     assert not any("exceeds 1/n" in m for m in msgs)
     msgs = C.advisories(data, {}, 0.02)
