@@ -570,7 +570,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
                   random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
-    out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": spec["neighbouring"], "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+    out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
