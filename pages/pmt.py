@@ -19,6 +19,7 @@ import streamlit as st
 from engine.figures import pmt as plots
 from engine.datasets import list_datasets, load_dataset, read_csv_columns, read_csv_upload
 from ui.state import (
+    CLIP_RADIUS_MAX,
     DEFAULTS,
     DELTA_OPTIONS,
     EPSILON_ADVISORY,
@@ -39,7 +40,7 @@ ensure_frame()
 init_state()
 ss = st.session_state
 #: Settings this page reads from / writes to the URL (a shared link reproduces the view).
-URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "neighbouring", "clip_radius",
+URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
             "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa")
 url_problems = url_load(URL_KEYS)
 
@@ -340,9 +341,9 @@ with ctrl:
         st.select_slider("delta", options=list(DELTA_OPTIONS), format_func=fmt_num, **persist("delta"),
                          help="The small probability with which the epsilon guarantee may fail; "
                          "keep it well below 1/n.")
-        st.radio("Neighbouring data sets", ["replace-one", "add-remove"], horizontal=True, **persist("neighbouring"),
-                 help="replace-one: n is public and one record is swapped (default). add-remove: one record is "
-                 "added or removed; sensitivities halve.")
+        st.caption("Neighbouring data sets: **replace-one** (n is public; one record is swapped). Add/remove "
+                   "is not offered: n enters the radius R(d, n), the response bound B_y(n), the averages and the "
+                   "noise scale, so it would need a different calibration.")
 
     st.subheader("Model")
     st.select_slider("lam (ridge penalty)", options=list(LAM_OPTIONS), format_func=fmt_num, **persist("lam"),
@@ -361,9 +362,10 @@ with ctrl:
             st.number_input("seeds (repetitions of every noisy run)", min_value=1, max_value=200, step=5,
                             **persist("seeds"), help="More seeds = smoother bands, slower.")
             st.number_input("Baseline clip radius C (0 = automatic)", format="%.3g", step=1.0,
-                            **persist("clip_radius"),
+                            min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist("clip_radius"),
                             help="Row-norm radius at which DP-RR clips the raw rows. 0: the public formula "
-                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features.")
+                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features. "
+                            f"Accepted: 0 or 1e-100 to {CLIP_RADIUS_MAX:g} (the noise arithmetic stays exact).")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
 
 def _run_stages(key: str, prep, stages) -> list:
@@ -573,7 +575,7 @@ def _results_panel(results: dict, task: str) -> None:
                 "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
     with tabs[5]:
         st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
-                    f"({spec['neighbouring']} neighbours), as recorded by the engine's privacy ledger.")
+                    "(replace-one neighbours), as recorded by the engine's privacy ledger.")
         ledgers = diag["ledgers"]
         if not ledgers:
             st.info("The engine does not report a ledger for this task yet.")
@@ -669,7 +671,7 @@ with main:
                      if prep.public_is_split else None)
         results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid,
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
-                       warnings=C.advisories(prep, diag))
+                       warnings=C.advisories(prep, diag, spec["delta"]))
     except (ValueError, TypeError) as exc:
         st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")

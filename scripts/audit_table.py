@@ -65,9 +65,12 @@ Columns:
 Why some pairs cannot reach the claim (the accounting is conservative there, not the audit weak):
 - DP-PMTRR / DP-RR (mu split over A and b): A's change is largest for orthogonal rows, b's for equal rows,
   so no single pair makes both reach their sensitivity; the best pair shows 0.884 mu.
-- DP-PMTLR and DP-Newton (noisy Newton, whitened-and-truncated or raw-and-clipped rows): for the
-  logistic loss the gradient terms of two rows cannot differ by the stated sensitivity 2R/n; the pair
-  used (one extreme row, label 0 vs 1) differs by exactly R/n at every Newton step and not at all in the
+- DP-PMTLR and DP-Newton (noisy Newton, whitened-and-truncated or raw-and-clipped rows): the stated
+  gradient sensitivity 2R/n IS attained (two nearly parallel rows with opposite labels at a large
+  ||theta~|| nearly orthogonal to them: `engine.audit.logistic_gradient_worst_pair`, checked exactly in
+  `tests/test_privacy_hardening.py::test_logistic_gradient_worst_pair_reaches_2R_over_n_exactly`), but
+  only at an iterate the audit cannot steer (the Newton iterate is noisy). The pair used here (one
+  extreme row, label 0 vs 1) differs by exactly R/n at every Newton step and not at all in the
   Hessian, so it is mu / (2 sqrt 2) = 0.354 mu GDP. Only the final iterate is observed; for DP-Newton it
   shows a little less than that (its raw-space Hessian is noisier). A noise scaled by 0.2 then shows
   ~1.75 mu and needs ~10^5 runs to push the bound over the claim.
@@ -113,6 +116,39 @@ FOOTER = """
   stacked through the solver hook (the back-transform is written for one matrix), so auditing it would
   need a loop of plain fits; `PMTPoisson` likewise. Their sensitivities are unit-tested by their owners.
 - The NVDP mechanism (Renyi / Bayesian accounting of a trained network) is a different kind of claim.
+
+## Privacy hardening (issue 12): each kind, the fix, the test
+
+Estimator side (`tests/test_privacy_hardening.py` unless named otherwise):
+- 1 add/remove neighbours calibrated as if n were public: the option is removed (engine, sweep, CLI,
+  page); `neighbouring="add-remove"` raises a ValueError saying why (n enters R(d, n), B_y(n), averages,
+  the noise scale). Tests: `test_add_remove_is_refused_by_every_private_estimator_before_noise`,
+  `test_issue_dpgd_small_input_add_remove_raises_and_replace_one_sensitivity_is_attained` (replace-one
+  move 0.08 = 2C/n), `test_add_remove_is_gone_from_sweep_cli_and_page`.
+- 2 one-class private labels raised: PMTLogistic, DPNewtonLogistic and DPGDLogistic fit them like their
+  neighbour (the non-private reference may refuse). Tests:
+  `test_one_class_private_labels_fit_like_their_neighbour`, `test_one_class_label_pair_has_no_distinguishable_error`.
+- 3 float32 DP-GD overflow (1e20 -> NaN): rows longer than 1e15 are scaled onto that norm in float64
+  before any cast (privacy-neutral: per-row, then clipped). Tests:
+  `test_float32_dpgd_sweep_keeps_a_large_private_value_finite`,
+  `test_dpgd_long_rows_are_scaled_in_float64_and_short_rows_untouched`.
+- 4 one int seed reused across releases: default None = OS entropy; an int is mixed with the release's
+  identity (class and settings) through `SeedSequence(seed, spawn_key=sha256(identity))`. Tests:
+  `test_shared_draws_would_solve_back_to_the_noise_free_answer` (the attack still works on shared
+  streams), `test_int_seed_releases_get_independent_noise`,
+  `test_every_private_estimator_defaults_to_os_entropy_and_mixes_its_settings`.
+- 5 / 6 at the estimators, the sweep, the CLI and the page: delta > 1/n warns, delta >= 1 and bounds
+  outside [1e-100, 1e100] (1e15 where float32 products use them) are refused before noise. Tests:
+  `test_user_bounds_outside_the_exact_range_are_refused_before_noise`,
+  `test_issue_dprr_clip_radius_1e155_was_an_overflow`, `test_sweep_refuses_bad_bounds_before_any_noise`,
+  `test_delta_above_one_over_n_warns_everywhere_and_delta_one_is_refused`,
+  `test_cli_pmt_delta_warning_and_refusal`, `test_page_clip_radius_input_is_bounded_and_delta_advisory`.
+- The audit's logistic-gradient claim: `test_logistic_gradient_worst_pair_reaches_2R_over_n_exactly`.
+
+Core side: the checks themselves and the conversions (kinds 5, 6, 8) in `tests/test_privacy_oracle.py`;
+NVDP clipping of NaN / inf (kind 7) in `tests/test_nvdp_clipping_nonfinite.py`; CSV quirks and the
+task never inferred from the private target (kinds 10, 2) in `tests/test_upload_validation.py`; the
+floating-point sampler (kind 11) in `docs/threat_model.md`.
 
 ## Related checks (issue 8)
 

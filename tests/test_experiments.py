@@ -46,7 +46,7 @@ def test_contract_columns_and_shape():
 
 def _fit_on_sweep_split(cls, seed, eps, **kw):
     Xp, yp, Xtr, ytr, Xte, yte = sweep_split(*DATA, n_pub=100, split_seed=0, test_size=0.2)
-    m = cls(epsilon=eps, lam=1e-2, random_state=seed, **kw).fit(Xtr, ytr, Xp, yp)
+    m = cls(epsilon=eps, lam=1e-2, random_state=np.random.default_rng(seed), **kw).fit(Xtr, ytr, Xp, yp)
     ref = RidgeReference(lam=1e-2).fit(Xtr, ytr)
     return m, ref, (Xte, yte)
 
@@ -84,7 +84,7 @@ def test_excess_risk_and_relative_error():
     f = run_sweep(DATA, methods=["pmt"], epsilons=[1.0], seeds=[0], lams=[0.0], n_pubs=[100])
     m, ref, _ = _fit_on_sweep_split(PMTRidge, 0, 1.0)
     Xp, yp, Xtr, ytr, *_ = sweep_split(*DATA, n_pub=100)
-    m = PMTRidge(epsilon=1.0, lam=0.0, random_state=0).fit(Xtr, ytr, Xp, yp)
+    m = PMTRidge(epsilon=1.0, lam=0.0, random_state=np.random.default_rng(0)).fit(Xtr, ytr, Xp, yp)
     ref = RidgeReference(lam=0.0).fit(Xtr, ytr)
     Xa = np.hstack([Xtr, np.ones((len(ytr), 1))])
     diff = m.theta_ - ref.theta_
@@ -187,7 +187,7 @@ def test_separate_public_sample():
     f = run_sweep((X, y), methods=["pmt"], epsilons=[1.0], seeds=[4], public_data=(Xq, yq), test_size=0.2)
     assert (f["n_pub"] == 150).all() and (f["n"] == len(y) - round(0.2 * len(y))).all()
     Xp, yp, Xtr, ytr, *_ = sweep_split(X, y, public_data=(Xq, yq))
-    m = PMTRidge(epsilon=1.0, random_state=4).fit(Xtr, ytr, Xp, yp)
+    m = PMTRidge(epsilon=1.0, random_state=np.random.default_rng(4)).fit(Xtr, ytr, Xp, yp)
     ref = RidgeReference().fit(Xtr, ytr)
     assert f["l2_error"].iloc[0] == pytest.approx(np.linalg.norm(m.theta_ - ref.theta_), rel=1e-9)
     with pytest.raises(ValueError, match="columns"):

@@ -42,7 +42,7 @@ def _small_split(seed=0, n=6000, d=4):
 @pytest.mark.parametrize("method, cls", [("pmt", PMTLogistic), ("dp-newton", DPNewtonLogistic),
                                          ("dp-gd", DPGDLogistic)])
 def test_sweep_rows_reproduce_the_estimators(method, cls):
-    """Seed s in the sweep draws the same noise as random_state=s (float64 products)."""
+    """Seed s in the sweep draws the same noise as random_state=default_rng(s) (float64 products)."""
     from engine.experiments import METHODS
 
     X, y, Xq, yq, Xt, yt = _small_split()
@@ -52,7 +52,7 @@ def test_sweep_rows_reproduce_the_estimators(method, cls):
     for k in range(len(out["li"])):
         eps = [0.7, 3.0][out["ei"][k]]
         seed = [4, 9][out["si"][k]]
-        m = cls(epsilon=eps, lam=1e-3, random_state=seed).fit(X, y, X_pub=Xq)
+        m = cls(epsilon=eps, lam=1e-3, random_state=np.random.default_rng(seed)).fit(X, y, X_pub=Xq)
         np.testing.assert_allclose(out["theta"][k], m.theta_, rtol=1e-6, atol=1e-8)
         if method != "dp-gd":
             assert out["converged"][k] == m.report_.converged

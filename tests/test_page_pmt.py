@@ -172,12 +172,14 @@ def test_url_query_parameter_sets_the_view():
         ("n_pub", 0, "n_pub"),
         ("n_pub", 10**6, "n_pub"),
         ("eta", 1.5, "eta"),
-        ("clip_radius", -2.0, "clip_radius"),
+        ("clip_radius", 1e-170, "clip_radius must lie in [1e-100"),  # the widget's min is 0 (0 = automatic)
     ],
 )
 def test_bad_parameter_shows_error_and_keeps_other_settings(key, value, needle):
     at = _app(seeds=5, epsilon=2.0).run()
     assert not at.error
+    if key == "clip_radius":  # bounded input (issue 12 item 6): 0 (automatic) to 1e15
+        assert (at.number_input(key=key).min, at.number_input(key=key).max) == (0.0, 1e15)
     at.number_input(key=key).set_value(value).run()
     assert not at.exception, at.exception
     assert at.error, f"{key}={value} should show an error box"

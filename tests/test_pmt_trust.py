@@ -39,7 +39,7 @@ def test_small_input_rmse_does_not_depend_on_feature_scale(solver):
     for scale in (1.0, 1e7, 1e-7, np.array([1e-8, 1e8])):
         rmse, cs = [], []
         for s in range(20):
-            m = PMTRidge(epsilon=1.0, lam=0.0, solver=solver, random_state=s).fit(
+            m = PMTRidge(epsilon=1.0, lam=0.0, solver=solver, random_state=np.random.default_rng(s)).fit(
                 X[200:] * scale, y[200:], X_pub=X[:200] * scale, y_pub=y[:200])
             assert not m.report_.sigma_pub_regularized
             rmse.append(np.sqrt(np.mean((m.predict(Xt * scale) - yt) ** 2)))
@@ -166,9 +166,9 @@ def test_default_bounded_where_the_paper_explodes_and_equal_where_signal_dominat
     assert med[("PMT (paper solver)", 1.0)] > 500 * norm  # 1.24e3 on main (issue 13)
     assert med[("PMT", 1.0)] < norm  # 0.43
     X, y, _, _ = _small_input()
-    a = PMTRidge(epsilon=10.0, lam=1e-4, random_state=4).fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
-    b = PMTRidge(epsilon=10.0, lam=1e-4, solver="paper", random_state=4).fit(X[200:], y[200:], X_pub=X[:200],
-                                                                            y_pub=y[:200])
+    a = PMTRidge(epsilon=10.0, lam=1e-4, random_state=np.random.default_rng(4)).fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
+    b = PMTRidge(epsilon=10.0, lam=1e-4, solver="paper",
+                 random_state=np.random.default_rng(4)).fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
     assert a.report_.eig_fixes == 0 and a.report_.extra["solver"] == "noise-aware"
     np.testing.assert_allclose(a.theta_, b.theta_, rtol=1e-10)
 
@@ -195,7 +195,7 @@ def test_estimator_reproduces_sweep_row(solver, key):
     from engine.pmt import RidgeReference
 
     Xq, yq, Xp, yp, _, _ = sweep_split(X, y, n_pub=200, split_seed=0, test_size=0.0)
-    m = PMTRidge(epsilon=0.3, lam=1e-3, solver=solver, random_state=7).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+    m = PMTRidge(epsilon=0.3, lam=1e-3, solver=solver, random_state=np.random.default_rng(7)).fit(Xp, yp, X_pub=Xq, y_pub=yq)
     ref = RidgeReference(lam=1e-3).fit(Xp, yp)
     assert float(f["l2_error"].iloc[0]) == pytest.approx(np.linalg.norm(m.theta_ - ref.theta_), rel=1e-6)
 

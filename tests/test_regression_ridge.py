@@ -97,8 +97,8 @@ def _extreme_row(rng, p, scale):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), scale=st.floats(1e-3, 1e8), yv=st.floats(-1e9, 1e9),
-       nb=st.sampled_from(["replace-one", "add-remove"]), idx=st.integers(0, 299))
-def test_pmt_statistics_move_by_at_most_sensitivity(seed, scale, yv, nb, idx):
+       idx=st.integers(0, 299))
+def test_pmt_statistics_move_by_at_most_sensitivity(seed, scale, yv, idx):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(300, 3)) * [1, 10, 100]
     y = X @ [1.0, 0.1, 0.01] + rng.normal(size=300)
@@ -108,14 +108,11 @@ def test_pmt_statistics_move_by_at_most_sensitivity(seed, scale, yv, nb, idx):
     t = pmt_transform(X, moment=mom, eta=eta)
     A, b = sufficient_statistics(t.X_tilde, y, B_y)
     x_new = _extreme_row(rng, 3, scale)
-    if nb == "replace-one":
-        X2, y2 = X.copy(), y.copy()
-        X2[idx], y2[idx] = x_new, yv
-    else:  # add one row (the radius uses the public, nominal n)
-        X2, y2 = np.vstack([X, x_new]), np.append(y, yv)
+    X2, y2 = X.copy(), y.copy()  # replace-one (the only relation offered)
+    X2[idx], y2[idx] = x_new, yv
     Z2, _, _ = truncate_rows(add_intercept(X2) @ mom.Sigma_pub_inv_sqrt, R)
     A2, b2 = sufficient_statistics(Z2, y2, B_y)
-    sA, sb = ssp_sensitivities(R, B_y, nb)
+    sA, sb = ssp_sensitivities(R, B_y)
     assert np.linalg.norm(A - A2, "fro") <= sA * (1 + 1e-9)
     assert np.linalg.norm(b - b2) <= sb * (1 + 1e-9)
 
@@ -148,7 +145,8 @@ def test_dprr_and_dpgd_statistics_move_by_at_most_sensitivity(seed, scale, yv, C
 
 def test_sensitivity_formulas():
     assert ssp_sensitivities(3.0, 2.0) == (pytest.approx(math.sqrt(2) * 9), 12.0)
-    assert ssp_sensitivities(3.0, 2.0, "add-remove") == (9.0, 6.0)
+    with pytest.raises(ValueError, match="add/remove is not offered"):
+        ssp_sensitivities(3.0, 2.0, "add-remove")
 
 
 # ------------------------------------------------------------------ reports and accounting
@@ -168,9 +166,7 @@ def test_report_ledger_and_noise_scales():
     assert rel[-1]["name"] == "total (composed)"
     assert r.kappa_pmt < 3 < r.kappa_raw
     assert r.to_dict()["method"] == "PMT"
-    m2 = PMTRidge(epsilon=1.0, neighbouring="add-remove", random_state=0).fit(X, y, Xp, yp)
-    assert m2.report_.sensitivities["A"] == pytest.approx(R**2)
-    assert m2.report_.noise_scales["b"] == pytest.approx(r.noise_scales["b"] / 2)
+    assert r.neighbouring == "replace-one"
 
 
 def test_dpgd_budget_composes():

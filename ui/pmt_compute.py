@@ -83,7 +83,7 @@ def default_methods(task: str) -> list[str]:
 #: Spec keys copied from session state, with their types.
 SPEC_KEYS = {
     "data": str, "epsilon": float, "delta": float, "lam": float, "n_pub": int, "eta": float, "seeds": int,
-    "neighbouring": str, "clip_radius": float, "methods": list, "standardize": bool, "public_source": str,
+    "clip_radius": float, "methods": list, "standardize": bool, "public_source": str,
     "split_seed": int, "synthetic_kappa": float,
 }
 
@@ -284,7 +284,7 @@ def _sweep_kwargs(spec: dict) -> dict:
         task=ENGINE_TASKS[spec["task"]], methods=list(spec["methods"]), seeds=int(spec["seeds"]),
         epsilons=vals if kind == "epsilon" else [spec["epsilon"]],
         lams=vals if kind == "lam" else [spec["lam"]],
-        delta=spec["delta"], eta=spec["eta"], neighbouring=spec["neighbouring"],
+        delta=spec["delta"], eta=spec["eta"],
         clip_radius=(spec["clip_radius"] if spec["clip_radius"] != 0 else None), test_size=TEST_SIZE,
     )
 
@@ -358,9 +358,22 @@ def pmt_vs_best(head: pd.DataFrame, *, lower_better: bool = True):
     return (pmt / float(best["median"]), str(best["method"]))
 
 
-def advisories(data: PreparedData, diag: dict) -> list[str]:
-    """Plain-language warnings about the current view (shown above the figures)."""
+def advisories(data: PreparedData, diag: dict, delta: float | None = None) -> list[str]:
+    """Plain-language warnings about the current view (shown above the figures).
+
+    With ``delta``: the engine's :class:`engine.privacy.DeltaTooLargeWarning` when delta > 1/n for the
+    private training rows (:func:`engine.privacy.check_delta`, the check the estimators and the sweep make).
+    """
     out = []
+    if delta is not None:
+        import warnings
+
+        from engine import privacy as P
+
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            P.check_delta(float(delta), int(len(data.y_train)))
+        out += [str(w.message) for w in rec if issubclass(w.category, P.DeltaTooLargeWarning)]
     if data.n_pub <= data.d + 1:
         out.append(f"n_pub = {data.n_pub} public rows for {data.d} features (+ intercept): the public second moment is "
                    "singular, so the engine adds a tiny ridge (tau I) before whitening. Use n_pub >= d + 2.")
@@ -461,7 +474,7 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
     """``python -m engine pmt`` arguments that reproduce the page's error-vs-epsilon sweep.
 
     Matches the flags of :mod:`engine.cli.pmt` (``--dataset --epsilon --delta --seeds --lam --n-pub
-    --methods --eta --standardize --neighbouring --split-seed --metric --kappa``). Settings the CLI
+    --methods --eta --standardize --split-seed --metric --kappa``). Settings the CLI
     cannot express are listed by :func:`cli_notes`.
 
     Examples
@@ -481,7 +494,7 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
             "--epsilon", *[f"{e:g}" for e in sorted(set(EPSILON_GRID) | {float(spec["epsilon"])})],
             "--delta", f"{spec['delta']:g}", "--seeds", str(int(spec["seeds"])), "--lam", f"{spec['lam']:g}",
             "--n-pub", str(int(spec["n_pub"])), "--methods", *[keys.get(m, m) for m in spec["methods"]],
-            "--eta", f"{spec['eta']:g}", "--neighbouring", spec["neighbouring"],
+            "--eta", f"{spec['eta']:g}",
             "--split-seed", str(int(spec["split_seed"])), "--metric", spec.get("metric", "l2_error")]
     if spec.get("standardize"):
         argv.append("--standardize")
@@ -554,10 +567,10 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     from engine.pmt import add_intercept, pmt_radius, pmt_transform
 
     common = dict(epsilon=spec["epsilon"], delta=spec["delta"], lam=spec["lam"], eta=spec["eta"],
-                  neighbouring=spec["neighbouring"], random_state=0)
+                  random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
-    out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": spec["neighbouring"], "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+    out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
@@ -600,7 +613,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
 
 #: Estimators whose privacy ledger the page shows, per page task: method -> (module, class name).
 #: The logistic task fills this in when its estimators land (they must accept the ridge keywords
-#: epsilon, delta, lam, eta, neighbouring, random_state and expose ``report_.ledger``).
+#: epsilon, delta, lam, eta, random_state and expose ``report_.ledger``).
 DIAGNOSTIC_ESTIMATORS: dict = {
     "classification": {
         "PMT": ("engine.glm", "PMTLogistic"),

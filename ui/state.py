@@ -34,6 +34,9 @@ LAM_OPTIONS: tuple[float, ...] = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
 #: delta values offered (the usual choices; 1e-5 is the default).
 DELTA_OPTIONS: tuple[float, ...] = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3)
+#: Largest baseline clip radius the page accepts: engine.pmt._base.F32_BOUND_RANGE (the radius enters the
+#: logistic sweep's float32 products); 0 means automatic, values in (0, 1e-100) are refused by the engine.
+CLIP_RADIUS_MAX = 1e15
 
 #: Public sample sizes of the error-vs-n_pub sweep (those < the private n are kept).
 N_PUB_GRID: tuple[int, ...] = (20, 50, 100, 200, 500, 1000, 2000)
@@ -51,7 +54,6 @@ DEFAULTS: dict = {
     "seeds": 20,
     "lam": 1e-4,
     "eta": 0.05,
-    "neighbouring": "replace-one",
     "clip_radius": 0.0,
     "methods": ["PMT", "DP-RR", "DP-GD", "Non-private"],
     "metric": "l2_error",
@@ -110,10 +112,10 @@ def settings_summary() -> None:
             f"**n_pub** = {ss.get('n_pub', DEFAULTS['n_pub'])} public rows, "
             f"**seeds** = {ss.get('seeds', DEFAULTS['seeds'])}  \n"
             f"**lam** = {fmt_num(ss.get('lam', DEFAULTS['lam']))}, "
-            f"**{ss.get('neighbouring', DEFAULTS['neighbouring'])}** neighbours",
+            "**replace-one** neighbours",
             help="epsilon, delta: the (epsilon, delta)-differential-privacy target (smaller = more private). "
             "n_pub: size of the public sample. seeds: repetitions of each noisy run. lam: ridge penalty. "
-            "replace-one / add-remove: which neighbouring data sets the guarantee compares.",
+            "replace-one: the neighbouring data sets the guarantee compares (n public; the only relation offered).",
         )
 
 
@@ -221,8 +223,7 @@ URL_CODEC: dict = {
     "n_pub": (_int_in(1, 10**7), str),
     "seeds": (_int_in(1, 200), str),
     "eta": (_float_in(0.0, 1.0), fmt_num),
-    "neighbouring": (_one_of(("replace-one", "add-remove")), str),
-    "clip_radius": (_float_in(0.0, float("inf"), open_lo=False), fmt_num),
+    "clip_radius": (_float_in(0.0, CLIP_RADIUS_MAX, open_lo=False), fmt_num),
     "methods": (_methods, lambda ms: ",".join(METHOD_URL.get(m, m) for m in ms)),
     "metric": (str, str),
     "standardize": (_flag, lambda b: "1" if b else "0"),

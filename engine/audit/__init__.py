@@ -92,6 +92,7 @@ from engine.audit.mechanisms import (  # noqa: F401
     _pmtlr_pair,
     _ssp_canary_directions,
     _ssp_pair,
+    logistic_gradient_worst_pair,
     sample_releases,
 )
 from engine.audit.stats import (
@@ -110,5 +111,6 @@ __all__ = [
     "ideal_epsilon_lower_bound",
     "distinguishing_test",
     "sample_releases",
+    "logistic_gradient_worst_pair",
     "audit",
 ]

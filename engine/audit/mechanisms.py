@@ -24,7 +24,7 @@ from engine.audit.hooks import (
     _ssp_releases,
 )
 
-__all__ = ["MECHANISMS", "sample_releases"]
+__all__ = ["MECHANISMS", "sample_releases", "logistic_gradient_worst_pair"]
 
 
 def _upper_tri_norm(M) -> float:
@@ -133,11 +133,12 @@ def _pmtlr_pair(n, p, n_pub, seed, orthogonal=False):
     before truncation) with label 0 on D and 1 on D'.
 
     Its Hessian terms are identical and its gradient terms differ by exactly ``x~ / n`` (norm R/n) at every
-    step, whatever theta~: the pair is ``mu / (2 sqrt 2)`` GDP. No replace-one pair reaches the stated
-    gradient sensitivity ``2R/n`` for the logistic loss (the coefficients ``b'(u) - y`` of two rows cannot
-    be +1 and -1 on the same direction), so the accounting is conservative and the audit of DP-PMTLR stays
-    well below the claim. ``orthogonal=True`` puts the rows of D and D' on two orthogonal axes (the Hessian
-    terms then differ by the full sensitivity at theta~ = 0), which a test on the final iterate sees less
+    step, whatever theta~: the pair is ``mu / (2 sqrt 2)`` GDP, so this audit stays well below the claim.
+    That is a property of *this* pair, not of the mechanism: the stated gradient sensitivity ``2R/n`` is
+    attained (:func:`logistic_gradient_worst_pair`: two nearly parallel rows with opposite labels, at a
+    large ``||theta~||`` nearly orthogonal to them, have coefficients ``b'(u) - y`` of +1 and -1), so the
+    accounting is tight, not conservative. ``orthogonal=True`` puts the rows of D and D' on two orthogonal
+    axes (the Hessian terms then differ by the full sensitivity at theta~ = 0), which a test on the final iterate sees less
     well (kept for experiments)."""
     from engine.pmt import pmt_radius, public_moment
 
@@ -147,6 +148,54 @@ def _pmtlr_pair(n, p, n_pub, seed, orthogonal=False):
     R = pmt_radius(p + 1, n, 0.05)
     rows = [PMTLR_CANARY_SCALE * R * (mom.Sigma_pub_sqrt.T @ Q[:, j])[:p] for j in ((0, 1) if orthogonal else (0, 0))]
     return (np.vstack([X, rows[0]]), np.append(y, 0)), (np.vstack([X, rows[1]]), np.append(y, 1)), X_pub
+
+
+def logistic_gradient_worst_pair(R: float, n: int, *, d: int = 2, eps: float = 1e-9, margin: float = 50.0):
+    """A replace-one pair whose averaged logistic gradients differ by exactly ``2R/n`` (issue 12).
+
+    Rows ``z1 = R (u + eps v) / ||.||`` with label 0 and ``z2 = R (u - eps v) / ||.||`` with label 1 (u, v
+    orthonormal, nearly parallel rows), evaluated at ``theta~ = K v`` with ``K eps R / sqrt(1 + eps^2) =
+    margin``: ``sigmoid(z1 . theta~) - 0 = 1`` and ``sigmoid(z2 . theta~) - 1 = -1`` to float precision
+    (``margin = 50``: ``e^{-50} ~ 2e-22``), so the gradient terms are ``z1`` and ``-z2`` and the averaged
+    gradients of D (row z1) and D' (row z2) differ by ``(z1 + z2) / n = 2R u / (n sqrt(1 + eps^2))``:
+    ``2R/n`` in float64 for ``eps = 1e-9``. Such a ``theta~`` is reachable by noisy Newton (the iterate is
+    noisy, hence anywhere), which is why the replace-one sensitivity must be ``2R/n`` and not less.
+
+    Parameters
+    ----------
+    R : float
+        Row radius (PMT's R, or DP-Newton's C).
+    n : int
+        Private rows (the averaging).
+    d : int, default 2
+        Dimension (>= 2).
+    eps : float, default 1e-9
+        Half-angle between the two rows (radians, approximately).
+    margin : float, default 50.0
+        ``|z . theta~|`` of each row.
+
+    Returns
+    -------
+    (z1, y1), (z2, y2), theta, diff : tuple
+        The two rows and labels, the evaluation point and ``||g(D) - g(D')||`` for that replaced row.
+
+    Examples
+    --------
+    >>> *_, diff = logistic_gradient_worst_pair(3.0, 100)
+    >>> diff == 2 * 3.0 / 100
+    True
+    """
+    from scipy.special import expit
+
+    if d < 2:
+        raise ValueError(f"d must be >= 2 (two directions are needed), got {d}")
+    u, v = np.eye(d)[0], np.eye(d)[1]
+    z1 = R * (u + eps * v) / math.hypot(1.0, eps)
+    z2 = R * (u - eps * v) / math.hypot(1.0, eps)
+    theta = (margin * math.hypot(1.0, eps) / (eps * R)) * v
+    g1 = (expit(z1 @ theta) - 0.0) * z1 / n
+    g2 = (expit(z2 @ theta) - 1.0) * z2 / n
+    return (z1, 0), (z2, 1), theta, float(np.linalg.norm(g1 - g2))
 
 
 def _newton_raw_pair(n, p, n_pub, seed):

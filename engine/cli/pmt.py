@@ -92,23 +92,33 @@ def _cmd_pmt(args) -> int:
         if args.task != "ridge":
             raise ValueError("--public-moment applies to --task ridge only")
         task_options = {"public_moment": args.public_moment}
-    frame = run_sweep(
-        data,
-        methods=methods,
-        epsilons=args.epsilon,
-        seeds=args.seeds,
-        lams=args.lam,
-        n_pubs=args.n_pub,
-        delta=args.delta,
-        eta=args.eta,
-        standardize=args.standardize,
-        task=args.task,
-        split_seed=args.split_seed,
-        neighbouring=args.neighbouring,
-        dp_gd_steps=args.steps,
-        dataset_kwargs=ds_kwargs or None,
-        task_options=task_options,
-    )
+    import warnings
+
+    from engine.privacy import DeltaTooLargeWarning
+
+    with warnings.catch_warnings(record=True) as caught:  # delta > 1/n: one clean line on stderr (issue 12)
+        warnings.simplefilter("always", DeltaTooLargeWarning)
+        frame = run_sweep(
+            data,
+            methods=methods,
+            epsilons=args.epsilon,
+            seeds=args.seeds,
+            lams=args.lam,
+            n_pubs=args.n_pub,
+            delta=args.delta,
+            eta=args.eta,
+            standardize=args.standardize,
+            task=args.task,
+            split_seed=args.split_seed,
+            dp_gd_steps=args.steps,
+            dataset_kwargs=ds_kwargs or None,
+            task_options=task_options,
+        )
+    for w in caught:  # other warnings pass through unchanged
+        if not issubclass(w.category, DeltaTooLargeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for msg in sorted({str(w.message) for w in caught if issubclass(w.category, DeltaTooLargeWarning)}):
+        print(f"warning: {msg}", file=sys.stderr)
     summary = summarize(frame, args.metric)
     classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:
@@ -122,7 +132,7 @@ def _cmd_pmt(args) -> int:
         "d": int(first["d"]),
         "delta": args.delta,
         "standardize": bool(args.standardize),
-        "neighbouring": args.neighbouring,
+        "neighbouring": "replace-one",  # the only relation offered (n is public)
         "kappa_raw": float(first["kappa_raw"]),
         "kappa_pub": float(first["kappa_pub"]),
         "kappa_pmt": float(kpmt.iloc[0]) if len(kpmt) else None,
@@ -136,7 +146,7 @@ def _cmd_pmt(args) -> int:
         print(dump_json(payload))
         return 0
     print(f"dataset {info['dataset']} (task {args.task}): n = {info['n_private_train']} private training rows, "
-          f"d = {info['d']} (intercept included), delta = {args.delta:g}, {args.neighbouring}, "
+          f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one, "
           f"standardize = {args.standardize}")
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
@@ -180,7 +190,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
-    p.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
     p.add_argument("--public-moment", choices=["sample", "tyler"], default="sample", dest="public_moment",
                    help="ridge: the public moment PMT whitens with: the paper's sample second moment (default) or "

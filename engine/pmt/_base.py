@@ -18,6 +18,7 @@ is drawn, randomness only from ``random_state``, learned attributes end in ``_``
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -50,6 +51,10 @@ METHOD_NAMES = {
 DEFAULT_EIG_FLOOR = 1e-3
 #: Largest accepted |entry| of X or y: beyond it, sums of squares can overflow float64.
 MAX_ABS_VALUE = 1e150
+#: Accepted range of a user-set bound that enters float32 products (the sweeps' DP-GD gradient clip and the
+#: logistic sweep's clip radius): squares and sums over rows stay far below float32's 3.4e38. Float64-only
+#: bounds use :data:`engine.privacy.BOUND_RANGE` (1e-100, 1e100).
+F32_BOUND_RANGE = (1e-100, 1e15)
 
 
 # --------------------------------------------------------------------------------------------
@@ -66,7 +71,8 @@ class FitReport:
     epsilon, delta, mu : float
         Target (epsilon, delta) and the total mu-GDP (inf when noise is off).
     neighbouring : str
-        ``"replace-one"`` or ``"add-remove"``.
+        ``"replace-one"`` (the only relation offered: n is public; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale).
     ledger : engine.privacy.PrivacyLedger
         One record per Gaussian release (name, sensitivity, sigma, mu); ``releases`` holds
         ``ledger.to_records()`` (mu and epsilon per release plus the composed total).
@@ -307,7 +313,10 @@ def _validate_privacy(epsilon, delta, neighbouring):
 
 
 def _resolve_bound(value, name, *, public, private, allow_private=True, stacklevel=4):
-    """A bound: None -> the public default; float -> itself; "private" -> from private data + warning."""
+    """A bound: None -> the public default; float -> itself, within ``[1e-100, 1e100]``
+    (:func:`engine.privacy.check_bound`: squares, sums over rows and noise scales stay finite and exact;
+    ``ValueError`` naming the range otherwise, e.g. ``clip_radius=1e155`` or ``1e-170``); "private" ->
+    from private data + warning."""
     if value is None:
         return public()
     if isinstance(value, str):
@@ -320,11 +329,68 @@ def _resolve_bound(value, name, *, public, private, allow_private=True, stacklev
             )
             return private()
         raise ValueError(f"{name} must be None (public default), a float > 0 or 'private', got {value!r}")
-    return _check_positive(value, name)
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, a documented option, or None; got {value!r}")
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, a documented option, or None; got {value!r}") from None
+    return P.check_bound(name, value)
 
 
-def _mu(eps, dlt):
+def _mu(eps, dlt, n):
+    """mu-GDP of (eps, dlt); warns (:class:`engine.privacy.DeltaTooLargeWarning`) when ``dlt > 1/n``.
+
+    Called by every private fit after validation and before any noise (n, the number of private rows,
+    is public under replace-one). delta >= 1 was refused earlier (:func:`engine.privacy.validate_delta`).
+    """
+    P.check_delta(dlt, int(n))
     return P.gdp_mu(eps, dlt)
+
+
+def _canonical(value) -> str:
+    """A stable text form of a parameter value for :func:`release_rng` (numbers as floats, arrays by hash)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return repr(float(value))
+    if isinstance(value, np.ndarray):
+        arr = np.ascontiguousarray(value)
+        return f"ndarray{arr.shape}{arr.dtype.str}:{hashlib.sha256(arr.tobytes()).hexdigest()}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_canonical(v) for v in value) + ")"
+    return repr(value)
+
+
+def release_rng(estimator) -> np.random.Generator:
+    """The noise generator of one release from ``estimator.random_state`` (issue 12, item 4).
+
+    - ``None``: ``numpy.random.default_rng()`` (fresh OS entropy).
+    - an int ``s >= 0``: ``default_rng(SeedSequence(s, spawn_key=k))`` with ``k`` eight 32-bit words
+      of SHA-256 over the release's identity: the class name and every ``get_params()`` value except
+      ``random_state`` (numbers compared as floats). Same seed and settings -> the same noise; a change
+      in any setting (epsilon, delta, lam, eta, bounds, steps, ...) -> an independent stream. So
+      releases at several epsilons with one integer seed no longer share their normal draws (with
+      shared draws, four PMTRidge fits at eps 0.5, 1, 2, 4 solved back to the noise-free ``b/A``).
+    - a ``numpy.random.Generator``: used as is (the caller owns the stream).
+
+    Raises
+    ------
+    TypeError
+        Anything else (a ``RandomState`` or a bool included).
+    ValueError
+        A negative int.
+    """
+    rs = estimator.random_state
+    if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool):
+        if rs < 0:
+            raise ValueError(f"random_state must be None, an int >= 0 or a numpy.random.Generator, got {rs!r}")
+        params = {k: v for k, v in estimator.get_params(deep=False).items() if k != "random_state"}
+        ident = type(estimator).__name__ + "|" + "|".join(f"{k}={_canonical(v)}" for k, v in sorted(params.items()))
+        digest = hashlib.sha256(ident.encode()).digest()
+        key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 32, 4))
+        return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=key))
+    return P.check_random_state(rs)
 
 
 def _check_steps(T, name="n_steps"):

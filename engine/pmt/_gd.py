@@ -6,7 +6,7 @@ logistic regression (:func:`dp_gd_logistic_path`). Many runs at once: runs are t
 ``d x runs`` matrix, rows are processed in cache-sized chunks, and groups of runs go to threads with
 single-threaded BLAS. :class:`_DPGDMixin` is the estimators' shared fit (ledger, noise, report).
 Accounting (``docs/PMT.md`` section 5): T equal Gaussian releases of the mean clipped gradient, each with
-``mu_t = mu / sqrt(T)`` and sensitivity ``2C / n`` (replace-one) or ``C / n`` (add/remove).
+``mu_t = mu / sqrt(T)`` and sensitivity ``2C / n`` (replace-one, the only relation offered: n is public).
 """
 
 from __future__ import annotations
@@ -14,8 +14,39 @@ from __future__ import annotations
 import numpy as np
 
 from engine import privacy as P
-from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups
+from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups, release_rng
 from engine.pmt._newton import _sigmoid_inplace
+
+#: Rows longer than this (ridge: the joint row ``(x_i, y_i)``; logistic: ``x_i``) are scaled onto this
+#: norm, in float64, before anything is cast to the working dtype (issue 12, item 3).
+MAX_GD_ROW_NORM = 1e15
+
+
+def _scale_long_rows(Xa, y=None, K: float = MAX_GD_ROW_NORM):
+    """Scale every row longer than ``K`` onto norm ``K`` in float64: ``(x_i, y_i) <- f_i (x_i, y_i)``,
+    ``f_i = min(1, K / ||(x_i, y_i)||)`` (``y`` joins the norm when given).
+
+    Why: the validated domain is ``|entry| <= 1e150`` (:data:`engine.pmt._base.MAX_ABS_VALUE`), but the
+    DP-GD products run in float32 in the sweeps (max 3.4e38): a private entry of 1e20 made
+    ``2 ||x_i|| x_i`` overflow to inf, every run NaN, and NaN-vs-finite told the neighbours apart. With
+    rows of norm <= 1e15 every product stays below ~1e31 times ``||theta||`` in any dtype, float64's
+    ``1e150`` edge included.
+
+    Privacy: ``f_i`` depends on row i alone, and each example's gradient is still clipped to norm C
+    afterwards, so the sensitivity ``2C/n`` is unchanged. Effect on the fit: for ridge the signed
+    residual becomes ``f_i^2 s_i`` (same sign), so the clipped gradient differs from the unscaled one
+    only when ``|f_i^2 s_i| < C``, i.e. for a row longer than 1e15 fitted almost exactly; for logistic
+    the sigmoid argument shrinks by ``f_i`` (the gradient direction ``x_i / ||x_i||`` is unchanged).
+    Rows of norm <= 1e15 are untouched, bit for bit.
+    """
+    Xa = np.asarray(Xa, dtype=float)
+    Z = Xa if y is None else np.column_stack([Xa, y])
+    nrm = np.linalg.norm(Z, axis=1)
+    if not np.any(nrm > K):
+        return Xa, y
+    f = np.where(nrm > K, K / np.where(nrm > 0, nrm, 1.0), 1.0)
+    return Xa * f[:, None], (None if y is None else np.asarray(y, dtype=float) * f)
+
 
 def _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype):
     """Shared set-up of the batched DP-GD paths: per-run lam/step, row norms, unit rows ``U^T`` (dtype)."""
@@ -100,7 +131,9 @@ def dp_gd_ridge_path(
     ``s`` for all runs is one product of the precomputed ``n x (d+1)`` matrix ``2||x_i|| [x_i, -y_i]``
     with ``[theta; 1]``; then one in-place scalar clip and one product ``U^T s``. Rows are processed
     in cache-sized chunks; runs are split over ``n_jobs`` threads with single-threaded BLAS (runs are
-    independent). The penalty gradient is data-independent and not clipped.
+    independent). The penalty gradient is data-independent and not clipped. Rows ``(x_i, y_i)`` longer
+    than :data:`MAX_GD_ROW_NORM` (1e15) are first scaled onto that norm in float64
+    (:func:`_scale_long_rows`), so no product overflows in float32 (issue 12, item 3).
 
     Parameters
     ----------
@@ -132,6 +165,7 @@ def dp_gd_ridge_path(
     frac_clipped : ndarray of shape (runs,)
         Fraction of per-example gradients clipped at the last step (display only).
     """
+    Xa, y = _scale_long_rows(Xa, np.asarray(y, dtype=float))  # before any cast (MAX_GD_ROW_NORM)
     Xa, n, d, sigma, runs, lam, step, C, rn, Ut = _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype)
     S = np.ascontiguousarray(2.0 * rn[:, None] * np.hstack([Xa, -np.asarray(y, dtype=float)[:, None]]), dtype=dtype)
 
@@ -152,16 +186,17 @@ def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
     """Standard-normal gradient noise for one DP-GD run: shape (n_steps, d), drawn in one call.
 
     The estimators and the sweeps draw through this one function, so a sweep with seed s reproduces
-    ``random_state=s`` exactly.
+    ``random_state=numpy.random.default_rng(s)`` exactly (an int ``random_state`` is mixed with the
+    fit's settings instead: :func:`engine.pmt._base.release_rng`).
     """
     return P.gaussian_noise((n_steps, d), 1.0, rng)
 
 
 def _dp_gd_ledger(dlt, mu, T, C, n, nb):
-    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one)
-    or ``C/n`` (add/remove), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
+    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one,
+    the only relation offered), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
     mu_t = P.split_mu(mu, T)
-    sens = (2.0 if nb == "replace-one" else 1.0) * C / n
+    sens = 2.0 * C / n
     sigma_t = P.gaussian_sigma(sens, mu_t)
     ledger = P.PrivacyLedger(delta=dlt)
     for t in range(T):
@@ -181,10 +216,10 @@ class _DPGDMixin:
                    report_converged=False):
         """Run ``path`` (:func:`dp_gd_ridge_path` or :func:`dp_gd_logistic_path`) once with the estimator's
         noise (:func:`dp_gd_noise` from ``random_state``) and store ``theta_`` and ``report_``."""
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
         Pm = self._penalty_mask(d)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         noise = dp_gd_noise(rng, T, d)[:, :, None]
         theta, frac = path(Xa, yv, clip_norm=C, lam=lam, Pm=Pm, step_size=step, sigma=np.array([sigma_t]), noise=noise,
                            n_steps=T)
@@ -224,7 +259,8 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
         theta = theta - step_size * g
 
     ``c_i x_i`` is the per-example gradient ``(s_i - y_i) x_i`` clipped to L2 norm C (its norm is
-    ``|s_i - y_i| ||x_i||``). The penalty gradient is data-independent and not clipped.
+    ``|s_i - y_i| ||x_i||``). The penalty gradient is data-independent and not clipped. Rows longer than
+    :data:`MAX_GD_ROW_NORM` (1e15) are first scaled onto that norm in float64 (:func:`_scale_long_rows`).
 
     Parameters
     ----------
@@ -251,6 +287,7 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
     frac_clipped : ndarray of shape (runs,)
         Fraction of per-example gradients clipped at the last step (display only).
     """
+    Xa, _ = _scale_long_rows(Xa)  # before any cast (MAX_GD_ROW_NORM)
     Xa, n, d, sigma, runs, lam, step, C, rn, Ut = _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype)
     # clipped gradient = u_i clip(||x_i|| (s_i - y_i), -C, C) with u_i = x_i / ||x_i||
     X = np.ascontiguousarray(Xa, dtype=dtype)

@@ -25,7 +25,8 @@ Each step releases the averaged gradient and the averaged Hessian of the data te
 * gradient term ``(b'(u_i) - y_i) x~_i`` has norm <= R G, Hessian term ``b''(u_i) x~_i x~_i^T`` has
   Frobenius norm <= R^2 H (logistic: G = 1, H = 1/4);
 * replace-one sensitivities ``Delta_g = 2 R G / n`` and ``Delta_H = sqrt(2) R^2 H / n`` (two PSD rank-one
-  terms differ by at most sqrt(2) times the larger norm); add/remove: ``R G / n`` and ``R^2 H / n``;
+  terms differ by at most sqrt(2) times the larger norm); n is public under replace-one (add/remove
+  is not offered: n enters R(d, n), the averages and the noise scale);
 * ``g~ = g + N(0, (Delta_g / mu_0)^2 I)``; ``H~ = H + E`` with E symmetric, iid N(0, (Delta_H / mu_0)^2)
   on and above the diagonal (:func:`engine.privacy.symmetric_gaussian_noise`);
 * the penalty's gradient and Hessian are data-independent and added without noise;
@@ -70,7 +71,7 @@ from scipy.special import expit
 from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
 
 from engine import privacy as P
-from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups
+from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups, release_rng
 from engine.pmt._transform import _kappa_from_eigs, pmt_transform
 
 __all__ = [
@@ -189,20 +190,17 @@ def newton_sensitivities(radius: float, n: int, neighbouring: str = "replace-one
                          H: float = 0.25) -> tuple[float, float]:
     """Sensitivities of the averaged gradient (L2) and Hessian (Frobenius) for rows of norm <= R.
 
-    Replace-one: ``2 R G / n`` and ``sqrt(2) R^2 H / n``; add/remove: ``R G / n`` and ``R^2 H / n``
-    (PMT.md section 4; logistic: G = 1, H = 1/4).
+    Replace-one (the only relation offered): ``2 R G / n`` and ``sqrt(2) R^2 H / n`` (PMT.md section 4;
+    logistic: G = 1, H = 1/4). n is public under replace-one; add/remove is not offered because n enters
+    R(d, n), the averages and the noise scale, so ``neighbouring="add-remove"`` raises ``ValueError``.
 
     Examples
     --------
     >>> [round(s, 6) for s in newton_sensitivities(2.0, 100)]
     [0.04, 0.014142]
-    >>> newton_sensitivities(2.0, 100, "add-remove")
-    (0.02, 0.01)
     """
-    nb = P.validate_neighbouring(neighbouring)
-    if nb == "replace-one":
-        return 2.0 * radius * G / n, math.sqrt(2.0) * radius**2 * H / n
-    return radius * G / n, radius**2 * H / n
+    P.validate_neighbouring(neighbouring)
+    return 2.0 * radius * G / n, math.sqrt(2.0) * radius**2 * H / n
 
 
 def newton_eig_floor(eig_floor, d: int, sigma_H):
@@ -242,7 +240,8 @@ def newton_noise(rng: np.random.Generator, n_steps: int, d: int) -> tuple[np.nda
     """Standard-normal noise for one noisy-Newton run: Hessian stack (T, d, d) symmetric, then gradients (T, d).
 
     The estimators and the sweeps draw through this one function, so a sweep with seed s reproduces
-    ``random_state=s`` exactly.
+    ``random_state=numpy.random.default_rng(s)`` exactly (an int ``random_state`` is mixed with the
+    fit's settings instead: :func:`engine.pmt._base.release_rng`).
     """
     Hn = P.symmetric_gaussian_noise(d, 1.0, rng, size=int(n_steps))
     gn = P.gaussian_noise((int(n_steps), d), 1.0, rng)
@@ -578,10 +577,10 @@ class _NoisyNewtonMixin:
         (:func:`newton_noise` from ``random_state``); sets ``eig_floor_`` and ``report_`` (method from the
         class's ``_key``; ``report_min_eig``: the last noisy Hessian's smallest eigenvalue in ``extra``) and
         returns the :class:`NewtonResult` (theta in Z's space)."""
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         sens_g, sens_H = newton_sensitivities(R, n, nb, G=G, H=H)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         Hn, gn = newton_noise(rng, T, d)
         self.eig_floor_ = float(newton_eig_floor(eig_floor, d, s_H))
         res = noisy_newton(Z, yv, family=family, pen=pen, sigma_g=np.array([s_g]), sigma_H=np.array([s_H]),

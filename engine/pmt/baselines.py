@@ -31,6 +31,7 @@ from engine.pmt._base import (
     _resolve_bound,
     _store_params,
     _validate_data,
+    release_rng,
 )
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
 from engine.pmt._transform import _kappa_from_eigs, pmt_radius, truncate_rows
@@ -121,7 +122,8 @@ class DPRidge(_LinearBase):
     Parameters
     ----------
     epsilon, delta, lam, eta, neighbouring, fit_intercept, penalize_intercept, eig_floor, random_state
-        As in :class:`PMTRidge`.
+        As in :class:`PMTRidge` (``random_state``: None = OS entropy; a fixed int is for simulation and
+        reproducibility and is mixed with the fit's settings, :func:`engine.pmt._base.release_rng`).
     clip_radius : None, float or "private", default None
         C. None: the public formula above; float: user value; "private": the largest private row norm
         (``PrivacyLeakWarning``).
@@ -182,11 +184,11 @@ class DPRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params()
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         sens_A, sens_b = ssp_sensitivities(C, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
         Pm = self._penalty_mask(d)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         theta, fixed, kappa_noisy = ssp_solve(stats.A + s_A * W, stats.b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
         self._set_theta(theta, p)
@@ -223,7 +225,9 @@ class DPRidgeOracle(DPRidge):
     clip_grid : array-like of float, optional
         Candidate C values (default :func:`default_clip_grid`).
     n_trials : int, default 20
-    (others as in :class:`DPRidge`; ``clip_radius`` is ignored.)
+    (others as in :class:`DPRidge`; ``clip_radius`` is ignored. ``random_state``: a fixed int is for
+    simulation and reproducibility; the trials and the final release draw from one stream derived from
+    it and the settings.)
 
     Attributes
     ----------
@@ -264,7 +268,7 @@ class DPRidgeOracle(DPRidge):
         )
         ref = RidgeReference(lam=lam, fit_intercept=self.fit_intercept,
                              penalize_intercept=self.penalize_intercept).fit(Xp, yv).theta_
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         params = self.get_params()
         for k in ("clip_grid", "n_trials"):
             params.pop(k)
@@ -292,7 +296,7 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
 
     theta_0 = 0; T steps of ``theta <- theta - step_size * (mean clipped gradient + N(0, s_t^2 I)
     + 2 lam P theta)``, per-example gradients of ``(y_i - x_i^T theta)^2`` clipped to L2 norm C, each step
-    mu_t = mu / sqrt(T), ``s_t = 2C / (n mu_t)`` (replace-one; ``C / (n mu_t)`` add/remove). Runs on the
+    mu_t = mu / sqrt(T), ``s_t = 2C / (n mu_t)`` (replace-one, the only relation offered). Runs on the
     raw (unwhitened) private rows (intercept column included). See :func:`dp_gd_ridge_path`.
 
     Step size: ``1 / L_pub`` with ``L_pub = 2 lambda_max(X_pub^T X_pub / n_pub) + 2 lam``, the smoothness
@@ -302,7 +306,8 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
     Parameters
     ----------
     epsilon, delta, lam, eta, neighbouring, fit_intercept, penalize_intercept, random_state
-        As in :class:`PMTRidge`.
+        As in :class:`PMTRidge` (``random_state``: None = OS entropy; a fixed int is for simulation and
+        reproducibility and is mixed with the fit's settings, :func:`engine.pmt._base.release_rng`).
     n_steps : int, default 100
         T.
     clip_norm : None, float or "private", default None

@@ -142,7 +142,14 @@ def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = 
 
 class _LogisticBase(ClassifierMixin, _GLMBase):
     def _labels(self, y, n):
-        return check_binary_labels(y, n, classes=self.classes)
+        """Private labels of a DP fit: mapped with ``classes``, never required to hold both classes.
+
+        Whether the private labels hold both classes is a private fact: a one-class label set (200
+        zeros) and its replace-one neighbour (199 zeros and one 1) must both fit, with the same report
+        fields, so nothing here branches on it (issue 12, item 2). Noisy Newton and DP-GD need no
+        second class (the noise and the penalty keep every step finite).
+        """
+        return check_binary_labels(y, n, classes=self.classes, require_both=False)
 
     @property
     def classes_(self):
@@ -200,13 +207,19 @@ class LogisticReference(_LogisticBase):
                  tol=1e-10):
         _store_params(self, locals())
 
+    def _labels(self, y, n):
+        # the non-private reference may refuse a one-class sample (no finite fit at lam = 0); it releases
+        # nothing, so this branch on the labels costs no privacy
+        return check_binary_labels(y, n, classes=self.classes, require_both=True)
+
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Fit on the private data (public arguments are accepted and ignored).
 
         Raises
         ------
         ValueError, TypeError
-            NaN/inf, bad labels, shape mismatch, n < d, lam < 0.
+            NaN/inf, bad labels, all labels in one class (the reference only; the private estimators
+            fit one-class labels like their neighbours), shape mismatch, n < d, lam < 0.
         """
         lam = _check_lam(self.lam)
         max_iter = _check_steps(self.max_iter, "max_iter")
@@ -259,8 +272,11 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         T (2T releases).
     eta : float, default 0.05
     classes : pair, default (0, 1)
-        (negative, positive) labels, given by the user; never inferred from the data.
-    neighbouring : {"replace-one", "add-remove"}
+        (negative, positive) labels, given by the user; never inferred from the data. The private labels
+        need not hold both classes (a one-class sample fits like its neighbour: nothing branches on it).
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept, penalize_intercept : bool
     on_singular : {"regularize", "raise"}
     eig_floor : "auto" or float, default "auto"
@@ -268,7 +284,14 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         given value (:func:`newton_eig_floor`; module docstring). ``report_.eig_floor`` holds the value used.
     tol : float, default 0.25
         Convergence-flag tolerance (relative last step).
-    random_state : None, int or Generator
+    random_state : None, int or numpy.random.Generator, default None
+        None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
+        simulation and reproducibility only: the noise stream is derived from the seed *and* the
+        release's identity (class and every other parameter: epsilon, delta, lam, ...; see
+        :func:`engine.pmt._base.release_rng`), so the same seed with the same settings reproduces a
+        fit, while fits differing in any setting (e.g. four epsilons with ``random_state=0``) get
+        independent noise that cannot be combined to cancel it. A Generator is used as is (its state
+        advances; the caller owns the stream, as the sweeps do for common random numbers).
 
     Attributes
     ----------
@@ -314,7 +337,7 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         Raises
         ------
         ValueError, TypeError
-            Before any noise: NaN/inf, labels outside ``classes`` or one class only, n < d, n_pub < 1,
+            Before any noise: NaN/inf, labels outside ``classes``, n < d, n_pub < 1,
             lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
         """
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
@@ -343,7 +366,8 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
     clip_radius : None, float or "private", default None
         C. None: the public formula; float: user value; "private": the largest private row norm
         (``PrivacyLeakWarning``).
-    (others as in :class:`PMTLogistic`)
+    (others as in :class:`PMTLogistic`; ``random_state``: None = OS entropy, a fixed int is for
+    simulation and reproducibility only and is mixed with the fit's settings)
 
     Examples
     --------
@@ -388,8 +412,8 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
 
     theta_0 = 0; T steps (default 100) of ``theta <- theta - step_size (mean clipped gradient + N(0, s_t^2 I)
     + 2 lam P theta)`` on the raw rows (intercept included); per-example gradients ``(s_i - y_i) x_i``
-    clipped to L2 norm C; each step ``mu_t = mu / sqrt(T)``, ``s_t = 2C / (n mu_t)`` (replace-one;
-    ``C / (n mu_t)`` add/remove). See :func:`dp_gd_logistic_path`.
+    clipped to L2 norm C; each step ``mu_t = mu / sqrt(T)``, ``s_t = 2C / (n mu_t)`` (replace-one, the
+    only relation offered). See :func:`dp_gd_logistic_path`.
 
     Step size: ``1 / (lambda_max(X_pub^T X_pub / n_pub) / 4 + 2 lam)`` (the inverse smoothness constant
     of the objective, estimated from the public rows with the intercept column: public, so free).
@@ -403,7 +427,8 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
         ``|s - y| <= 1`` it bounds the gradient of rows of that norm). "private": the largest private row
         norm (``PrivacyLeakWarning``).
     step_size : None or float
-    (others as in :class:`PMTLogistic`)
+    (others as in :class:`PMTLogistic`; ``random_state``: None = OS entropy, a fixed int is for
+    simulation and reproducibility only and is mixed with the fit's settings)
 
     Examples
     --------

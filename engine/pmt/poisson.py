@@ -13,11 +13,12 @@ import math
 import numpy as np
 from sklearn.base import RegressorMixin
 
+from engine import privacy as P
+
 from engine.pmt._base import (
     _as_float_vector,
     _check_lam,
     _check_on_singular,
-    _check_positive,
     _GLMBase,
     _nonprivate_report,
     _pmt_report_fields,
@@ -109,8 +110,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
       user-given, default 1), so ``|x~^T theta~| <= R B_theta`` at every evaluated point (the start
       theta~_0 = 0 is inside);
     * hence ``G = max(e^{R B_theta}, y_max)`` and ``H = e^{R B_theta}`` (:func:`poisson_bounds`), and the
-      sensitivities are ``2 R G / n`` and ``sqrt(2) R^2 H / n`` (replace-one; halved-style ``R G / n``,
-      ``R^2 H / n`` add/remove).
+      sensitivities are ``2 R G / n`` and ``sqrt(2) R^2 H / n`` (replace-one, the only relation offered:
+      n is public).
 
     The bounds grow like ``e^{R B_theta}``: with R ~ 10 the noise is large unless ``B_theta`` is small
     (the whitened linear predictor is then confined to ``[-R B_theta, R B_theta]``). This is the price of
@@ -123,7 +124,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
     theta_radius : float, default 1.0
         B_theta (whitened units).
     n_steps : int, default 5
-    (others as in :class:`PMTLogistic`; no ``classes``)
+    (others as in :class:`PMTLogistic`; no ``classes``; ``random_state``: None = OS entropy, a fixed int
+    is for simulation and reproducibility only and is mixed with the fit's settings)
 
     Attributes
     ----------
@@ -150,8 +152,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
         if self.y_max is None:
             raise ValueError("y_max (public upper clip of the counts) is required for PMTPoisson; it is never "
                              "taken from the private data")
-        y_max = _check_positive(self.y_max, "y_max")
-        B = _check_positive(self.theta_radius, "theta_radius")
+        y_max = P.check_bound("y_max", self.y_max)
+        B = P.check_bound("theta_radius", self.theta_radius)
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,
                                                  label_fn=lambda v, n_: _check_counts(v, n_, y_max))

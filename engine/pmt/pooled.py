@@ -53,7 +53,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import privacy as P
 from engine.pmt._base import (
     _check_on_singular,
     _dp_report,
@@ -61,6 +60,7 @@ from engine.pmt._base import (
     _mu,
     _store_params,
     _validate_data,
+    release_rng,
 )
 from engine.pmt._transform import pmt_transform
 from engine.pmt.ridge import SSPStatistics, _is_dask, _ledger_ssp, ssp_noise, ssp_sensitivities, sufficient_statistics
@@ -184,7 +184,7 @@ class PMTPooledRidge(_LinearBase):
     """PMT-pooled ridge: PMT's release combined with the public rows by precision (GLS), no extra budget.
 
     Releases exactly what :class:`engine.pmt.PMTRidge` with ``response="clip"`` releases (same R, B_y,
-    sensitivities, noise draw for the same ``random_state``), then post-processes with
+    sensitivities, noise draw for the same Generator ``random_state``), then post-processes with
     :func:`pooled_solve`; derivation and sources in :mod:`engine.pmt.pooled`.
 
     Parameters
@@ -195,10 +195,15 @@ class PMTPooledRidge(_LinearBase):
     eta : float, default 0.05
     response_bound : None or float, default None
         B_y; None: from the public labels.
-    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept, penalize_intercept : bool
     on_singular : {"regularize", "raise"}, default "regularize"
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator, default None
+        None: fresh OS entropy (what a release should use). A fixed int is for simulation and
+        reproducibility only and is mixed with the fit's identity (class and settings,
+        :func:`engine.pmt._base.release_rng`); a Generator is used as is.
 
     Attributes
     ----------
@@ -261,14 +266,14 @@ class PMTPooledRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta = self._privacy_params()
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         Pm = self._penalty_mask(d)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         S_is = moment.Sigma_pub_inv_sqrt
         pen_w = lam * moment.whiten_quadratic(Pm)
         weights = pooled_weights(moment.prepare(Xq) @ S_is, yq, pen_w, s_A, s_b)  # public only
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         th_t = pooled_solve(stats.A + s_A * W + n * pen_w, stats.b + s_b * w, weights)
         self._set_theta(S_is @ th_t, p)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine import privacy as P
 from engine.pmt._newton import LOGISTIC, POISSON, glm_reference_solve
 from engine.pmt._transform import pmt_radius
 from engine.pmt.baselines import RidgeReference
@@ -196,11 +197,10 @@ class NoiseDominance:
 
 
 def _sigmas(d, n, eta, mu, B_y, neighbouring="replace-one"):
+    P.validate_neighbouring(neighbouring)  # replace-one only (n is public)
     R = pmt_radius(d, n, eta)
     part = mu / math.sqrt(2.0)
-    if neighbouring == "replace-one":
-        return math.sqrt(2.0) * R**2 / part, 2.0 * R * B_y / part
-    return R**2 / part, R * B_y / part
+    return math.sqrt(2.0) * R**2 / part, 2.0 * R * B_y / part
 
 
 def noise_dominance(*, n: int, d: int, mu: float, eta: float, n_pub: int, resid_sd: float,
@@ -233,7 +233,8 @@ def noise_dominance(*, n: int, d: int, mu: float, eta: float, n_pub: int, resid_
         Norm of the public fit's whitened coefficients ``||theta~_pub||`` (public).
     y_rms : float
         ``sqrt(mean(y_pub^2))`` (public), as in :func:`engine.pmt.response_bound`.
-    neighbouring : {"replace-one", "add-remove"}
+    neighbouring : {"replace-one"}
+        The only relation offered (add/remove is not: n enters R(d, n), B_y(n) and the noise scale).
 
     Returns
     -------

@@ -66,6 +66,7 @@ from engine.pmt._base import (
     _mu,
     _store_params,
     _validate_data,
+    release_rng,
 )
 from engine.pmt._transform import MOMENT_ESTIMATORS, _kappa_from_eigs, pmt_transform, public_moment
 
@@ -152,7 +153,8 @@ def ssp_noise(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]
     The symmetric matrix has iid N(0, 1) on and above the diagonal
     (:func:`engine.privacy.symmetric_gaussian_noise`), drawn first; then the vector. Scaling by
     ``sigma_A`` and ``sigma_b`` gives the Gaussian mechanism. The estimators and the sweeps draw
-    through this one function, so a sweep with seed s reproduces ``random_state=s`` exactly.
+    through this one function, so a sweep with seed s reproduces ``random_state=numpy.random.default_rng(s)``
+    exactly (an int ``random_state`` is mixed with the fit's settings: :func:`engine.pmt._base.release_rng`).
     """
     W = P.symmetric_gaussian_noise(d, 1.0, rng)
     w = P.gaussian_noise(d, 1.0, rng)
@@ -303,20 +305,17 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
 def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
     """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
 
-    Replace-one: ``sqrt(2) R^2`` and ``2 R B_y``; add/remove: ``R^2`` and ``R B_y`` (PMT.md section 3,
-    step 3).
+    Replace-one (the only relation offered; PMT.md section 3, step 3): ``sqrt(2) R^2`` and ``2 R B_y``.
+    n is public under replace-one; add/remove is not offered because n enters R(d, n), B_y(n), averages
+    and the noise scale, so ``neighbouring="add-remove"`` raises ``ValueError``.
 
     Examples
     --------
     >>> [round(s, 4) for s in ssp_sensitivities(2.0, 3.0)]
     [5.6569, 12.0]
-    >>> ssp_sensitivities(2.0, 3.0, "add-remove")
-    (4.0, 6.0)
     """
-    nb = P.validate_neighbouring(neighbouring)
-    if nb == "replace-one":
-        return math.sqrt(2.0) * radius**2, 2.0 * radius * B_y
-    return radius**2, radius * B_y
+    P.validate_neighbouring(neighbouring)
+    return math.sqrt(2.0) * radius**2, 2.0 * radius * B_y
 
 
 @dataclass(frozen=True)
@@ -395,14 +394,14 @@ class PMTRidge(_LinearBase):
        with ``R = sqrt(d (1 + ln(2n/eta)))``.
     2. ``response="clip"``: ``y`` clipped to ``[-B_y, B_y]``, ``B_y = sqrt(mean(y_pub^2)(1 + ln(2n/eta)))``
        (or ``response_bound``). ``A = X~^T X~`` and ``b = X~^T y`` are released with mu/sqrt(2) each:
-       symmetric noise with ``sigma_A = Delta_A / mu_A`` (``Delta_A = sqrt(2) R^2`` replace-one, ``R^2``
-       add/remove) and ``sigma_b = Delta_b / mu_b`` (``2 R B_y`` / ``R B_y``).
+       symmetric noise with ``sigma_A = Delta_A / mu_A`` (``Delta_A = sqrt(2) R^2``, replace-one) and
+       ``sigma_b = Delta_b / mu_b`` (``Delta_b = 2 R B_y``).
     3. ``theta~ = solve(A_priv + n lam Sigma^{-1/2} P Sigma^{-1/2}, b_priv)`` (eigenvalue floor if not
        positive definite), ``theta = Sigma_pub^{-1/2} theta~``.
 
     ``response="joint"`` (Reading B): ``(x, y)`` is one (d+1)-vector whitened with the public joint
     second moment (needs ``y_pub``) and truncated at ``R = sqrt((d+1)(1 + ln(2n/eta)))``; one symmetric
-    release of ``Z~^T Z~`` with all of mu (``Delta = sqrt(2) R^2`` / ``R^2``), back-transformed to
+    release of ``Z~^T Z~`` with all of mu (``Delta = sqrt(2) R^2``), back-transformed to
     ``S = Sigma^{1/2} S_priv Sigma^{1/2}`` and solved from its blocks:
     ``theta = solve(S_xx + n lam P, S_xy)``.
 
@@ -420,7 +419,9 @@ class PMTRidge(_LinearBase):
     response_bound : None, float or "private", default None
         B_y. None: from the public labels (needs ``y_pub``); a float: a user bound; "private":
         ``max |y|`` of the private data, with a ``PrivacyLeakWarning``.
-    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept : bool, default True
     penalize_intercept : bool, default False
     on_singular : {"regularize", "raise"}, default "regularize"
@@ -443,7 +444,14 @@ class PMTRidge(_LinearBase):
         The public moment that whitens: the paper's uncentered sample second moment, or Tyler's robust
         shape with a median scale for heavy-tailed features (:func:`engine.pmt.tyler_moment`; needs
         ``n_pub > d``).
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator, default None
+        None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
+        simulation and reproducibility only: the noise stream is derived from the seed *and* the
+        release's identity (class and every other parameter: epsilon, delta, lam, ...; see
+        :func:`engine.pmt._base.release_rng`), so the same seed with the same settings reproduces a
+        fit, while fits differing in any setting (e.g. four epsilons with ``random_state=0``) get
+        independent noise that cannot be combined to cancel it. A Generator is used as is (its state
+        advances; the caller owns the stream, as the sweeps do for common random numbers).
 
     Attributes
     ----------
@@ -499,10 +507,9 @@ class PMTRidge(_LinearBase):
                                                  need_X_pub=True, need_y_pub=need_y_pub)
         if joint and self.response_bound is not None:
             raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
-        mu = _mu(eps, dlt)
-        Pm = self._penalty_mask(d)
         if joint:
-            return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm)
+            return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
+                                   self._penalty_mask(d))
 
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular,
                            estimator=self.public_moment)
@@ -536,10 +543,10 @@ class PMTRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params()
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt)
+        mu = _mu(eps, dlt, n)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         S_is = moment.Sigma_pub_inv_sqrt
         pen = n * lam * moment.whiten_quadratic(self._penalty_mask(d))
@@ -572,11 +579,11 @@ class PMTRidge(_LinearBase):
         R = tr.radius
         Z = tr.X_tilde
         S = Z.T @ Z
-        sens = math.sqrt(2.0) * R**2 if nb == "replace-one" else R**2
+        sens = math.sqrt(2.0) * R**2  # replace-one (the only relation offered)
         ledger = P.PrivacyLedger(delta=dlt)
         s = P.gaussian_sigma(sens, mu)
         ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)
-        rng = P.check_random_state(self.random_state)
+        rng = release_rng(self)
         W = P.symmetric_gaussian_noise(d + 1, 1.0, rng)
         S_priv = S + s * W
         if self.solver == "paper":

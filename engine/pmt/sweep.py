@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from engine import privacy as P
+from engine.pmt._base import F32_BOUND_RANGE
 from engine.pmt._registry import CONTRACT_COLUMNS, METHODS, SUMMARY_COLUMNS, TASKS, MethodSpec
 
 # The tasks register themselves on import (ridge first, then logistic: the registry's order).
@@ -232,6 +233,8 @@ def run_sweep(
     n_pubs : sequence of int
         Public sample sizes, each ``1 <= n_pub < n``.
     delta : float, default 1e-5
+        ``0 < delta < 1`` (refused otherwise); a :class:`engine.privacy.DeltaTooLargeWarning` when
+        ``delta > 1/n`` for the private training rows (:func:`engine.privacy.check_delta`).
     eta : float, default 0.05
     standardize : bool, default False
         Centre/scale features by the public mean/std (:func:`engine.datasets.standardize_with_public`);
@@ -260,11 +263,16 @@ def run_sweep(
         Seed of the public/test split (fixed across noise seeds unless ``resample_split``).
     resample_split : bool, default False
         Draw a new split per seed (split seed = noise seed).
-    neighbouring : {"replace-one", "add-remove"}
+    neighbouring : {"replace-one"}, default "replace-one"
+        The only relation offered: n is public under replace-one; add/remove is not offered because n
+        enters R(d, n), B_y(n), averages and the noise scale (any other value raises ``ValueError``).
     fit_intercept, penalize_intercept : bool
     dp_gd_steps : int, default 100
     clip_radius, clip_norm, response_bound : float, optional
-        Override the public defaults of DP-RR's C, DP-GD's gradient clip and B_y.
+        Override the public defaults of DP-RR's C, DP-GD's gradient clip and B_y. Accepted range
+        ``[1e-100, 1e100]`` (:func:`engine.privacy.check_bound`), and ``[1e-100, 1e15]`` for a bound that
+        enters float32 products (``clip_norm`` unless ``dtype`` is float64; ``clip_radius`` of the
+        logistic task); otherwise ``ValueError`` naming the range, before any noise.
     oracle_grid : array-like, optional
         Grid of C for the oracle (default :func:`engine.pmt.baselines.default_clip_grid`).
     dtype : numpy dtype, default float32
@@ -321,9 +329,15 @@ def run_sweep(
         raise ValueError(f"test_size must satisfy 0 <= test_size < 1, got {test_size!r}")
     if isinstance(dp_gd_steps, bool) or not isinstance(dp_gd_steps, (int, np.integer)) or dp_gd_steps < 1:
         raise ValueError(f"dp_gd_steps must be an integer >= 1, got {dp_gd_steps!r}")
-    for name, v in (("clip_radius", clip_radius), ("clip_norm", clip_norm), ("response_bound", response_bound)):
-        if v is not None and not (float(v) > 0 and math.isfinite(float(v))):
-            raise ValueError(f"{name} must be finite and > 0 (or None for the public default), got {v!r}")
+    # user-set bounds: a range where the arithmetic is exact (engine.privacy.check_bound, issue 12 item 6);
+    # the clip radius / gradient clip also enter float32 products (DP-GD ``dtype``, the logistic task's
+    # ``newton_dtype``), so there they stop at 1e15 (squares and sums over rows stay far below 3.4e38)
+    f32 = np.dtype(dtype) != np.float64 or task != "ridge"
+    for name, v, hi in (("clip_radius", clip_radius, F32_BOUND_RANGE[1] if task != "ridge" else P.BOUND_RANGE[1]),
+                        ("clip_norm", clip_norm, F32_BOUND_RANGE[1] if f32 else P.BOUND_RANGE[1]),
+                        ("response_bound", response_bound, P.BOUND_RANGE[1])):
+        if v is not None:
+            P.check_bound(name, v, P.BOUND_RANGE[0], hi)
     X, y, name = _load(data, dataset_kwargs)
     if X.ndim != 2 or not np.all(np.isfinite(X)) or not np.all(np.isfinite(y)):
         raise ValueError("X must be a finite 2-D numeric array and y finite (no NaN or inf)")
@@ -351,6 +365,7 @@ def run_sweep(
                                                           public)
             if len(y_tr) < d:
                 raise ValueError(f"n < d: {len(y_tr)} private training rows for d={d} columns")
+            P.check_delta(delta, len(y_tr))  # warns when delta > 1/n (n public under replace-one)
             ctx = prepare(X_tr, y_tr, X_pub, y_pub, X_te, y_te, lams=lam_list, delta=delta, eta=eta, neighbouring=neighbouring,
                           fit_intercept=fit_intercept, penalize_intercept=penalize_intercept, **options)
             for spec in specs:

@@ -9,7 +9,9 @@ Methods (keys, display names): ``"pmt"`` ("PMT", :class:`engine.pmt.PMTLogistic`
 ("DP-Newton", :class:`engine.pmt.DPNewtonLogistic`), ``"dp-gd"`` ("DP-GD",
 :class:`engine.pmt.DPGDLogistic`), ``"non-private"`` ("Non-private", :class:`engine.pmt.LogisticReference`).
 Seed ``s`` draws its noise from ``numpy.random.default_rng(s)`` exactly as the estimator with
-``random_state=s`` (:func:`engine.pmt._newton.newton_noise`, :func:`engine.pmt._gd.dp_gd_noise`), so a
+``random_state=numpy.random.default_rng(s)`` (:func:`engine.pmt._newton.newton_noise`,
+:func:`engine.pmt._gd.dp_gd_noise`; common random numbers inside a simulation; an int ``random_state`` is
+mixed with the fit's settings instead, :func:`engine.pmt._base.release_rng`), so a
 sweep row reproduces the estimator (up to the float32 products: ``dtype=np.float64`` gives the
 estimator's numbers to rounding).
 
@@ -260,7 +262,7 @@ def _run_dp_gd(ctx, epsilons, seeds):
     C = ctx.options.get("clip_norm")
     C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
     mu_t = mus / math.sqrt(T)
-    sens = (2.0 if ctx.neighbouring == "replace-one" else 1.0) * C / ctx.n
+    sens = 2.0 * C / ctx.n  # replace-one (the only relation offered)
     with np.errstate(divide="ignore"):
         sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
     lam = ctx.lams[li]

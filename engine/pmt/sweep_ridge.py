@@ -19,7 +19,7 @@ Design (what is computed once, what per seed)
   instead (split seed = noise seed), which then costs one set of statistics per seed.
 * **Noise.** Seed ``s`` gives ``numpy.random.default_rng(s)``, from which each method draws its
   standard-normal noise exactly as the estimator in :mod:`engine.pmt.ridge` / :mod:`engine.pmt.baselines` does with
-  ``random_state=s`` (:func:`engine.pmt.ridge.ssp_noise`, :func:`engine.pmt._gd.dp_gd_noise`),
+  ``random_state=numpy.random.default_rng(s)`` (:func:`engine.pmt.ridge.ssp_noise`, :func:`engine.pmt._gd.dp_gd_noise`),
   then scales it by each epsilon's sigma. So a sweep row reproduces the corresponding estimator
   (common random numbers across epsilons and lams: curves over epsilon are smooth, and the
   per-epsilon medians are still over independent seeds).
@@ -256,7 +256,7 @@ def _run_dpgd(ctx, epsilons, seeds):
     B_y = _B_y(ctx)
     C = float(C) if C is not None else 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * B_y
     mu_t = mus / math.sqrt(T)
-    sens = (2.0 if ctx.neighbouring == "replace-one" else 1.0) * C / ctx.n
+    sens = 2.0 * C / ctx.n  # replace-one (the only relation offered)
     with np.errstate(divide="ignore"):
         sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
     lam = ctx.lams[li]

@@ -367,7 +367,7 @@ class Release:
     mu : float
         ``sensitivity / sigma`` (inf when sigma = 0).
     neighbouring : str
-        ``"replace-one"`` or ``"add-remove"``.
+        ``"replace-one"`` (the only relation offered).
     """
 
     name: str

@@ -17,13 +17,26 @@ import numpy as np
 __all__ = ["NEIGHBOURING", "validate_neighbouring", "PrivacyLeakWarning", "validate_epsilon", "validate_delta",
            "DeltaTooLargeWarning", "check_delta", "BOUND_RANGE", "check_bound", "validate_mu"]
 
-NEIGHBOURING = ("replace-one", "add-remove")
+#: The neighbouring relations the engine supports: replace-one only (n public; PMT.md section 1).
+#: Add/remove is not offered: n enters the radius R(d, n), the response bound B_y(n), the averages
+#: and the noise scale, so halving the sensitivities would under-calibrate every release (issue 12).
+NEIGHBOURING = ("replace-one",)
 
 
 def validate_neighbouring(neighbouring: str) -> str:
-    """Return ``neighbouring`` if it is one of :data:`NEIGHBOURING`, else raise ``ValueError``."""
+    """Return ``neighbouring`` if it is ``"replace-one"``, else raise ``ValueError`` saying why.
+
+    Raises
+    ------
+    ValueError
+        For anything else, ``"add-remove"`` included: n is public under replace-one; add/remove is
+        not offered because n enters R(d, n), B_y(n), the averages and the noise scale.
+    """
     if neighbouring not in NEIGHBOURING:
-        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+        why = (" add/remove is not offered because n enters R(d, n), B_y(n), averages and the noise scale"
+               if neighbouring == "add-remove" else "")
+        raise ValueError(f"neighbouring must be 'replace-one' (n is public under replace-one), got "
+                         f"{neighbouring!r};{why or ' no other relation is supported'}")
     return neighbouring
 
 
