@@ -67,7 +67,7 @@ def run_data(args) -> int:
         raise ValueError(f"--data runs the methods {', '.join(NAMES)} (and non-private, the reference); not {bad}")
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
-    base = {"delta": args.delta, "eta": args.eta, "neighbouring": args.neighbouring}
+    base = {"delta": args.delta, "eta": args.eta}
     rows, info = [], {}
     private = [m for m in methods if m not in ("non-private", "public-only")]
     if not private:
@@ -113,7 +113,7 @@ def run_data(args) -> int:
         print(dump_json({"settings": info, "summary": summary.to_dict(orient="records")}))
         return 0
     print(f"{info['files']} ({args.engine}): n = {info['n_private']} private rows, d = {info['d']} (intercept "
-          f"included), n_pub = {info['n_pub']}, delta = {args.delta:g}, {args.neighbouring}")
+          f"included), n_pub = {info['n_pub']}, delta = {args.delta:g}, replace-one neighbours")
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}"
           + (f", after PMT = {info['kappa_pmt']:.3g}" if "kappa_pmt" in info else ""))
     print("\nL2 error to the non-private ridge on the same rows (median, IQR over seeds):")
