@@ -284,7 +284,6 @@ def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
     assert main(common[:-1] + ["--data", str(tmp_path / "private.csv")]) == 0
     out = capsys.readouterr().out
     assert f"n = {len(frame) - N_PUB} private rows" in out and "replace-one" in out
-    assert "--public" in capsys.readouterr().err
 
 
 def test_parquet_row_counts_come_from_the_footers(tmp_path):
