@@ -609,7 +609,7 @@ with main:
                 + X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped"), language="bash", wrap_lines=True)
         ev_model = "artifacts/nvdp/clipped" if which == "clipped" else "artifacts/nvdp/unclipped"
         st.markdown("Evaluate with the clipping on the sliders:")
-        st.code(f"python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
+        st.code(f".venv/bin/python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
                 f"--alpha-min {clip.alpha_min:.10g} --alpha-max {clip.alpha_max:.10g} --renyi-order {clip.renyi_order:g} "
                 f"--seed {settings.seed} --split-seed {settings.split_seed}"
                 + (f" --n-sentences {settings.n_sentences}" if settings.n_sentences else "") + " --json",

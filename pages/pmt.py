@@ -600,7 +600,8 @@ def _results_panel(results: dict, task: str) -> None:
     with tabs[6]:
         # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
         csv = functools.partial(lambda r: C.results_csv(_export_frames(r)), results)
-        settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"])
+        public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
+        settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
         c1, c2 = st.columns(2)
         c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
                            key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
@@ -611,9 +612,11 @@ def _results_panel(results: dict, task: str) -> None:
         if why_not:
             st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
         else:
-            cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
-            st.markdown("The same error-vs-epsilon sweep from a terminal:")
-            st.code(cmd, language="bash", wrap_lines=True)
+            cmds = C.cli_commands({**spec, "metric": metric}, ds=ds, public_name=public_name)
+            st.markdown("The headline numbers from a terminal (the same numbers, bit for bit):")
+            st.code(cmds["headline"], language="bash", wrap_lines=True)
+            st.markdown("The error-vs-epsilon figure's grid:")
+            st.code(cmds["figure"], language="bash", wrap_lines=True)
             for note in C.cli_notes(spec):
                 st.caption(f":material/info: {note}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")

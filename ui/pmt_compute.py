@@ -373,7 +373,7 @@ def package_versions() -> dict:
     return out
 
 
-def settings_json(spec: dict, *, ds, prep: PreparedData) -> str:
+def settings_json(spec: dict, *, ds, prep: PreparedData, public_name: str | None = None) -> str:
     """Every setting of the view, the seeds, the data fingerprint and the package versions, as JSON."""
     payload = {
         "page": "PMT regression",
@@ -385,18 +385,58 @@ def settings_json(spec: dict, *, ds, prep: PreparedData) -> str:
                  "n_pub": prep.n_pub, "n_priv": prep.n_priv,
                  "public_sample": "random split (simulation)" if prep.public_is_split else "separate public file"},
         "versions": package_versions(),
-        "cli": None if cli_supported(spec) else cli_command(spec, ds=ds),
+        "cli": None if cli_supported(spec) else cli_commands(spec, ds=ds, public_name=public_name),
         "cli_notes": [cli_supported(spec)] if cli_supported(spec) else cli_notes(spec),
     }
     return json.dumps(payload, indent=2, default=float)
 
 
-def cli_argv(spec: dict, *, ds=None) -> list[str]:
-    """``python -m engine pmt`` arguments that reproduce the page's error-vs-epsilon sweep.
+#: How the exported commands start: the project's own interpreter (``./run.sh`` creates ``.venv``), so a
+#: command pasted in the project folder runs without activating anything.
+CLI_PREFIX = ".venv/bin/python -m engine"
 
-    Matches the flags of :mod:`engine.cli.pmt` (``--dataset --epsilon --delta --seeds --lam --n-pub
-    --methods --eta --standardize --neighbouring --split-seed --metric --kappa``). Settings the CLI
-    cannot express are listed by :func:`cli_notes`.
+
+def _file_name(name: str) -> str:
+    """The uploaded file's name from a data set name ``"upload:<file name>"``."""
+    return str(name).removeprefix("upload:")
+
+
+def _exact(x) -> str:
+    """A float as short text that reads back as the same float (``1e-05``, ``0.7``, ``0.123456789``)."""
+    x = float(x)
+    return f"{x:g}" if float(f"{x:g}") == x else repr(x)
+
+
+def cli_argv(spec: dict, *, ds=None, public_name: str | None = None, epsilons=None) -> list[str]:
+    """``python -m engine pmt`` arguments that reproduce one of the page's epsilon sweeps.
+
+    The page runs two sweeps over epsilon: the chosen epsilon alone (the headline numbers) and the
+    coarse grid :data:`ui.state.EPSILON_GRID` (the error-vs-epsilon figure). DP-GD advances all runs of a
+    sweep as the columns of one float32 matrix, whose products round the same way only for the same
+    batch, so each sweep has its own command (``epsilons=None``: the chosen epsilon; else the list).
+
+    Bundled data: ``--dataset NAME`` (``--kappa`` for the synthetic set). An upload: ``--data FILE
+    --target COLUMN --features ...`` (the uploaded file's name; :mod:`engine.cli.pmt_files` reads it with
+    the page's validating loader), and ``--public FILE`` when the public sample is a separate file.
+    Names starting with ``-`` are written ``--flag=NAME`` so that they are never read as options.
+    Every other setting of the page has its flag (``--epsilon --delta --seeds --lam --n-pub --methods
+    --eta --standardize --neighbouring --split-seed --clip-radius --metric``).
+
+    Parameters
+    ----------
+    spec : dict
+        From :func:`spec_from_state` (plus ``metric``).
+    ds : engine.datasets.Dataset, optional
+        The data set shown (needed for an upload: its file, target and feature names).
+    public_name : str, optional
+        The separate public file's name (``public_source == "file"``).
+    epsilons : sequence of float, optional
+        The epsilons of the sweep (default: ``[spec["epsilon"]]``, the headline sweep).
+
+    Raises
+    ------
+    ValueError
+        An upload without ``ds``, or a separate public file without ``public_name``.
 
     Examples
     --------
@@ -405,22 +445,45 @@ def cli_argv(spec: dict, *, ds=None) -> list[str]:
     >>> cli_argv(spec)[1:5]
     ['--task', 'ridge', '--dataset', 'ccpp']
     """
-    from engine.regression import METHOD_NAMES
-    from ui.state import EPSILON_GRID
-
-    keys = {v: k for k, v in METHOD_NAMES.items()}
+    from engine.pmt._base import METHOD_NAMES
+    from engine.pmt._newton import GLM_METHOD_NAMES
+    engine_task = ENGINE_TASKS[spec["task"]]
+    keys = {v: k for k, v in (METHOD_NAMES if engine_task == "ridge" else GLM_METHOD_NAMES).items()}
     data = str(spec["data"])
-    argv = ["pmt", "--task", ENGINE_TASKS[spec["task"]],
-            "--dataset", "YOUR_FILE.csv" if data.startswith("upload:") else data,
-            "--epsilon", *[f"{e:g}" for e in sorted(set(EPSILON_GRID) | {float(spec["epsilon"])})],
-            "--delta", f"{spec['delta']:g}", "--seeds", str(int(spec["seeds"])), "--lam", f"{spec['lam']:g}",
-            "--n-pub", str(int(spec["n_pub"])), "--methods", *[keys.get(m, m) for m in spec["methods"]],
-            "--eta", f"{spec['eta']:g}", "--neighbouring", spec["neighbouring"],
-            "--split-seed", str(int(spec["split_seed"])), "--metric", spec.get("metric", "l2_error")]
+
+    def opt(flag: str, value: str) -> list[str]:
+        return [f"{flag}={value}"] if str(value).startswith("-") else [flag, str(value)]
+
+    argv = ["pmt", "--task", engine_task]
+    if data.startswith("upload:"):
+        if ds is None or ds.name != data:
+            raise ValueError("cli_argv: an upload needs its Dataset (ds) for the file, target and feature names")
+        argv += opt("--data", _file_name(ds.name)) + opt("--target", ds.target_name)
+        feats = [str(f) for f in ds.feature_names]
+        if any(f.startswith("-") for f in feats):
+            argv += [f"--features={f}" for f in feats]
+        else:
+            argv += ["--features", *feats]
+    else:
+        argv += ["--dataset", data]
+    if spec.get("public_source") == "file":
+        if not public_name:
+            raise ValueError("cli_argv: a separate public file needs its name (public_name)")
+        if not data.startswith("upload:"):
+            raise ValueError("cli_argv: a separate public file is read with --data; bundled sets use the split")
+        argv += opt("--public", _file_name(public_name))
+    eps_list = [float(spec["epsilon"])] if epsilons is None else [float(e) for e in epsilons]
+    argv += ["--epsilon", *[_exact(e) for e in eps_list],
+             "--delta", _exact(spec["delta"]), "--seeds", str(int(spec["seeds"])), "--lam", _exact(spec["lam"]),
+             "--n-pub", str(int(spec["n_pub"])), "--methods", *[keys.get(m, m) for m in spec["methods"]],
+             "--eta", _exact(spec["eta"]), "--neighbouring", spec["neighbouring"],
+             "--split-seed", str(int(spec["split_seed"])), "--metric", spec.get("metric", "l2_error")]
+    if float(spec.get("clip_radius") or 0) != 0:
+        argv += ["--clip-radius", _exact(spec["clip_radius"])]
     if spec.get("standardize"):
         argv.append("--standardize")
     if data == "synthetic":
-        argv += ["--kappa", f"{float(spec.get('synthetic_kappa', 1e3)):g}"]
+        argv += ["--kappa", _exact(spec.get("synthetic_kappa", 1e3))]
     return argv
 
 
@@ -431,27 +494,38 @@ def cli_supported(spec: dict) -> str | None:
     task = ENGINE_TASKS[spec["task"]]
     if task not in getattr(cli_pmt, "TASK_CHOICES", ["ridge"]):
         return f"The command line does not offer the {task} task yet."
+    if spec.get("public_source") == "file" and not str(spec.get("data", "")).startswith("upload:"):
+        return ("The command line reads a separate public file together with your own data file (--data ... "
+                "--public ...); for a bundled data set it draws the public sample as a random split.")
     return None
 
 
 def cli_notes(spec: dict) -> list[str]:
-    """What the command of :func:`cli_argv` cannot reproduce (shown under it)."""
-    notes = []
+    """How to run the command of :func:`cli_argv` (shown under it)."""
+    notes = ["Run it in the project folder (./run.sh creates .venv there)."]
     if str(spec["data"]).startswith("upload:"):
-        notes.append("The command line runs on the bundled data sets only: your upload has no CLI equivalent "
-                     "(the command shows the settings with a placeholder file name).")
-    if spec.get("public_source") == "file":
-        notes.append("The command line draws the public sample as a random split; it has no option for a "
-                     "separate public file.")
-    if float(spec.get("clip_radius") or 0) != 0:
-        notes.append(f"The command line has no option for the baseline clip radius C = {spec['clip_radius']:g}; "
-                     "it uses the automatic C.")
+        notes.append("Copy your file(s) into that folder, or replace the file names by their paths: the command "
+                     "reads them with the same validating loader as this page and reproduces its numbers.")
     return notes
 
 
-def cli_command(spec: dict, *, ds=None) -> str:
-    """The shell command (quoted) for :func:`cli_argv`."""
-    return "python -m engine " + " ".join(shlex.quote(a) for a in cli_argv(spec, ds=ds))
+def cli_command(spec: dict, *, ds=None, public_name: str | None = None, epsilons=None) -> str:
+    """The shell command (quoted) for :func:`cli_argv`, starting with :data:`CLI_PREFIX`."""
+    argv = cli_argv(spec, ds=ds, public_name=public_name, epsilons=epsilons)
+    return CLI_PREFIX + " " + " ".join(shlex.quote(a) for a in argv)
+
+
+def cli_commands(spec: dict, *, ds=None, public_name: str | None = None) -> dict:
+    """The two commands that reproduce the page: ``{"headline": ..., "figure": ...}``.
+
+    ``headline`` runs the chosen epsilon alone (the headline numbers, bit for bit); ``figure`` runs the
+    coarse grid :data:`ui.state.EPSILON_GRID` of the error-vs-epsilon figure (the chosen epsilon, when not
+    on the grid, is drawn from the headline sweep). See :func:`cli_argv` for why they are two.
+    """
+    from ui.state import EPSILON_GRID
+
+    return {"headline": cli_command(spec, ds=ds, public_name=public_name),
+            "figure": cli_command(spec, ds=ds, public_name=public_name, epsilons=EPSILON_GRID)}
 
 
 def diagnostics(data: PreparedData, spec: dict) -> dict:

@@ -6,6 +6,12 @@ Example::
     python -m engine pmt --dataset synthetic --kappa 1000 --epsilon 1 --seeds 50 --json
     python -m engine pmt --dataset wine-red --epsilon 1 --lam 0 1e-3 --out results.csv
     python -m engine pmt --task logistic --dataset bank --standardize --epsilon 0.5 1 2 5 --seeds 20 --lam 1e-4
+    python -m engine pmt --data plant.csv --target output --features temp speed load --standardize --epsilon 1
+    python -m engine pmt --data plant.csv --target output --public public.csv --clip-radius 3 --epsilon 1
+
+``--data PATH.csv`` (with ``--target``, ``--features``, ``--public``; :mod:`engine.cli.pmt_files`) runs on
+the user's own CSV file through the dashboard's validating loader: the same sweep as the PMT page on an
+upload, so the page's exported command reproduces its numbers.
 
 ``--task logistic`` (DP-PMTLR, DP-Newton, DP-GD, non-private; :mod:`engine.experiments_logistic`) also
 prints the median held-out accuracy and ROC AUC and the number of convergence failures per method and
@@ -56,32 +62,8 @@ def _classification_table(frame):
     return out.reset_index(drop=True)
 
 
-def _cmd_pmt(args) -> int:
-    import numpy as np
-
-    from engine.cli import dump_json
-    from engine.experiments import run_sweep, summarize
-
-    if args.seeds < 1:
-        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
-    ds_kwargs = {}
-    if args.dataset == "synthetic":
-        ds_kwargs = {"n": args.n_rows, "d": args.d, "kappa": args.kappa}
-    elif any(v is not None for v in (args.kappa, args.n_rows, args.d)):
-        raise ValueError("--kappa, --n-rows and --d apply to --dataset synthetic only")
-    ds_kwargs = {k: v for k, v in ds_kwargs.items() if v is not None}
-    methods = args.methods or DEFAULT_METHODS.get(args.task, DEFAULT_METHODS["ridge"])
-    data = args.dataset
-    task_options = None
-    if args.task == "logistic":
-        task_options = {"newton_steps": args.newton_steps}
-        if args.dataset == "synthetic":
-            from engine.datasets import make_synthetic_logistic
-
-            data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
-    elif args.newton_steps != 5:
-        raise ValueError("--newton-steps applies to --task logistic only")
-    frame = run_sweep(
+def _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public):
+    return run_sweep(
         data,
         methods=methods,
         epsilons=args.epsilon,
@@ -97,7 +79,57 @@ def _cmd_pmt(args) -> int:
         dp_gd_steps=args.steps,
         dataset_kwargs=ds_kwargs or None,
         task_options=task_options,
+        clip_radius=args.clip_radius or None,
+        public_data=public,
     )
+
+
+def _cmd_pmt(args) -> int:
+    import numpy as np
+
+    from engine.cli import dump_json
+    from engine.experiments import run_sweep, summarize
+
+    from engine.cli.pmt_files import load_files
+
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.data is not None and args.dataset is not None:
+        raise ValueError("give either --dataset NAME (bundled) or --data PATH.csv (your file), not both")
+    if args.clip_radius is not None and not (args.clip_radius >= 0 and np.isfinite(args.clip_radius)):
+        raise ValueError(f"--clip-radius must be finite and >= 0 (0 = automatic), got {args.clip_radius!r}")
+    files = load_files(args)  # validates --data / --public before any noise is drawn
+    if args.dataset is None:
+        args.dataset = "ccpp" if files is None else args.data
+    public = None
+    ds_kwargs = {}
+    if files is not None:
+        if any(v is not None for v in (args.kappa, args.n_rows, args.d)):
+            raise ValueError("--kappa, --n-rows and --d apply to --dataset synthetic only")
+    elif args.dataset == "synthetic":
+        ds_kwargs = {"n": args.n_rows, "d": args.d, "kappa": args.kappa}
+    elif any(v is not None for v in (args.kappa, args.n_rows, args.d)):
+        raise ValueError("--kappa, --n-rows and --d apply to --dataset synthetic only")
+    ds_kwargs = {k: v for k, v in ds_kwargs.items() if v is not None}
+    methods = args.methods or DEFAULT_METHODS.get(args.task, DEFAULT_METHODS["ridge"])
+    data = args.dataset
+    task_options = None
+    if files is not None:
+        data, public, _upload = files
+    if args.task == "logistic":
+        task_options = {"newton_steps": args.newton_steps}
+        if args.dataset == "synthetic" and files is None:
+            from engine.datasets import make_synthetic_logistic
+
+            data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
+    elif args.newton_steps != 5:
+        raise ValueError("--newton-steps applies to --task logistic only")
+    from threadpoolctl import threadpool_limits
+
+    # one BLAS thread, as the dashboard runs its sweeps: the float32 products of DP-GD then round the
+    # same way, so a command exported by the page reproduces its numbers bit for bit
+    with threadpool_limits(limits=1, user_api="blas"):
+        frame = _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public)
     summary = summarize(frame, args.metric)
     classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:
@@ -105,7 +137,7 @@ def _cmd_pmt(args) -> int:
     first = frame.iloc[0]
     kpmt = frame["kappa_pmt"].dropna()
     info = {
-        "dataset": str(first["dataset"]),
+        "dataset": str(first["dataset"]) if files is None else str(args.data),
         "task": args.task,
         "n_private_train": int(first["n"]),
         "d": int(first["d"]),
@@ -118,6 +150,11 @@ def _cmd_pmt(args) -> int:
         "metric": args.metric,
         "out": args.out,
     }
+    if files is not None:
+        info.update(target=files[2].target_name, features=list(files[2].feature_names),
+                    public=args.public or f"random split of n_pub rows (seed {args.split_seed})",
+                    n_pub=int(first["n_pub"]))
+    info["clip_radius"] = args.clip_radius or None
     if args.json:
         payload = {"settings": info, "summary": summary.to_dict(orient="records")}
         if classification is not None:
@@ -150,8 +187,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "to the non-private fit per method and epsilon.",
     )
     p.add_argument("--task", choices=TASK_CHOICES, default="ridge", help="model family (default ridge)")
-    p.add_argument("--dataset", default="ccpp",
-                   help="wine-red, wine-white, ccpp, synthetic; logistic: bank, synthetic (default ccpp)")
+    p.add_argument("--dataset", default=None,
+                   help="wine-red, wine-white, ccpp, synthetic; logistic: bank, synthetic (default ccpp; "
+                   "or --data PATH.csv for your own file)")
     p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0],
                    help="one or more epsilons (> 0; 'inf' switches the noise off)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (0 < delta < 1; default 1e-5)")
@@ -166,6 +204,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
     p.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
+    p.add_argument("--clip-radius", type=float, default=None, dest="clip_radius",
+                   help="row-norm radius C at which DP-RR / DP-Newton clip the raw rows (default or 0: "
+                   "automatic, sqrt(d (1 + ln(2n/eta))))")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
     p.add_argument("--newton-steps", type=int, default=5, dest="newton_steps",
                    help="logistic only: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")
@@ -178,4 +219,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")
     p.add_argument("--out", default=None, help="write the full tidy frame to this CSV file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    from engine.cli.pmt_files import add_file_arguments
+
+    add_file_arguments(p)
     p.set_defaults(func=_cmd_pmt)
