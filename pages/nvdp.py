@@ -12,8 +12,8 @@ Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENT
 
 from __future__ import annotations
 
+import functools
 import inspect
-import io
 import json
 import math
 import platform
@@ -433,6 +433,12 @@ with main:
                    icon=":material/warning:")
 
     tabs = st.tabs(["Privacy bound", "Utility", "Posterior parameters", "Sentence inspector", "Export"])
+    shown_figures: list = []
+
+    def _shown(caption: str, fig):
+        """Keep each figure drawn on screen for the report."""
+        shown_figures.append((caption, fig))
+        return fig
 
     with tabs[0]:
         st.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
@@ -444,7 +450,8 @@ with main:
         if form == "paper":
             notes = {label_c: f"(reported after the authors' outlier filter: max {P.fmt_bound(rc.max)})",
                      "unclipped": f"(reported after the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
-        st.plotly_chart(P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes),
+        st.plotly_chart(_shown("Privacy bound: RD over sentence pairs",
+                               P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)),
                         config=CFG, key="nvdp_fig_rd")
         def col(rr):
             return [P.fmt_bound(rr.rd_paper.max), P.fmt_bound(rr.rd_paper.mean), P.fmt_bound(rr.rd_exact.max),
@@ -505,8 +512,8 @@ with main:
                 "unclipped": [h["val_accuracy"] for h in models["unclipped"].history]}
         if which == "unclipped":
             hist = {"unclipped": hist["unclipped"]}
-        st.plotly_chart(P.accuracy_figure({label_c: res_c.accuracy, "unclipped": res_u.accuracy}, hist,
-                                          n_test=res_c.n_test), config=CFG, key="nvdp_fig_acc")
+        st.plotly_chart(_shown("Utility: held-out accuracy", P.accuracy_figure(
+            {label_c: res_c.accuracy, "unclipped": res_u.accuracy}, hist, n_test=res_c.n_test)), config=CFG, key="nvdp_fig_acc")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Left: the share of held-out sentences whose sentiment the classifier gets right when it only sees "
@@ -519,9 +526,10 @@ with main:
 
     with tabs[2]:
         d = res_c.distributions
-        st.plotly_chart(P.posterior_histograms_figure(d["before"], d["after"], C_mu=clip.C_mu, sigma_min=clip.sigma_min,
+        st.plotly_chart(_shown("Posterior parameters before and after clipping", P.posterior_histograms_figure(
+                                                      d["before"], d["after"], C_mu=clip.C_mu, sigma_min=clip.sigma_min,
                                                       sigma_max=clip.sigma_max, alpha_min=clip.alpha_min,
-                                                      alpha_max=clip.alpha_max, fractions=res_c.clip_stats.to_dict()),
+                                                      alpha_max=clip.alpha_max, fractions=res_c.clip_stats.to_dict())),
                         config=CFG, key="nvdp_fig_post")
         s = res_c.clip_stats
         st.caption(f"{s.n_components} token clouds of {res_c.n_test} test sentences ({TARGETS[ss['nvdp_target']]}). "
@@ -568,7 +576,8 @@ with main:
             changed = sum(int((t["clipped"] != "").sum()) for t in ins.components)
             total = sum(len(t) - 1 for t in ins.components)
             m3.metric("Tokens touched by the caps", f"{changed} of {total}")
-            st.plotly_chart(P.inspector_figure(ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max),
+            st.plotly_chart(_shown("Sentence inspector: A vs B", P.inspector_figure(
+                                ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max)),
                             config=CFG, key="nvdp_fig_inspect")
             cols = {"component": "#", "token": "token", "weight": st.column_config.NumberColumn(
                         "weight", help="expected share of the draw: alpha / sum of alpha", format="%.3f"),
@@ -595,18 +604,29 @@ with main:
             "diagnostics": summ.to_dict(orient="records"),
             "versions": _versions(),
         }
-        buf = io.StringIO()
-        summ.to_csv(buf, index=False)
+        from engine.figures.report import safe_csv
+        from ui.nvdp_report import nvdp_report_html
+
+        cli_lines = [X.cli_command(settings, model_dir="artifacts/nvdp/clipped"),
+                     X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped")]
+        report = functools.partial(
+            nvdp_report_html, label_c=label_c, res_c=res_c, res_u=res_u, figures=list(shown_figures), bounds=table,
+            settings={**settings.to_dict(), "applied clipping": json.dumps(clip.to_dict()), "apply to": ss["nvdp_target"],
+                      "sentence A": ss.get("nvdp_sent_a", ""), "sentence B": ss.get("nvdp_sent_b", "")},
+            commands=cli_lines)
+        st.download_button("Download report (HTML)", report, file_name="nvdp_report.html", mime="text/html",
+                           key="nvdp_dl_report", type="primary", icon=":material/summarize:",
+                           help="One self-contained HTML file: headline numbers, the figures (interactive, no "
+                           "network needed), settings, privacy bounds, data source and licence, and the commands.")
         e1, e2 = st.columns(2)
-        e1.download_button("Download diagnostics (CSV)", buf.getvalue(), file_name="nvdp_diagnostics.csv",
+        e1.download_button("Download diagnostics (CSV)", safe_csv(summ), file_name="nvdp_diagnostics.csv",
                            mime="text/csv", key="nvdp_dl_csv",
                            help="One row per model: accuracy, RD max/mean in both forms, BDP epsilons, clipped fractions.")
         e2.download_button("Download settings and diagnostics (JSON)", json.dumps(settings_out, indent=2, default=float),
                            file_name="nvdp_settings.json", mime="application/json", key="nvdp_dl_json",
                            help="Every setting, the seed, the live sizes and the package versions.")
         st.markdown("Train the two models from a terminal (each prints accuracy, both RD forms and BDP):")
-        st.code(X.cli_command(settings, model_dir="artifacts/nvdp/clipped") + "\n"
-                + X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped"), language="bash", wrap_lines=True)
+        st.code("\n".join(cli_lines), language="bash", wrap_lines=True)
         ev_model = "artifacts/nvdp/clipped" if which == "clipped" else "artifacts/nvdp/unclipped"
         st.markdown("Evaluate with the clipping on the sliders:")
         st.code(f".venv/bin/python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "

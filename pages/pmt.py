@@ -416,6 +416,22 @@ def _export_frames(results: dict) -> dict:
     return frames
 
 
+def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:
+    """The HTML report (built on click, outside the script run: engine and figure builders only)."""
+    spec, diag = {**results["spec"], "metric": metric}, results["diag"]
+    summ = C.summarize(results["eps"], metric, "epsilon")
+    figs = [("Error vs epsilon (median, 50 % and 90 % bands over seeds)",
+             plots.error_vs_epsilon_figure(summ, metric=metric, epsilon=spec["epsilon"],
+                                           log_y=metric not in ("accuracy", "auc"))),
+            ("Conditioning: kappa before and after PMT", plots.conditioning_figure(diag["kappas"], diag["spectra"])),
+            ("Truncation: row lengths before and after whitening",
+             plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                     clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
+    return C.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
+                         metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
+                         public_name=public_name)
+
+
 @st.fragment
 def _results_panel(results: dict, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
@@ -448,7 +464,8 @@ def _results_panel(results: dict, task: str) -> None:
                  f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
     r1, r2, r3, r4 = st.columns(4)
-    r1.metric("PMT / best baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
+    ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])
+    r1.metric("PMT / best baseline", ratio_text,
               help=("PMT's median error divided by that of the best private-only baseline "
                     f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
               if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
@@ -599,9 +616,15 @@ def _results_panel(results: dict, task: str) -> None:
                 "is not listed as private: its clip radius was tuned on the error.")
     with tabs[6]:
         # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
-        csv = functools.partial(lambda r: C.results_csv(_export_frames(r)), results)
+        csv = functools.partial(lambda r: C.results_csv(_export_frames(r), data_name=r["ds"].name), results)
         public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
         settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
+        report = functools.partial(_report, results, head, metric, ratio_text, public_name)
+        st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
+                           key="dl_report", type="primary", icon=":material/summarize:",
+                           help="One self-contained HTML file to send after a demo: headline numbers, the figures "
+                           "(interactive, no network needed), settings, privacy ledger, data source and licence, "
+                           "and the commands that reproduce it.")
         c1, c2 = st.columns(2)
         c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
                            key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
