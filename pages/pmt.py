@@ -616,7 +616,8 @@ def _results_panel(results: dict, task: str) -> None:
                 "is not listed as private: its clip radius was tuned on the error.")
     with tabs[6]:
         # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
-        csv = functools.partial(lambda r: C.results_csv(_export_frames(r), data_name=r["ds"].name), results)
+        csv = functools.partial(lambda r: C.results_csv(_export_frames(r), data_name=r["ds"].name,
+                                                                   target=r["ds"].target_name), results)
         public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
         settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
         report = functools.partial(_report, results, head, metric, ratio_text, public_name)

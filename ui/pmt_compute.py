@@ -355,18 +355,22 @@ def advisories(data: PreparedData, diag: dict) -> list[str]:
     return out
 
 
-def results_csv(frames: dict, *, data_name: str | None = None) -> str:
+def results_csv(frames: dict, *, data_name: str | None = None, target: str | None = None) -> str:
     """All sweep rows as one CSV (a ``sweep`` column says which figure each row belongs to).
 
-    ``data_name`` (e.g. ``"upload:plant.csv"``) fills the ``dataset`` column. Text cells that a
-    spreadsheet would run as a formula are neutralised (:func:`engine.figures.report.safe_csv`).
+    ``data_name`` (a registry name, or ``"upload:<file name>"``: the file name is written) fills the
+    ``dataset`` column and ``target`` a ``target`` column, so the rows keep their provenance. Text cells
+    that a spreadsheet would run as a formula (a file or column named ``=1+1``) are neutralised
+    (:func:`engine.figures.report.safe_csv`); numeric columns stay numeric.
     """
     from engine.figures.report import safe_csv
 
     parts = [f.assign(sweep=k) for k, f in frames.items() if f is not None]
     frame = pd.concat(parts, ignore_index=True)
     if data_name is not None:
-        frame["dataset"] = str(data_name)
+        frame["dataset"] = str(data_name).removeprefix("upload:")
+    if target is not None:
+        frame.insert(1 if "dataset" in frame.columns else 0, "target", str(target))
     return safe_csv(frame)
 
 
