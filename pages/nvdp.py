@@ -367,8 +367,7 @@ with st.sidebar:
                 f"**C_mu** = {float(ss['nvdp_C_mu']):g}, **alpha** in [{float(ss['nvdp_alpha_min']):g}, "
                 f"{float(ss['nvdp_alpha_max']):g}]  \n**Renyi order** = {lam:g}"
                 + (f", **sigma cap** = {SIGMA_CAP:g}" if ss.get("nvdp_sigma_cap") else ""),
-                help="The model and clipping settings of this page. The 'Active settings' below belong to the PMT "
-                "regression page.")
+                help="The model and clipping settings of this page.")
 
 with main:
     if problems:

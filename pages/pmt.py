@@ -246,8 +246,12 @@ with ctrl:
     elif ss.get("data") not in options:
         ss["data"] = options[0] if options else None
     if shared not in options and shared is not None:
-        st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
-                   f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
+        if st.query_params.get("data") == shared and shared not in set(registry["name"]):
+            st.warning(f"The link's data={shared} names no data set for {C.TASK_LABELS[task].lower()} "
+                       f"(choices: {', '.join(options)}); showing {ss['data']} instead.", icon=":material/link_off:")
+        else:
+            st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
+                       f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
 
     def _label(name: str) -> str:
         if up is not None and name == up.name:
@@ -502,6 +506,11 @@ def _results_panel(results: dict, task: str) -> None:
         if tabs[0].open:
             fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric,
                                                 epsilon=spec["epsilon"], log_y=log_y)
+            if metric == "accuracy":  # a classifier is only useful above "always predict the majority class"
+                label_maj, acc_maj = C.majority_class_accuracy(results["prep"])
+                fig.add_hline(y=acc_maj, line=dict(color="#888888", dash="dashdot", width=2),
+                              annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
+                              annotation_position="bottom right")
             _show(fig, "fig_eps")
         with st.expander("What this shows, and what to try"):
             st.markdown(

@@ -42,11 +42,31 @@ DEFAULT_METHODS = {
 PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton")
 
 #: Metric columns per page task (the first is the default). For logistic sweeps the engine's
-#: ``rmse`` column is a root Brier score, so it is not offered under the RMSE label.
+#: ``rmse`` column is a root Brier score, so it is not offered under the RMSE label. The logistic
+#: default is the ROC AUC: on bank every method's accuracy lies within 0.89-0.90, next to the 0.88 of
+#: always predicting the majority class, while the AUC separates them (0.71-0.73 private, 0.78 non-private).
 METRICS_BY_TASK = {
     "regression": ["l2_error", "rel_error", "excess_risk", "rmse"],
-    "classification": ["accuracy", "auc", "log_loss", "l2_error", "rel_error", "excess_risk"],
+    "classification": ["auc", "log_loss", "accuracy", "l2_error", "rel_error", "excess_risk"],
 }
+
+
+def majority_class_accuracy(prep: PreparedData) -> tuple[int, float]:
+    """(the public sample's majority label, its accuracy on the held-out test rows).
+
+    The label is chosen from the **public** rows (no privacy cost, no branch on private data); its
+    accuracy is measured on the same held-out rows as every method's accuracy (an evaluation, like
+    theirs). Drawn on accuracy plots: a method is only useful above this line.
+
+    Examples
+    --------
+    >>> p = PreparedData(*[np.zeros((1, 1))] * 2, np.zeros((3, 1)), np.array([1.0, 1.0, 0.0]), np.zeros((1, 1)),
+    ...                  np.zeros(1), np.zeros((4, 1)), np.array([1.0, 1.0, 1.0, 0.0]), True, False, None, 8, 1, 3, 1, "")
+    >>> majority_class_accuracy(p)
+    (1, 0.75)
+    """
+    label = int(np.mean(prep.y_pub) >= 0.5)
+    return label, float(np.mean(prep.y_test == label))
 
 
 def methods_for(task: str) -> list[str]:
