@@ -28,6 +28,7 @@ from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
 from engine.nvdp.headline import headline_verdict
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
+from ui.layout import FIGURE_HEIGHT, page_style
 from ui.state import ensure_frame, init_state, persist
 
 ensure_frame()
@@ -204,19 +205,20 @@ def _reset_sliders() -> None:
 # ---------------------------------------------------------------------------------------------
 # header and plain-words introduction
 # ---------------------------------------------------------------------------------------------
-head_l, head_r = st.columns([4, 1])
+head_l, head_r = st.columns([5, 1], vertical_alignment="center")
 with head_l:
-    st.title("NVDP embeddings: private sentence representations")
+    st.title("NVDP embeddings: private sentence vectors")
 with head_r:
-    st.toggle("Presenter mode", help="Hides the advanced controls and enlarges the text for a room.", **persist("presenter"))
+    st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
+              "text, the numbers and the figures for a room.", **persist("presenter"))
 presenter = bool(ss.get("presenter", False))
-if presenter:
-    st.markdown("<style>html, body, [class*='st-'] {font-size: 1.12rem;} h1 {font-size: 2.6rem;}</style>",
-                unsafe_allow_html=True)
+page_style(presenter)
 for msg in url_problems:
     st.warning(msg, icon=":material/link_off:")
 
-st.markdown(
+_intro = st.expander("What am I looking at? NVDP, RD, BDP and clipping in plain words") if not presenter \
+    else st.container(key="teach_intro")
+_intro.markdown(
     "A sentence is turned into numbers by a small language model (all-MiniLM-L6-v2). **NVDP** "
     "(*nonparametric variational differential privacy*) does not share those numbers: a "
     "**bottleneck** (NVIB, *nonparametric variational information bottleneck*) replaces each word piece by a "
@@ -295,12 +297,14 @@ with main:
         data, models = _pair(pair_key, settings)
     tm = models["clipped"]
     tc = tm.clip
-    status.caption(
-        f"Models ready (cached on disk): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
-        f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on {len(data.test_idx)} "
-        f"held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in [{tc.alpha_min:g}, "
-        f"{tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
-        + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
+    if not presenter:
+        status.caption(
+            f"Models ready (cached on disk): KL weight {settings.kl_weight:g}, seed {settings.seed}, "
+            f"{len(data.test_idx)} held-out test sentences.",
+            help=f"Trained on {len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on "
+            f"{len(data.test_idx)} held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in "
+            f"[{tc.alpha_min:g}, {tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
+            + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")
 
 # ---------------------------------------------------------------------------------------------
 # clipping sliders (left)
@@ -328,8 +332,8 @@ with ctrl:
                      help="The order of the Renyi divergence (1.1 in the papers). It also sets the blur floor "
                      "sigma >= sqrt((lambda-1)/lambda).")
     if not presenter:
-        st.checkbox(f"Cap sigma at {SIGMA_CAP:g} (just under the prior's blur 1)", **persist("nvdp_sigma_cap"),
-                    help="Not one of the paper's three rules. The exact RD is finite only if every blur stays below "
+        st.checkbox(f"Cap sigma at {SIGMA_CAP:g}", **persist("nvdp_sigma_cap"),
+                    help=f"Caps every blur at {SIGMA_CAP:g}, just under the prior's blur 1. Not one of the paper's three rules. The exact RD is finite only if every blur stays below "
                     "1 when another can sit on the floor; without the cap (or with a cap of exactly 1) some pairs "
                     "of sentences get an infinite bound.")
     lam = float(ss["nvdp_renyi_order"])
@@ -338,10 +342,10 @@ with ctrl:
                f"{finite_alpha_min(float(ss['nvdp_alpha_max']), lam, margin=0.0):.4f} (and, for any bound at all, two "
                "sentences of the same length).")
     b1, b2 = st.columns(2)
-    b1.button("Reset to trained", on_click=_reset_sliders, key="nvdp_reset",
-              help="Set the sliders to the clipping the clipped model was trained with.")
-    b2.button("Retrain with these", on_click=_retrain, key="nvdp_retrain", type="primary",
-              help="Trains a new clipped model with these caps applied during training (train-time clipping), "
+    b1.button("Reset", on_click=_reset_sliders, key="nvdp_reset", width="stretch",
+              help="Reset to trained: set the sliders to the clipping the clipped model was trained with.")
+    b2.button("Retrain", on_click=_retrain, key="nvdp_retrain", type="primary", width="stretch",
+              help="Retrain with these caps: trains a new clipped model with these caps applied during training (train-time clipping), "
               "with progress; it is cached, so switching back is instant.")
 
 # ---------------------------------------------------------------------------------------------
@@ -384,20 +388,20 @@ with main:
     label_c = "clipped" if which == "clipped" else "clipped at release"
 
     # ---- headline metrics -------------------------------------------------------------------
-    st.markdown(f"**At these caps** ({label_c} vs unclipped, {res_c.n_test} held-out sentences; smaller RD and "
-                "BDP = more private, higher accuracy = more useful)")
+    st.markdown(f"**At these caps**: {label_c} vs unclipped (smaller RD and BDP = more private)",
+                help=f"{res_c.n_test} held-out sentences; smaller RD and BDP = more private, higher accuracy = more useful.")
 
     def metric(col, title, c, u, help_, pct=False):
         fmt = (lambda v: f"{100 * v:.1f}%") if pct else P.fmt_bound
         col.metric(title, fmt(c), delta=f"unclipped {fmt(u)}", delta_color="off", help=help_, **_NO_ARROW)
 
     r = st.columns(4)
-    metric(r[0], "RD max (paper protocol)", res_c.rd_paper.max, res_u.rd_paper.max,
+    metric(r[0], "RD max (paper)", res_c.rd_paper.max, res_u.rd_paper.max,
            f"Largest Renyi divergence between two sentences' shared draws, in the authors' normalisation (nats per "
            f"latent position; pairs within batches of 16 of the first {N_EVAL} test sentences, outliers with "
            "|z-score| > 0.5 (population std) within a batch set aside, undefined dimensions dropped as the authors' "
            "code does), comparable with the papers' 0.01-1.4. Not a guarantee.")
-    metric(r[1], "RD mean (paper protocol)", res_c.rd_paper.mean, res_u.rd_paper.mean,
+    metric(r[1], "RD mean (paper)", res_c.rd_paper.mean, res_u.rd_paper.mean,
            "Average over the same pairs (batch means averaged).")
     metric(r[2], "BDP epsilon (papers)", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
            "Bayesian differential privacy budget at delta = 1e-5 from the authors' accountant (scalar blurs, "
@@ -425,8 +429,6 @@ with main:
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **_NO_ARROW)
     verdict = [headline_verdict(res_c, res_u, label_c)]
-    if verdict:
-        st.markdown(" ".join(verdict))
     if res_c.nan_count or res_u.nan_count:
         st.warning(f"Numerical failures: {res_c.nan_count} NaN values with clipping, {res_u.nan_count} without.",
                    icon=":material/warning:")
@@ -435,7 +437,10 @@ with main:
     shown_figures: list = []
 
     def _shown(caption: str, fig):
-        """Keep each figure drawn on screen for the report."""
+        """Keep each figure drawn on screen for the report (sized to share the first screen with the headline)."""
+        fig.update_layout(height=FIGURE_HEIGHT[presenter])
+        if presenter:
+            fig.update_layout(font=dict(size=17))
         shown_figures.append((caption, fig))
         return fig
 
@@ -452,6 +457,8 @@ with main:
         st.plotly_chart(_shown("Privacy bound: RD over sentence pairs",
                                P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)),
                         config=CFG, key="nvdp_fig_rd")
+        if verdict:  # under the figure, so that the headline numbers and the figure share the first screen
+            st.markdown(" ".join(verdict))
         def col(rr):
             return [P.fmt_bound(rr.rd_paper.max), P.fmt_bound(rr.rd_paper.mean), P.fmt_bound(rr.rd_exact.max),
                     P.fmt_bound(rr.rd_exact.mean), f"{rr.rd_exact.n_inf} of {rr.rd_exact.n_pairs}",

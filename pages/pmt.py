@@ -34,6 +34,7 @@ from ui.state import (
     url_sync,
 )
 from ui import pmt_compute as C
+from ui.layout import FIGURE_HEIGHT, page_style
 
 ensure_frame()
 init_state()
@@ -46,31 +47,30 @@ url_problems = url_load(URL_KEYS)
 # ---------------------------------------------------------------------------------------------
 # presenter mode (bigger text, fewer knobs)
 # ---------------------------------------------------------------------------------------------
-head_l, head_r = st.columns([4, 1])
+head_l, head_r = st.columns([5, 1], vertical_alignment="center")
 with head_l:
-    st.title("PMT regression: the privacy-utility trade-off")
+    st.title("PMT regression: privacy vs accuracy")
 with head_r:
-    st.toggle("Presenter mode", help="Hides the advanced controls and enlarges the text for a room.",
-              **persist("presenter"))
+    st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
+              "text, the numbers and the figures for a room.", **persist("presenter"))
 presenter = bool(ss.get("presenter", False))
-if presenter:
-    # Streamlit sizes text in rem: a larger root font enlarges every text, heading and metric alike
-    st.markdown("<style>html {font-size: 20px;}</style>", unsafe_allow_html=True)
+page_style(presenter)
 
 for msg in url_problems:
     st.warning(msg, icon=":material/link_off:")
 
-st.markdown(
-    "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
-    "cuts off the rare rows beyond a radius **R**, and adds Gaussian noise to the two statistics ridge "
-    "regression needs. It is compared with two **private-only baselines**: **DP-RR** (differentially private "
-    "ridge regression from noisy sufficient statistics of rows clipped at radius **C**) and **DP-GD** "
-    "(differentially private gradient descent with per-row clipping). **epsilon** and **delta** are the "
-    "differential-privacy (DP) budget: smaller = more private. **mu** is the same budget in Gaussian DP "
-    "(GDP). For logistic regression the private-only baselines are **DP-Newton** (noisy Newton steps on clipped rows) "
-    "and DP-GD. **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). **lam** is the "
-    "ridge penalty; **n_pub** the number of public rows."
-)
+if not presenter:
+    with st.expander("What am I looking at? PMT, the baselines and the symbols in plain words"):
+        st.markdown(
+            "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
+            "cuts off the rare rows beyond a radius **R**, and adds Gaussian noise to the two statistics ridge "
+            "regression needs. It is compared with two **private-only baselines**: **DP-RR** (differentially private "
+            "ridge regression from noisy sufficient statistics of rows clipped at radius **C**) and **DP-GD** "
+            "(differentially private gradient descent with per-row clipping). **epsilon** and **delta** are the "
+            "differential-privacy (DP) budget: smaller = more private. **mu** is the same budget in Gaussian DP "
+            "(GDP). For logistic regression the private-only baselines are **DP-Newton** (noisy Newton steps on "
+            "clipped rows) and DP-GD. **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). "
+            "**lam** is the ridge penalty; **n_pub** the number of public rows.")
 
 #: st.metric's delta arrow (1.5x+) would suggest a direction for a plain "before" value; hide it.
 _NO_ARROW = {"delta_arrow": "off"} if "delta_arrow" in inspect.signature(st.metric).parameters else {}
@@ -444,11 +444,7 @@ def _results_panel(results: dict, task: str) -> None:
     metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
     for w in results["warnings"]:
         st.warning(w, icon=":material/warning:")
-    st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
-               f"{results['prep'].n_pub} public rows ({'random split: a simulation' if results['prep'].public_is_split else 'separate public file'}), "
-               f"{results['prep'].n_priv} private rows; {spec['seeds']} seeds per setting.")
-
-    # ---- headline metrics -------------------------------------------------------------
+    # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
     metric = ss.get("metric", DEFAULTS["metric"])
     if metric not in metric_cols:
         metric = ss["metric"] = metric_cols[0]
@@ -459,34 +455,37 @@ def _results_panel(results: dict, task: str) -> None:
     ratio = C.pmt_vs_best(head, lower_better=lower_better)
     if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
         head = head[head["method"] != "Non-private"]
-    st.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
-                f"({'lower' if lower_better else 'higher'} is better)")
-    row1 = st.columns(max(len(head), 1))
+    h_l, h_r = st.columns([3, 2], vertical_alignment="center")
+    h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
+                 f"({'lower' if lower_better else 'higher'} is better)")
+    h_r.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
+                  label_visibility="collapsed", **persist("metric"),
+                  help="The error metric of the headline numbers and the figures.")
+    ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])
+    ratio_help = (("PMT's median error divided by that of the best private-only baseline "
+                   f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
+                  if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
+    row1 = st.columns(max(len(head), 1) + int(presenter))
     for c, (_, row) in zip(row1, head.iterrows()):
         c.metric(row["method"].replace(" (oracle C, non-private tuning)", " oracle"), f"{row['median']:.3g}",
                  help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
                  f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
-    r1, r2, r3, r4 = st.columns(4)
-    ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])
-    r1.metric("PMT / best baseline", ratio_text,
-              help=("PMT's median error divided by that of the best private-only baseline "
-                    f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
-              if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
-    r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
-              delta_color="off", **_NO_ARROW,
-              help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
-              "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
-    r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
-              help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
-              "scaled onto the sphere of radius R.")
-    r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
-              help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
-              f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
-
-    st.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
-                 **persist("metric"))
-    metric = ss.get("metric", metric)
+    if presenter:  # one row for a room: the methods and the ratio
+        row1[-1].metric("PMT / best baseline", ratio_text, help=ratio_help)
+    else:
+        r1, r2, r3, r4 = st.columns(4)
+        r1.metric("PMT / best baseline", ratio_text, help=ratio_help)
+        r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
+                  delta_color="off", **_NO_ARROW,
+                  help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
+                  "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
+        r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
+                  help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
+                  "scaled onto the sphere of radius R.")
+        r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
+                  help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
+                  f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
 
     tab_names = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
                  "Privacy ledger", "Export"]
@@ -494,11 +493,16 @@ def _results_panel(results: dict, task: str) -> None:
     # only when their tab is opened): a slider change then recomputes just what is on screen
     tabs = st.tabs(tab_names, key="pmt_tab", on_change="rerun")
     summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
+    # presenter mode hides the explanations (the audience hears them): a container that ui.layout's CSS hides
+    _n_teach = iter(range(100))
+    _teach = ((lambda title: st.container(key=f"teach_{next(_n_teach)}")) if presenter  # noqa: E731
+              else (lambda title: st.expander(title)))
     cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
 
     def _show(fig, key: str) -> None:
+        fig.update_layout(height=FIGURE_HEIGHT[presenter])
         if presenter:  # for a room: larger figure text
-            fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)), height=560)
+            fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)))
         st.plotly_chart(fig, config=cfg, key=key)
     log_y = metric not in ("accuracy", "auc")
 
@@ -512,7 +516,7 @@ def _results_panel(results: dict, task: str) -> None:
                               annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
                               annotation_position="bottom right")
             _show(fig, "fig_eps")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
                 "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
@@ -531,7 +535,7 @@ def _results_panel(results: dict, task: str) -> None:
                 _show(fig, "fig_lam")
             except (ValueError, TypeError) as exc:
                 st.error(f"**Cannot compute the lam sweep.** {exc}", icon=":material/error:")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
                 "A large lam hides noise by shrinking the coefficients towards 0, which is a bias of its own.\n\n"
@@ -551,7 +555,7 @@ def _results_panel(results: dict, task: str) -> None:
                 _show(fig, "fig_npub")
             except (ValueError, TypeError) as exc:
                 st.error(f"**Cannot compute the n_pub sweep.** {exc}", icon=":material/error:")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
                 "for the transform (all methods use them for the response bound).\n\n"
@@ -563,7 +567,7 @@ def _results_panel(results: dict, task: str) -> None:
             _show(plots.conditioning_figure(diag["kappas"], diag["spectra"],
                                             labels=None if task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
                   "fig_cond")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
                 "Ridge inverts a noisy matrix (logistic regression one per Newton step), so a large kappa turns a "
@@ -583,7 +587,7 @@ def _results_panel(results: dict, task: str) -> None:
               "clipped); " if np.isfinite(diag["B_y"]) else "")
         st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
                    f"baseline clip radius C = {diag['clip_radius']:.4g}.")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "Left: the lengths of the raw private rows, with the radius C at which the private-only baselines "
                 "clip them. "
@@ -617,7 +621,7 @@ def _results_panel(results: dict, task: str) -> None:
         if diag.get("task") != "regression" and diag.get("eig_fixes"):
             st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {diag['eig_fixes']} Newton "
                        "step(s): the documented safeguard that keeps each noisy Newton step defined.")
-        with st.expander("What this shows"):
+        with _teach("What this shows"):
             st.markdown(
                 "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
                 "releases compose as the square root of the sum of the squared mu's (the *total* row), which "
@@ -653,6 +657,11 @@ def _results_panel(results: dict, task: str) -> None:
             for note in C.cli_notes(spec):
                 st.caption(f":material/info: {note}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+    if not presenter:
+        prep = results["prep"]
+        st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
+                   f"{prep.n_pub} public rows ({'random split: a simulation' if prep.public_is_split else 'separate public file'}), "
+                   f"{prep.n_priv} private rows; {spec['seeds']} seeds per setting.")
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 
 

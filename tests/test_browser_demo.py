@@ -107,7 +107,7 @@ def _open(browser, url: str, viewport: dict, *, presenter: bool = False):
     page.goto(url, timeout=180_000)
     _settle(page)
     if presenter:
-        page.locator('[data-testid="stToggle"]').filter(has_text="Presenter").locator("label").first.click()
+        page.locator("label").filter(has_text="Presenter").first.click()
         page.wait_for_timeout(1000)
         _settle(page)
     return page

@@ -111,6 +111,9 @@ def _layout(fig: go.Figure, *, title: str, height: int = 460) -> go.Figure:
         hoverlabel=dict(namelength=-1),
         font=dict(size=13),
     )
+    # axis titles and tick labels push the margins out instead of being clipped (narrow screens, big fonts)
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -238,7 +241,7 @@ def sweep_figure(
         ref_x = ref["_x"].to_numpy(dtype=float)
         const = np.allclose(ref_vals, ref_vals[0], rtol=1e-9, atol=0) or not np.isfinite(ref_x).any()
         if log_y and np.all(ref_vals <= 0):
-            notes.append("Non-private reference = 0 (it is the target of this error), not drawn on a log axis")
+            notes.append("Non-private = 0 (the target), not drawn on a log axis")
         elif const:
             v = float(ref_vals[0])
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="Non-private (reference)",
@@ -278,7 +281,7 @@ def sweep_figure(
         if lows.size and lows.min() < 0.01:  # avoid SI prefixes such as "100µ" for small errors
             fig.update_yaxes(exponentformat="power")
     if title is None:
-        title = f"{label} vs {x}: median over seeds, shaded 25-75% and 5-95% of seeds"
+        title = f"{label} vs {x} (median over seeds)"  # the legend explains the shading; short for phones
     if notes:
         title += "<br><span style='font-size:12px'>" + "; ".join(notes) + "</span>"
     fig = _layout(fig, title=title)
