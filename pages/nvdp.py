@@ -298,7 +298,7 @@ with main:
     tm = models["clipped"]
     tc = tm.clip
     if not presenter:
-        status.caption(
+        st.sidebar.caption(
             f"Models ready (cached on disk): KL weight {settings.kl_weight:g}, seed {settings.seed}, "
             f"{len(data.test_idx)} held-out test sentences.",
             help=f"Trained on {len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on "
@@ -388,12 +388,12 @@ with main:
     label_c = "clipped" if which == "clipped" else "clipped at release"
 
     # ---- headline metrics -------------------------------------------------------------------
-    st.markdown(f"**At these caps**: {label_c} vs unclipped (smaller RD and BDP = more private)",
-                help=f"{res_c.n_test} held-out sentences; smaller RD and BDP = more private, higher accuracy = more useful.")
 
     def metric(col, title, c, u, help_, pct=False):
         fmt = (lambda v: f"{100 * v:.1f}%") if pct else P.fmt_bound
-        col.metric(title, fmt(c), delta=f"unclipped {fmt(u)}", delta_color="off", help=help_, **_NO_ARROW)
+        col.metric(title, fmt(c), delta=f"unclipped {fmt(u)}", delta_color="off", **_NO_ARROW,
+                   help=f"At these caps, {label_c} (the number) vs unclipped (below it), on {res_c.n_test} held-out "
+                   f"sentences; smaller RD and BDP = more private, higher accuracy = more useful. {help_}")
 
     r = st.columns(4)
     metric(r[0], "RD max (paper)", res_c.rd_paper.max, res_u.rd_paper.max,
@@ -445,9 +445,7 @@ with main:
         return fig
 
     with tabs[0]:
-        st.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
-                 format_func={"paper": "paper protocol (comparable with the papers)",
-                              "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
+        form_slot = st.empty()  # the figure first (first screen); its form switch is drawn under it
         form = ss.get("nvdp_form", "paper")
         rc, ru = (res_c.rd_paper, res_u.rd_paper) if form == "paper" else (res_c.rd_exact, res_u.rd_exact)
         notes = None
@@ -457,6 +455,10 @@ with main:
         st.plotly_chart(_shown("Privacy bound: RD over sentence pairs",
                                P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)),
                         config=CFG, key="nvdp_fig_rd")
+        form_slot = st.container()
+        form_slot.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
+                        format_func={"paper": "paper protocol (comparable with the papers)",
+                                     "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
         if verdict:  # under the figure, so that the headline numbers and the figure share the first screen
             st.markdown(" ".join(verdict))
         def col(rr):

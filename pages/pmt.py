@@ -323,8 +323,8 @@ with ctrl:
     st.number_input("n_pub: public rows (random split)", step=50, disabled=ss.get("public_source") == "file",
                     **persist("n_pub"), help="How many rows are drawn at random as the public sample; "
                     "the remaining rows are private. Must be at least 1 and less than the number of rows.")
-    st.checkbox("Standardise features with the public sample's mean and standard deviation", **persist("standardize"),
-                help="Uses only public statistics, so it costs no privacy. The private-only baselines clip "
+    st.checkbox("Standardise (public mean, sd)", **persist("standardize"),
+                help="Standardise the features with the public sample's mean and standard deviation. Uses only public statistics, so it costs no privacy. The private-only baselines clip "
                 "raw rows at a radius that only makes sense on standardised features.")
 
     st.subheader("Privacy")
@@ -455,12 +455,14 @@ def _results_panel(results: dict, task: str) -> None:
     ratio = C.pmt_vs_best(head, lower_better=lower_better)
     if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
         head = head[head["method"] != "Non-private"]
-    h_l, h_r = st.columns([3, 2], vertical_alignment="center")
-    h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
-                 f"({'lower' if lower_better else 'higher'} is better)")
-    h_r.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
+    h_l, h_r = st.columns([2, 1], vertical_alignment="center")
+    h_l.markdown(f"**Median at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
+                 f"({'lower' if lower_better else 'higher'} is better)",
+                 help=f"Median {label.lower()} over the noise seeds at your epsilon. Unit: {unit}.")
+    h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
                   label_visibility="collapsed", **persist("metric"),
-                  help="The error metric of the headline numbers and the figures.")
+                  help="The error metric of the headline numbers and the figures: "
+                  + "; ".join(f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}" for m in metric_cols))
     ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])
     ratio_help = (("PMT's median error divided by that of the best private-only baseline "
                    f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")

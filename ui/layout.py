@@ -14,7 +14,7 @@ import streamlit as st
 PRESENTER_ROOT_PX = 20
 
 #: Height (px) of a page's main figure: normal mode, presenter mode (fits 900 px with the headline).
-FIGURE_HEIGHT = {False: 430, True: 520}
+FIGURE_HEIGHT = {False: 390, True: 450}
 
 
 def page_style(presenter: bool) -> None:

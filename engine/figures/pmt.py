@@ -64,7 +64,7 @@ METRICS: dict[str, tuple[str, str, bool]] = {
 }
 
 _PARAM_LABELS = {
-    "epsilon": "privacy budget epsilon (smaller = more private)",
+    "epsilon": "epsilon (smaller = more private)",
     "lam": "ridge penalty lam",
     "n_pub": "public sample size n_pub (rows)",
 }
@@ -266,7 +266,7 @@ def sweep_figure(
             fig.add_annotation(x=math.log10(cx) if log_x else cx, xref="x", y=1.0, yref="paper", yanchor="bottom",
                                xanchor="left", text=f" chosen {x} = {float(chosen):g}", showarrow=False,
                                font=dict(size=12, color="#333333"))
-    xaxis = dict(title=_PARAM_LABELS.get(x, x) + (", log scale" if log_x else ""),
+    xaxis = dict(title=_PARAM_LABELS.get(x, x) + (" (log scale)" if log_x else ""),
                  type="log" if log_x else "linear", showgrid=True)
     vals = sorted(set(df["_x"].dropna()))
     if log_x and 0 < len(vals) <= 16:
