@@ -403,7 +403,7 @@ with main:
            "code does), comparable with the papers' 0.01-1.4. Not a guarantee.")
     metric(r[1], "RD mean (paper)", res_c.rd_paper.mean, res_u.rd_paper.mean,
            "Average over the same pairs (batch means averaged).")
-    metric(r[2], "BDP epsilon (papers)", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
+    metric(r[2], "BDP epsilon", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
            "Bayesian differential privacy budget at delta = 1e-5 from the authors' accountant (scalar blurs, "
            f"moment order 2, subsampling q = 16/{N_EVAL}), the figure the papers report (10.4-22). 10.47 is the "
            "floor reached when every RD is 0. Not a guarantee.")

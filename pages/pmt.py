@@ -323,9 +323,11 @@ with ctrl:
     st.number_input("n_pub: public rows (random split)", step=50, disabled=ss.get("public_source") == "file",
                     **persist("n_pub"), help="How many rows are drawn at random as the public sample; "
                     "the remaining rows are private. Must be at least 1 and less than the number of rows.")
-    st.checkbox("Standardise (public mean, sd)", **persist("standardize"),
-                help="Standardise the features with the public sample's mean and standard deviation. Uses only public statistics, so it costs no privacy. The private-only baselines clip "
-                "raw rows at a radius that only makes sense on standardised features.")
+    if not presenter:  # kept while hidden (persist_state="session")
+        st.checkbox("Standardise (public mean, sd)", **persist("standardize"),
+                    help="Standardise the features with the public sample's mean and standard deviation. Uses only "
+                    "public statistics, so it costs no privacy. The private-only baselines clip raw rows at a radius "
+                    "that only makes sense on standardised features.")
 
     st.subheader("Privacy")
     st.select_slider("epsilon (privacy budget, log scale)", options=list(EPSILON_OPTIONS), format_func=fmt_num,
@@ -474,7 +476,7 @@ def _results_panel(results: dict, task: str) -> None:
                  f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
     if presenter:  # one row for a room: the methods and the ratio
-        row1[-1].metric("PMT / best baseline", ratio_text, help=ratio_help)
+        row1[-1].metric("PMT / best", ratio_text, help="PMT / best baseline: " + ratio_help)
     else:
         r1, r2, r3, r4 = st.columns(4)
         r1.metric("PMT / best baseline", ratio_text, help=ratio_help)
@@ -503,8 +505,10 @@ def _results_panel(results: dict, task: str) -> None:
 
     def _show(fig, key: str) -> None:
         fig.update_layout(height=FIGURE_HEIGHT[presenter])
-        if presenter:  # for a room: larger figure text
-            fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)))
+        if presenter:  # for a room: larger figure text; the y title shortened to the metric (it must fit the axis)
+            fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15), y=-0.3))
+            if str(fig.layout.yaxis.title.text or "").startswith(label):
+                fig.update_yaxes(title_text=label)
         st.plotly_chart(fig, config=cfg, key=key)
     log_y = metric not in ("accuracy", "auc")
 

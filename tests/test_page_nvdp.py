@@ -72,7 +72,7 @@ def test_page_shows_headline_metrics_from_the_cached_models(tiny_cache):
     assert m["Accuracy"] == (f"{100 * clipped.accuracy:.1f}%", f"unclipped {100 * unclipped.accuracy:.1f}%")
     assert m["RD max (paper)"][0] == f"{clipped.rd_paper.max:.3g}"
     assert m["RD max (paper)"][1] == f"unclipped {unclipped.rd_paper.max:.3g}"
-    assert m["BDP epsilon (papers)"][0] == f"{clipped.bdp_paper.epsilon:.3g}"
+    assert m["BDP epsilon"][0] == f"{clipped.bdp_paper.epsilon:.3g}"
     # guarantee form, padding "strict" (issue 12 item 9): sentences of different lengths have no finite bound
     assert clipped.rd_exact.n_inf > 0 and m["RD max (exact)"][0] == "infinite"
     verdict = " ".join(md.value for md in at.markdown if "Same pairs" in md.value)
