@@ -439,6 +439,9 @@ with main:
     def _shown(caption: str, fig):
         """Keep each figure drawn on screen for the report (sized to share the first screen with the headline)."""
         fig.update_layout(height=FIGURE_HEIGHT[presenter])
+        if fig.layout.legend.orientation == "h":  # a legend below the plot: at the figure's bottom, under the x title
+            fig.update_layout(legend=dict(yref="container", yanchor="bottom", y=0.0),
+                              margin=dict(b=max(int(fig.layout.margin.b or 0), 130)))
         if presenter:
             fig.update_layout(font=dict(size=17))
         shown_figures.append((caption, fig))

@@ -506,7 +506,7 @@ def _results_panel(results: dict, task: str) -> None:
     def _show(fig, key: str) -> None:
         fig.update_layout(height=FIGURE_HEIGHT[presenter])
         if presenter:  # for a room: larger figure text; the y title shortened to the metric (it must fit the axis)
-            fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15), y=-0.3))
+            fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15)), margin=dict(b=135))
             if str(fig.layout.yaxis.title.text or "").startswith(label):
                 fig.update_yaxes(title_text=label)
         st.plotly_chart(fig, config=cfg, key=key)

@@ -106,8 +106,11 @@ def _layout(fig: go.Figure, *, title: str, height: int = 460) -> go.Figure:
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
         template="plotly_white",
         height=height,
-        margin=dict(l=70, r=20, t=60, b=110),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font=dict(size=12)),
+        margin=dict(l=70, r=20, t=60, b=120),
+        # the legend sits at the bottom of the figure (not relative to the plot area), so that it never
+        # covers the x-axis title, whatever the height or the width (phones wrap it onto more rows)
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0.0,
+                    font=dict(size=12)),
         hoverlabel=dict(namelength=-1),
         font=dict(size=13),
     )
@@ -273,7 +276,7 @@ def sweep_figure(
         xaxis.update(tickvals=vals, ticktext=["0" if v == zero_at else f"{v:g}" for v in vals])
     fig.update_xaxes(**xaxis)
     better = "lower is better" if lower_better else "higher is better"
-    fig.update_yaxes(title=f"{label} ({better}{', log scale' if log_y else ''})", type="log" if log_y else "linear")
+    fig.update_yaxes(title=f"{label} ({better})", type="log" if log_y else "linear")  # log ticks speak for themselves
     if log_y:
         fig.update_yaxes(dtick=1, minor=dict(showgrid=True, gridcolor="#F2F2F2"))
         lows = df.loc[df["method"] != _REFERENCE, "q05"].to_numpy(dtype=float)
