@@ -191,3 +191,16 @@ def test_pmt_report_for_bundled_data_names_source_and_licence(downloads):
     assert "CC BY 4.0" in html and "https://doi.org/10.24432/C5002N" in html
     assert ".venv/bin/python -m engine pmt --task ridge --dataset ccpp" in html
     assert html.count('class="plotly-graph-div"') == 3 and html.count("plotly.js v") == 1
+
+
+def test_bad_data_in_a_link_names_the_link():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["data"] = "nope"
+    at.query_params["seeds"] = "2"
+    at.switch_page("pages/pmt.py").run()
+    assert not at.exception
+    msgs = [w.value for w in at.warning]
+    shown = at.session_state["data"]
+    assert any("The link's data=nope" in m and f"showing {shown} instead" in m for m in msgs), msgs
+    assert not any("chosen on the Data page (nope)" in c.value for c in at.caption)
+    assert "PMT" in {m.label for m in at.metric}  # the default data are shown
