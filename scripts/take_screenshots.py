@@ -1,4 +1,4 @@
-"""Screenshots of every dashboard page at 1440 x 900 for the README (``docs/img/page_*.jpg``).
+"""Screenshots of every dashboard page at 1440 x 900 for the README (``docs/img/page_*.png``).
 
 Run: ``.venv/bin/python scripts/take_screenshots.py [OUT_DIR]``. Starts ``streamlit run app.py`` on a free
 port (the NVDP page uses whatever models ``NVDP_CACHE_DIR`` holds, or trains them on first visit), opens
@@ -31,8 +31,8 @@ def main(out: Path) -> None:
             if name in ("pmt", "nvdp"):
                 page.wait_for_selector(".js-plotly-plot .main-svg", timeout=600_000)
             page.wait_for_timeout(4000)
-            page.screenshot(path=str(out / f"page_{name}.jpg"), type="jpeg", quality=70)
-            print("saved", out / f"page_{name}.jpg")
+            page.screenshot(path=str(out / f"page_{name}.png"))
+            print("saved", out / f"page_{name}.png")
         browser.close()
 
 
