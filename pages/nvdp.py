@@ -28,7 +28,7 @@ from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
 from engine.nvdp.headline import headline_verdict
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
-from ui.layout import FIGURE_HEIGHT, page_style
+from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
 from ui.state import ensure_frame, init_state, persist
 
 ensure_frame()
@@ -234,6 +234,7 @@ _intro.markdown(
 )
 
 ctrl, main = st.columns([1, 3], gap="large")
+main.container(key=RESULTS_ANCHOR)  # on a phone the results come before the controls (ui.layout)
 
 # ---------------------------------------------------------------------------------------------
 # model choice (left) and training / loading (right)
@@ -298,10 +299,9 @@ with main:
     tm = models["clipped"]
     tc = tm.clip
     if not presenter:
-        st.sidebar.caption(
-            f"Models ready (cached on disk): KL weight {settings.kl_weight:g}, seed {settings.seed}, "
-            f"{len(data.test_idx)} held-out test sentences.",
-            help=f"Trained on {len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on "
+        st.sidebar.caption(  # the sidebar, so that the headline numbers and the figure share the first screen
+            f"Models ready (cached on disk): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
+            f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on "
             f"{len(data.test_idx)} held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in "
             f"[{tc.alpha_min:g}, {tc.alpha_max:g}], Renyi order {tc.renyi_order:g}"
             + (f", sigma cap {tc.sigma_max:g}" if tc.sigma_max is not None else "") + ".")

@@ -34,7 +34,7 @@ from ui.state import (
     url_sync,
 )
 from ui import pmt_compute as C
-from ui.layout import FIGURE_HEIGHT, page_style
+from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
 
 ensure_frame()
 init_state()
@@ -214,6 +214,7 @@ if "data" in st.query_params and "task" not in st.query_params \
                 ss["metric"] = C.metrics_for(_task)[0]
 
 ctrl, main = st.columns([1.3, 3], gap="large")
+main.container(key=RESULTS_ANCHOR)  # on a phone the results come before the controls (ui.layout)
 problems: list[str] = []
 
 with ctrl:
@@ -457,10 +458,10 @@ def _results_panel(results: dict, task: str) -> None:
     ratio = C.pmt_vs_best(head, lower_better=lower_better)
     if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
         head = head[head["method"] != "Non-private"]
-    h_l, h_r = st.columns([2, 1], vertical_alignment="center")
-    h_l.markdown(f"**Median at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
-                 f"({'lower' if lower_better else 'higher'} is better)",
-                 help=f"Median {label.lower()} over the noise seeds at your epsilon. Unit: {unit}.")
+    h_l, h_r = st.columns([5, 2], vertical_alignment="center")
+    h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = "
+                 f"{spec['epsilon']:g}** ({'lower' if lower_better else 'higher'} is better)",
+                 help=f"Median over {spec['seeds']} noise seeds at your epsilon. Unit: {unit}.")
     h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
                   label_visibility="collapsed", **persist("metric"),
                   help="The error metric of the headline numbers and the figures: "

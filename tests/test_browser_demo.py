@@ -160,6 +160,10 @@ def test_answer_above_the_fold_and_no_truncated_label(server, browser, path, nam
 def test_phone_figure_titles_are_not_clipped(server, browser):
     page = _open(browser, f"{server}/pmt", PHONE)
     try:
+        # the numbers come before the controls on a phone (they were ~1,700 px down)
+        first_metric = page.evaluate("() => document.querySelector('[data-testid=\"stMetric\"]')"
+                                     ".getBoundingClientRect().top + window.scrollY")
+        assert first_metric < 700, first_metric
         fig = page.locator(".js-plotly-plot").first
         fig.scroll_into_view_if_needed()
         page.wait_for_timeout(800)

@@ -204,3 +204,48 @@ def test_bad_data_in_a_link_names_the_link():
     assert any("The link's data=nope" in m and f"showing {shown} instead" in m for m in msgs), msgs
     assert not any("chosen on the Data page (nope)" in c.value for c in at.caption)
     assert "PMT" in {m.label for m in at.metric}  # the default data are shown
+
+
+# ---------------------------------------------------------------------------------------------------- NVDP page
+@pytest.fixture(scope="module")
+def tiny_nvdp(tmp_path_factory):
+    """A tiny NVDP model pair (60 sentences, 1 epoch) in a temporary cache, as tests/test_page_nvdp.py does."""
+    import torch
+
+    from engine.nvdp import explore as X
+
+    env = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
+    old = {k: os.environ.get(k) for k in (*env, "NVDP_CACHE_DIR")}
+    os.environ.update(env, NVDP_CACHE_DIR=str(tmp_path_factory.mktemp("nvdp_report_cache")))
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    try:
+        X.load_or_train(X.ExploreSettings.from_env())
+        yield
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+
+
+@needs_chromium
+@pytest.mark.browser
+def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, tmp_path):
+    evil = "<script>alert(1)</script> =1+1"
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.session_state["nvdp_sent_a"] = evil
+    at.switch_page("pages/nvdp.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    html = _text(downloads["nvdp_report.html"])
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    path = tmp_path / "nvdp_report.html"
+    path.write_text(html, encoding="utf-8")
+    st_ = _open_offline(path, shot="report_nvdp.png")
+    assert st_["dialogs"] == [] and st_["requests"] == []
+    assert len(st_["plots"]) >= 3 and all(p["svg"] >= 1 for p in st_["plots"]), st_["plots"]
+    for name in ("RD max (paper)", "RD mean (paper)", "BDP epsilon", "Accuracy"):
+        assert name in st_["headline"] and metrics[name] in st_["headline"], name
+    assert evil in st_["body"] and "CC BY 4.0" in st_["body"] and "10.24432/C57604" in st_["body"]
+    assert ".venv/bin/python -m engine nvdp train" in st_["commands"]
+    diag = pd.read_csv(io.StringIO(_text(downloads["nvdp_diagnostics.csv"])))
+    assert len(diag) == 2 and diag.select_dtypes("number").shape[1] >= 3

@@ -17,9 +17,20 @@ PRESENTER_ROOT_PX = 20
 FIGURE_HEIGHT = {False: 390, True: 450}
 
 
+#: Key of an empty container the pages put at the top of their results column (see :func:`page_style`).
+RESULTS_ANCHOR = "results_anchor"
+
+
 def page_style(presenter: bool) -> None:
-    """Inject the compact-top CSS (and the presenter font size)."""
-    css = ("[data-testid='stMainBlockContainer'], .block-container {padding-top: 2.6rem; padding-bottom: 3rem;}"
+    """Inject the compact-top CSS (and the presenter font size).
+
+    On a phone (< 640 px) Streamlit stacks the columns in order, so the controls would come before the
+    numbers; the row holding the results column (marked by an empty ``st.container(key=RESULTS_ANCHOR)``)
+    is stacked in reverse there: the headline numbers and the figure first, the controls below.
+    """
+    css = ("@media (max-width: 640px) {[data-testid='stHorizontalBlock']:has(.st-key-" + RESULTS_ANCHOR + ")"
+           " {flex-direction: column-reverse;}} "
+           "[data-testid='stMainBlockContainer'], .block-container {padding-top: 2.6rem; padding-bottom: 3rem;}"
            " h1 {font-size: 2rem !important; padding: 0.1rem 0 0.3rem 0 !important;}")
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
