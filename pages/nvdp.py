@@ -234,7 +234,7 @@ _intro.markdown(
 )
 
 ctrl, main = st.columns([1, 3], gap="large")
-main.container(key=RESULTS_ANCHOR)  # on a phone the results come before the controls (ui.layout)
+main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.layout: phones)
 
 # ---------------------------------------------------------------------------------------------
 # model choice (left) and training / loading (right)

@@ -214,7 +214,7 @@ if "data" in st.query_params and "task" not in st.query_params \
                 ss["metric"] = C.metrics_for(_task)[0]
 
 ctrl, main = st.columns([1.3, 3], gap="large")
-main.container(key=RESULTS_ANCHOR)  # on a phone the results come before the controls (ui.layout)
+main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.layout: phones)
 problems: list[str] = []
 
 with ctrl:
