@@ -284,7 +284,7 @@ def sweep_figure(
         if lows.size and lows.min() < 0.01:  # avoid SI prefixes such as "100µ" for small errors
             fig.update_yaxes(exponentformat="power")
     if title is None:
-        title = f"{label} vs {x} (median over seeds)"  # the legend explains the shading; short for phones
+        title = f"Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} vs {x}"  # short for phones
     if notes:
         title += "<br><span style='font-size:12px'>" + "; ".join(notes) + "</span>"
     fig = _layout(fig, title=title)
