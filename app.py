@@ -21,12 +21,18 @@ PAGES = [
     st.Page("pages/about.py", title="About / reproduce", icon=":material/info:", url_path="about"),
 ]
 
+#: Pages whose settings are not the PMT / data settings of the sidebar summary (they show their own).
+OWN_SETTINGS = {"nvdp"}
+
 page = st.navigation(PAGES)
-summary = st.sidebar.empty()
-with summary.container():  # visible while the page computes ...
-    settings_summary()
-try:
+if page.url_path in OWN_SETTINGS:
     page.run()
-finally:
-    with summary.container():  # ... and redrawn after it, with the values the page used (e.g. from a link)
+else:
+    summary = st.sidebar.empty()
+    with summary.container():  # visible while the page computes ...
         settings_summary()
+    try:
+        page.run()
+    finally:
+        with summary.container():  # ... and redrawn after it, with the values the page used (e.g. from a link)
+            settings_summary()

@@ -89,12 +89,13 @@ st.header("The command line equivalents")
 st.markdown(
     "Everything the dashboard shows can be reproduced from a terminal in the project folder "
     "(after the README's set-up command). Every subcommand accepts `--json` for machine-readable output; "
-    "`python -m engine SUBCOMMAND --help` lists its options. The PMT page's *Export* tab shows the exact "
+    "`.venv/bin/python -m engine SUBCOMMAND --help` lists its options. The PMT page's *Export* tab shows the exact "
     "command for the view you are looking at."
 )
 st.code(
-    "python -m engine datasets                          # the bundled data sets\n"
-    "python -m engine privacy --epsilon 1 --delta 1e-5  # mu, the Gaussian noise scale, what is achieved\n"
-    "python -m engine pmt --help                        # PMT vs the baselines on a data set (sweeps)\n",
+    ".venv/bin/python -m engine datasets                          # the bundled data sets\n"
+    ".venv/bin/python -m engine privacy --epsilon 1 --delta 1e-5  # mu, the Gaussian noise scale, what is achieved\n"
+    ".venv/bin/python -m engine pmt --help                        # PMT vs the baselines on a data set (sweeps)\n"
+    ".venv/bin/python -m engine pmt --data my.csv --target y      # ... or on your own CSV file\n",
     language="bash",
 )

@@ -42,6 +42,19 @@ with right:
                "take seconds. Other model settings, or your own texts, train in a few minutes with a progress bar "
                "and a time estimate.")
 
+st.subheader("What each page is for")
+st.markdown(
+    "- **Data**: the bundled data sets with their sources, and your own CSV (a header row; numeric columns, no "
+    "missing values; at most 50 MB; comma, semicolon or tab separated, decimal commas accepted in `;`/tab files).\n"
+    "- **PMT regression**: move epsilon, the ridge penalty and the public sample size; PMT's error against the "
+    "private baselines, conditioning, truncation, the privacy ledger, and a report to download.\n"
+    "- **NVDP embeddings**: clip a sentence bottleneck live and watch the privacy bounds and the accuracy. The "
+    "first visit trains two small models (about 3 minutes on 2 cores, with progress and Cancel); later visits "
+    "load them from disk in seconds.\n"
+    "- **Learn**: short lessons, one idea and one figure each.\n"
+    "- **About / reproduce**: the papers, how the numbers were made, how to cite the data, the command line."
+)
+
 st.info(
     "Defaults: the Combined Cycle Power Plant data, epsilon = 1, delta = 1e-5, 200 public rows. "
     "Everything you upload stays in this browser session; nothing is written to disk or logged.",

@@ -12,8 +12,8 @@ Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENT
 
 from __future__ import annotations
 
+import functools
 import inspect
-import io
 import json
 import math
 import platform
@@ -31,6 +31,7 @@ from engine.nvdp.headline import headline_verdict, paired_comparison
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
 from ui.nvdp_upload import user_data_flow
+from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
 from ui.state import ensure_frame, init_state, persist
 
 ensure_frame()
@@ -258,19 +259,20 @@ def _reset_sliders() -> None:
 # ---------------------------------------------------------------------------------------------
 # header and plain-words introduction
 # ---------------------------------------------------------------------------------------------
-head_l, head_r = st.columns([4, 1])
+head_l, head_r = st.columns([5, 1], vertical_alignment="center")
 with head_l:
-    st.title("NVDP embeddings: private sentence representations")
+    st.title("NVDP embeddings: private sentence vectors")
 with head_r:
-    st.toggle("Presenter mode", help="Hides the advanced controls and enlarges the text for a room.", **persist("presenter"))
+    st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
+              "text, the numbers and the figures for a room.", **persist("presenter"))
 presenter = bool(ss.get("presenter", False))
-if presenter:
-    st.markdown("<style>html, body, [class*='st-'] {font-size: 1.12rem;} h1 {font-size: 2.6rem;}</style>",
-                unsafe_allow_html=True)
+page_style(presenter)
 for msg in url_problems:
     st.warning(msg, icon=":material/link_off:")
 
-st.markdown(
+_intro = st.expander("What am I looking at? NVDP, RD, BDP and clipping in plain words") if not presenter \
+    else st.container(key="teach_intro")
+_intro.markdown(
     "A sentence is turned into numbers by a small language model (all-MiniLM-L6-v2). **NVDP** "
     "(*nonparametric variational differential privacy*) does not share those numbers: a "
     "**bottleneck** (NVIB, *nonparametric variational information bottleneck*) replaces each word piece by a "
@@ -286,6 +288,7 @@ st.markdown(
 )
 
 ctrl, main = st.columns([1, 3], gap="large")
+main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.layout: phones)
 
 # ---------------------------------------------------------------------------------------------
 # model choice (left) and training / loading (right)
@@ -398,8 +401,8 @@ with main:
                    "with a progress bar, a time estimate and Cancel).")
     elif use_bundled is False and bundled_matches(settings):
         status.button("Use the shipped models", on_click=_use_bundle, key="nvdp_use_bundle")
-    if user is None:
-        status.caption(
+    if user is None and not presenter:
+        st.sidebar.caption(  # the sidebar, so that the headline numbers and the figure share the first screen
             f"Models ready ({'shipped' if is_bundled else 'cached on disk'}): KL weight {settings.kl_weight:g}, seed {settings.seed}; trained on "
             f"{len(data.train_idx)} sentences, {len(data.val_idx)} for early stopping, evaluated on {len(data.test_idx)} "
             f"held-out test sentences. Clipped model trained with C_mu = {tc.C_mu:g}, alpha in [{tc.alpha_min:g}, "
@@ -432,8 +435,8 @@ with ctrl:
                      help="The order of the Renyi divergence (1.1 in the papers). It also sets the blur floor "
                      "sigma >= sqrt((lambda-1)/lambda).")
     if not presenter:
-        st.checkbox(f"Cap sigma at {SIGMA_CAP:g} (just under the prior's blur 1)", **persist("nvdp_sigma_cap"),
-                    help="Not one of the paper's three rules. The exact RD is finite only if every blur stays below "
+        st.checkbox(f"Cap sigma at {SIGMA_CAP:g}", **persist("nvdp_sigma_cap"),
+                    help=f"Caps every blur at {SIGMA_CAP:g}, just under the prior's blur 1. Not one of the paper's three rules. The exact RD is finite only if every blur stays below "
                     "1 when another can sit on the floor; without the cap (or with a cap of exactly 1) some pairs "
                     "of sentences get an infinite bound.")
     lam = float(ss["nvdp_renyi_order"])
@@ -442,10 +445,10 @@ with ctrl:
                f"{finite_alpha_min(float(ss['nvdp_alpha_max']), lam, margin=0.0):.4f} (and, for any bound at all, two "
                "sentences of the same length).")
     b1, b2 = st.columns(2)
-    b1.button("Reset to trained", on_click=_reset_sliders, key="nvdp_reset",
-              help="Set the sliders to the clipping the clipped model was trained with.")
-    b2.button("Retrain with these", on_click=_retrain, key="nvdp_retrain", type="primary",
-              help="Trains a new clipped model with these caps applied during training (train-time clipping), "
+    b1.button("Reset", on_click=_reset_sliders, key="nvdp_reset", width="stretch",
+              help="Reset to trained: set the sliders to the clipping the clipped model was trained with.")
+    b2.button("Retrain", on_click=_retrain, key="nvdp_retrain", type="primary", width="stretch",
+              help="Retrain with these caps: trains a new clipped model with these caps applied during training (train-time clipping), "
               "with progress; it is cached, so switching back is instant.")
 
 # ---------------------------------------------------------------------------------------------
@@ -471,8 +474,7 @@ with st.sidebar:
                 f"**C_mu** = {float(ss['nvdp_C_mu']):g}, **alpha** in [{float(ss['nvdp_alpha_min']):g}, "
                 f"{float(ss['nvdp_alpha_max']):g}]  \n**Renyi order** = {lam:g}"
                 + (f", **sigma cap** = {SIGMA_CAP:g}" if ss.get("nvdp_sigma_cap") else ""),
-                help="The model and clipping settings of this page. The 'Active settings' below belong to the PMT "
-                "regression page.")
+                help="The model and clipping settings of this page.")
 
 with main:
     if problems:
@@ -489,22 +491,22 @@ with main:
     label_c = "clipped" if which == "clipped" else "clipped at release"
 
     # ---- headline metrics -------------------------------------------------------------------
-    st.markdown(f"**At these caps** ({label_c} vs unclipped, {res_c.n_test} held-out sentences; smaller RD and "
-                "BDP = more private, higher accuracy = more useful)")
 
     def metric(col, title, c, u, help_, pct=False):
         fmt = (lambda v: f"{100 * v:.1f}%") if pct else P.fmt_bound
-        col.metric(title, fmt(c), delta=f"unclipped {fmt(u)}", delta_color="off", help=help_, **_NO_ARROW)
+        col.metric(title, fmt(c), delta=f"unclipped {fmt(u)}", delta_color="off", **_NO_ARROW,
+                   help=f"At these caps, {label_c} (the number) vs unclipped (below it), on {res_c.n_test} held-out "
+                   f"sentences; smaller RD and BDP = more private, higher accuracy = more useful. {help_}")
 
     r = st.columns(4)
-    metric(r[0], "RD max (paper protocol)", res_c.rd_paper.max, res_u.rd_paper.max,
+    metric(r[0], "RD max (paper)", res_c.rd_paper.max, res_u.rd_paper.max,
            f"Largest Renyi divergence between two sentences' shared draws, in the authors' normalisation (nats per "
            f"latent position; pairs within batches of 16 of the first {N_EVAL} test sentences, outliers with "
            "|z-score| > 0.5 (population std) within a batch set aside, undefined dimensions dropped as the authors' "
            "code does), comparable with the papers' 0.01-1.4. Not a guarantee.")
-    metric(r[1], "RD mean (paper protocol)", res_c.rd_paper.mean, res_u.rd_paper.mean,
+    metric(r[1], "RD mean (paper)", res_c.rd_paper.mean, res_u.rd_paper.mean,
            "Average over the same pairs (batch means averaged).")
-    metric(r[2], "BDP epsilon (papers)", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
+    metric(r[2], "BDP epsilon", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
            "Bayesian differential privacy budget at delta = 1e-5 from the authors' accountant (scalar blurs, "
            f"moment order 2, subsampling q = 16/{N_EVAL}), the figure the papers report (10.4-22). 10.47 is the "
            "floor reached when every RD is 0. Not a guarantee.")
@@ -529,34 +531,53 @@ with main:
                      delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **_NO_ARROW)
-    st.markdown(headline_verdict(res_c, res_u, label_c))
-    st.radio("Headline view", ["scatter", "diff"], horizontal=True, key="nvdp_headline_kind",
-             format_func={"scatter": "each pair: clipped vs unclipped",
-                          "diff": "distribution of the per-pair difference"}.get,
-             help="The same pairs of test sentences under both models, in both forms of the bound. Below the "
-             "diagonal (left of 0): clipping makes that pair harder to tell apart.")
-    st.plotly_chart(P.paired_figure([paired_comparison(res_c.rd_paper, res_u.rd_paper),
-                                     paired_comparison(res_c.rd_exact, res_u.rd_exact)],
-                                    kind=ss.get("nvdp_headline_kind", "scatter"), label=label_c),
-                    config=CFG, key="nvdp_fig_headline")
+    verdict = [headline_verdict(res_c, res_u, label_c)]
     if res_c.nan_count or res_u.nan_count:
         st.warning(f"Numerical failures: {res_c.nan_count} NaN values with clipping, {res_u.nan_count} without.",
                    icon=":material/warning:")
 
     tabs = st.tabs(["Privacy bound", "Utility", "Posterior parameters", "Sentence inspector", "Export"])
+    shown_figures: list = []
+
+    def _shown(caption: str, fig):
+        """Keep each figure drawn on screen for the report (sized to share the first screen with the headline)."""
+        fig.update_layout(height=FIGURE_HEIGHT[presenter])
+        if fig.layout.legend.orientation == "h":  # a legend below the plot: at the figure's bottom, under the x title
+            fig.update_layout(legend=dict(yref="container", yanchor="bottom", y=0.0),
+                              margin=dict(b=max(int(fig.layout.margin.b or 0), 130)))
+        if presenter:
+            fig.update_layout(font=dict(size=17))
+        shown_figures.append((caption, fig))
+        return fig
 
     with tabs[0]:
-        st.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
-                 format_func={"paper": "paper protocol (comparable with the papers)",
-                              "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
+        form_slot = st.empty()  # the figure first (first screen); its form switch is drawn under it
         form = ss.get("nvdp_form", "paper")
         rc, ru = (res_c.rd_paper, res_u.rd_paper) if form == "paper" else (res_c.rd_exact, res_u.rd_exact)
         notes = None
         if form == "paper":
             notes = {label_c: f"(reported after the authors' outlier filter: max {P.fmt_bound(rc.max)})",
                      "unclipped": f"(reported after the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
-        st.plotly_chart(P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes),
+        # the headline comparison (issue 14): the same pairs under both models, in both forms of the bound
+        st.plotly_chart(_shown("Clipped vs unclipped on the same pairs",
+                               P.paired_figure([paired_comparison(res_c.rd_paper, res_u.rd_paper),
+                                                paired_comparison(res_c.rd_exact, res_u.rd_exact)],
+                                               kind=ss.get("nvdp_headline_kind", "scatter"), label=label_c)),
+                        config=CFG, key="nvdp_fig_headline")
+        if verdict:  # under the figure, so that the headline numbers and the figure share the first screen
+            st.markdown(" ".join(verdict))
+        st.radio("Headline view", ["scatter", "diff"], horizontal=True, key="nvdp_headline_kind",
+                 format_func={"scatter": "each pair: clipped vs unclipped",
+                              "diff": "distribution of the per-pair difference"}.get,
+                 help="The same pairs of test sentences under both models, in both forms of the bound. Below the "
+                 "diagonal (left of 0): clipping makes that pair harder to tell apart.")
+        st.plotly_chart(_shown("Privacy bound: RD over sentence pairs",
+                               P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)),
                         config=CFG, key="nvdp_fig_rd")
+        form_slot = st.container()
+        form_slot.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
+                        format_func={"paper": "paper protocol (comparable with the papers)",
+                                     "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
         def col(rr):
             return [P.fmt_bound(rr.rd_paper.max), P.fmt_bound(rr.rd_paper.mean), P.fmt_bound(rr.rd_exact.max),
                     P.fmt_bound(rr.rd_exact.mean), f"{rr.rd_exact.n_inf} of {rr.rd_exact.n_pairs}",
@@ -616,8 +637,8 @@ with main:
                 "unclipped": [h["val_accuracy"] for h in models["unclipped"].history]}
         if which == "unclipped":
             hist = {"unclipped": hist["unclipped"]}
-        st.plotly_chart(P.accuracy_figure({label_c: res_c.accuracy, "unclipped": res_u.accuracy}, hist,
-                                          n_test=res_c.n_test), config=CFG, key="nvdp_fig_acc")
+        st.plotly_chart(_shown("Utility: held-out accuracy", P.accuracy_figure(
+            {label_c: res_c.accuracy, "unclipped": res_u.accuracy}, hist, n_test=res_c.n_test)), config=CFG, key="nvdp_fig_acc")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Left: the share of held-out sentences whose sentiment the classifier gets right when it only sees "
@@ -630,9 +651,10 @@ with main:
 
     with tabs[2]:
         d = res_c.distributions
-        st.plotly_chart(P.posterior_histograms_figure(d["before"], d["after"], C_mu=clip.C_mu, sigma_min=clip.sigma_min,
+        st.plotly_chart(_shown("Posterior parameters before and after clipping", P.posterior_histograms_figure(
+                                                      d["before"], d["after"], C_mu=clip.C_mu, sigma_min=clip.sigma_min,
                                                       sigma_max=clip.sigma_max, alpha_min=clip.alpha_min,
-                                                      alpha_max=clip.alpha_max, fractions=res_c.clip_stats.to_dict()),
+                                                      alpha_max=clip.alpha_max, fractions=res_c.clip_stats.to_dict())),
                         config=CFG, key="nvdp_fig_post")
         s = res_c.clip_stats
         st.caption(f"{s.n_components} token clouds of {res_c.n_test} test sentences ({TARGETS[ss['nvdp_target']]}). "
@@ -679,7 +701,8 @@ with main:
             changed = sum(int((t["clipped"] != "").sum()) for t in ins.components)
             total = sum(len(t) - 1 for t in ins.components)
             m3.metric("Tokens touched by the caps", f"{changed} of {total}")
-            st.plotly_chart(P.inspector_figure(ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max),
+            st.plotly_chart(_shown("Sentence inspector: A vs B", P.inspector_figure(
+                                ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max)),
                             config=CFG, key="nvdp_fig_inspect")
             cols = {"component": "#", "token": "token", "weight": st.column_config.NumberColumn(
                         "weight", help="expected share of the draw: alpha / sum of alpha", format="%.3f"),
@@ -709,21 +732,32 @@ with main:
             "diagnostics": summ.to_dict(orient="records"),
             "versions": _versions(),
         }
-        buf = io.StringIO()
-        summ.to_csv(buf, index=False)
+        from engine.figures.report import safe_csv
+        from ui.nvdp_report import nvdp_report_html
+
+        cli_lines = [X.cli_command(settings, model_dir="artifacts/nvdp/clipped"),
+                     X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped")]
+        report = functools.partial(
+            nvdp_report_html, label_c=label_c, res_c=res_c, res_u=res_u, figures=list(shown_figures), bounds=table,
+            settings={**settings.to_dict(), "applied clipping": json.dumps(clip.to_dict()), "apply to": ss["nvdp_target"],
+                      "sentence A": ss.get("nvdp_sent_a", ""), "sentence B": ss.get("nvdp_sent_b", "")},
+            commands=cli_lines)
+        st.download_button("Download report (HTML)", report, file_name="nvdp_report.html", mime="text/html",
+                           key="nvdp_dl_report", type="primary", icon=":material/summarize:",
+                           help="One self-contained HTML file: headline numbers, the figures (interactive, no "
+                           "network needed), settings, privacy bounds, data source and licence, and the commands.")
         e1, e2 = st.columns(2)
-        e1.download_button("Download diagnostics (CSV)", buf.getvalue(), file_name="nvdp_diagnostics.csv",
+        e1.download_button("Download diagnostics (CSV)", safe_csv(summ), file_name="nvdp_diagnostics.csv",
                            mime="text/csv", key="nvdp_dl_csv",
                            help="One row per model: accuracy, RD max/mean in both forms, BDP epsilons, clipped fractions.")
         e2.download_button("Download settings and diagnostics (JSON)", json.dumps(settings_out, indent=2, default=float),
                            file_name="nvdp_settings.json", mime="application/json", key="nvdp_dl_json",
                            help="Every setting, the seed, the live sizes and the package versions.")
         st.markdown("Train the two models from a terminal (each prints accuracy, both RD forms and BDP):")
-        st.code(X.cli_command(settings, model_dir="artifacts/nvdp/clipped") + "\n"
-                + X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped"), language="bash", wrap_lines=True)
+        st.code("\n".join(cli_lines), language="bash", wrap_lines=True)
         ev_model = "artifacts/nvdp/clipped" if which == "clipped" else "artifacts/nvdp/unclipped"
         st.markdown("Evaluate with the clipping on the sliders:")
-        st.code(f"python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
+        st.code(f".venv/bin/python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
                 f"--alpha-min {clip.alpha_min:.10g} --alpha-max {clip.alpha_max:.10g} --renyi-order {clip.renyi_order:g} "
                 f"--seed {settings.seed} --split-seed {settings.split_seed}"
                 + (f" --n-sentences {settings.n_sentences}" if settings.n_sentences else "") + " --json",

@@ -35,6 +35,7 @@ from ui.state import (
     url_sync,
 )
 from ui import pmt_compute as C
+from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
 
 ensure_frame()
 init_state()
@@ -47,31 +48,30 @@ url_problems = url_load(URL_KEYS)
 # ---------------------------------------------------------------------------------------------
 # presenter mode (bigger text, fewer knobs)
 # ---------------------------------------------------------------------------------------------
-head_l, head_r = st.columns([4, 1])
+head_l, head_r = st.columns([5, 1], vertical_alignment="center")
 with head_l:
-    st.title("PMT regression: the privacy-utility trade-off")
+    st.title("PMT regression: privacy vs accuracy")
 with head_r:
-    st.toggle("Presenter mode", help="Hides the advanced controls and enlarges the text for a room.",
-              **persist("presenter"))
+    st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
+              "text, the numbers and the figures for a room.", **persist("presenter"))
 presenter = bool(ss.get("presenter", False))
-if presenter:
-    # Streamlit sizes text in rem: a larger root font enlarges every text, heading and metric alike
-    st.markdown("<style>html {font-size: 20px;}</style>", unsafe_allow_html=True)
+page_style(presenter)
 
 for msg in url_problems:
     st.warning(msg, icon=":material/link_off:")
 
-st.markdown(
-    "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
-    "cuts off the rare rows beyond a radius **R**, and adds Gaussian noise to the two statistics ridge "
-    "regression needs. It is compared with two **private-only baselines**: **DP-RR** (differentially private "
-    "ridge regression from noisy sufficient statistics of rows clipped at radius **C**) and **DP-GD** "
-    "(differentially private gradient descent with per-row clipping). **epsilon** and **delta** are the "
-    "differential-privacy (DP) budget: smaller = more private. **mu** is the same budget in Gaussian DP "
-    "(GDP). For logistic regression the private-only baselines are **DP-Newton** (noisy Newton steps on clipped rows) "
-    "and DP-GD. **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). **lam** is the "
-    "ridge penalty; **n_pub** the number of public rows."
-)
+if not presenter:
+    with st.expander("What am I looking at? PMT, the baselines and the symbols in plain words"):
+        st.markdown(
+            "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
+            "cuts off the rare rows beyond a radius **R**, and adds Gaussian noise to the two statistics ridge "
+            "regression needs. It is compared with two **private-only baselines**: **DP-RR** (differentially private "
+            "ridge regression from noisy sufficient statistics of rows clipped at radius **C**) and **DP-GD** "
+            "(differentially private gradient descent with per-row clipping). **epsilon** and **delta** are the "
+            "differential-privacy (DP) budget: smaller = more private. **mu** is the same budget in Gaussian DP "
+            "(GDP). For logistic regression the private-only baselines are **DP-Newton** (noisy Newton steps on "
+            "clipped rows) and DP-GD. **kappa** is a condition number (largest / smallest eigenvalue; 1 is ideal). "
+            "**lam** is the ridge penalty; **n_pub** the number of public rows.")
 
 #: st.metric's delta arrow (1.5x+) would suggest a direction for a plain "before" value; hide it.
 _NO_ARROW = {"delta_arrow": "off"} if "delta_arrow" in inspect.signature(st.metric).parameters else {}
@@ -217,6 +217,7 @@ if "data" in st.query_params and "task" not in st.query_params \
                 ss["metric"] = C.metrics_for(_task)[0]
 
 ctrl, main = st.columns([1.3, 3], gap="large")
+main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.layout: phones)
 problems: list[str] = []
 
 with ctrl:
@@ -249,8 +250,12 @@ with ctrl:
     elif ss.get("data") not in options:
         ss["data"] = options[0] if options else None
     if shared not in options and shared is not None:
-        st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
-                   f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
+        if st.query_params.get("data") == shared and shared not in set(registry["name"]):
+            st.warning(f"The link's data={shared} names no data set for {C.TASK_LABELS[task].lower()} "
+                       f"(choices: {', '.join(options)}); showing {ss['data']} instead.", icon=":material/link_off:")
+        else:
+            st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
+                       f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
 
     def _label(name: str) -> str:
         if up is not None and name == up.name:
@@ -323,9 +328,11 @@ with ctrl:
                     **persist("n_pub"), help="How many rows are drawn at random as the public sample; "
                     "the remaining rows are private. Must be at least 1 and less than the number of rows. "
                     "An upload starts at min(200, 20% of its rows); the page warns above that share.")
-    st.checkbox("Standardise features with the public sample's mean and standard deviation", **persist("standardize"),
-                help="Uses only public statistics, so it costs no privacy. The private-only baselines clip "
-                "raw rows at a radius that only makes sense on standardised features.")
+    if not presenter:  # kept while hidden (persist_state="session")
+        st.checkbox("Standardise (public mean, sd)", **persist("standardize"),
+                    help="Standardise the features with the public sample's mean and standard deviation. Uses only "
+                    "public statistics, so it costs no privacy. The private-only baselines clip raw rows at a radius "
+                    "that only makes sense on standardised features.")
 
     st.subheader("Privacy")
     st.select_slider("epsilon (privacy budget, log scale)", options=list(EPSILON_OPTIONS), format_func=fmt_num,
@@ -421,6 +428,22 @@ def _export_frames(results: dict) -> dict:
     return frames
 
 
+def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:
+    """The HTML report (built on click, outside the script run: engine and figure builders only)."""
+    spec, diag = {**results["spec"], "metric": metric}, results["diag"]
+    summ = C.summarize(results["eps"], metric, "epsilon")
+    figs = [("Error vs epsilon (median, 50 % and 90 % bands over seeds)",
+             plots.error_vs_epsilon_figure(summ, metric=metric, epsilon=spec["epsilon"],
+                                           log_y=metric not in ("accuracy", "auc"))),
+            ("Conditioning: kappa before and after PMT", plots.conditioning_figure(diag["kappas"], diag["spectra"])),
+            ("Truncation: row lengths before and after whitening",
+             plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                     clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
+    return C.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
+                         metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
+                         public_name=public_name)
+
+
 @st.fragment
 def _results_panel(results: dict, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
@@ -429,11 +452,7 @@ def _results_panel(results: dict, task: str) -> None:
     metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
     for w in results["warnings"]:
         st.warning(w, icon=":material/warning:")
-    st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
-               f"{results['prep'].n_pub} public rows ({'random split: a simulation' if results['prep'].public_is_split else 'separate public file'}), "
-               f"{results['prep'].n_priv} private rows; {spec['seeds']} seeds per setting.")
-
-    # ---- headline metrics -------------------------------------------------------------
+    # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
     metric = ss.get("metric", DEFAULTS["metric"])
     if metric not in metric_cols:
         metric = ss["metric"] = metric_cols[0]
@@ -444,33 +463,39 @@ def _results_panel(results: dict, task: str) -> None:
     ratio = C.pmt_vs_best(head, lower_better=lower_better)
     if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
         head = head[head["method"] != "Non-private"]
-    st.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = {spec['epsilon']:g}** over {spec['seeds']} seeds "
-                f"({'lower' if lower_better else 'higher'} is better)")
-    row1 = st.columns(max(len(head), 1))
+    h_l, h_r = st.columns([5, 2], vertical_alignment="center")
+    h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = "
+                 f"{spec['epsilon']:g}** ({'lower' if lower_better else 'higher'} is better)",
+                 help=f"Median over {spec['seeds']} noise seeds at your epsilon. Unit: {unit}.")
+    h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
+                  label_visibility="collapsed", **persist("metric"),
+                  help="The error metric of the headline numbers and the figures: "
+                  + "; ".join(f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}" for m in metric_cols))
+    ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])
+    ratio_help = (("PMT's median error divided by that of the best baseline, the public-only fit included "
+                   f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
+                  if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
+    row1 = st.columns(max(len(head), 1) + int(presenter))
     for c, (_, row) in zip(row1, head.iterrows()):
         c.metric(row["method"].replace(" (oracle C, non-private tuning)", " oracle"), f"{row['median']:.3g}",
                  help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
                  f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
-    r1, r2, r3, r4 = st.columns(4)
-    r1.metric("PMT / best baseline", "n/a" if ratio is None else f"{ratio[0]:.2g}x",
-              help=("PMT's median error divided by that of the best baseline, the public-only fit included "
-                    f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
-              if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
-    r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
-              delta_color="off", **_NO_ARROW,
-              help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
-              "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
-    r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
-              help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
-              "scaled onto the sphere of radius R.")
-    r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
-              help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
-              f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
-
-    st.selectbox("Error metric", metric_cols, format_func=lambda m: f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}",
-                 **persist("metric"))
-    metric = ss.get("metric", metric)
+    if presenter:  # one row for a room: the methods and the ratio
+        row1[-1].metric("PMT / best", ratio_text, help="PMT / best baseline: " + ratio_help)
+    else:
+        r1, r2, r3, r4 = st.columns(4)
+        r1.metric("PMT / best baseline", ratio_text, help=ratio_help)
+        r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
+                  delta_color="off", **_NO_ARROW,
+                  help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
+                  "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
+        r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
+                  help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
+                  "scaled onto the sphere of radius R.")
+        r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
+                  help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
+                  f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
 
     tab_names = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
                  "Privacy ledger", "Export"]
@@ -478,11 +503,18 @@ def _results_panel(results: dict, task: str) -> None:
     # only when their tab is opened): a slider change then recomputes just what is on screen
     tabs = st.tabs(tab_names, key="pmt_tab", on_change="rerun")
     summ = lambda frame, by: C.summarize(frame, metric, by)  # noqa: E731
+    # presenter mode hides the explanations (the audience hears them): a container that ui.layout's CSS hides
+    _n_teach = iter(range(100))
+    _teach = ((lambda title: st.container(key=f"teach_{next(_n_teach)}")) if presenter  # noqa: E731
+              else (lambda title: st.expander(title)))
     cfg = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
 
     def _show(fig, key: str) -> None:
-        if presenter:  # for a room: larger figure text
-            fig.update_layout(font=dict(size=17), legend=dict(font=dict(size=16)), height=560)
+        fig.update_layout(height=FIGURE_HEIGHT[presenter])
+        if presenter:  # for a room: larger figure text; the y title shortened to the metric (it must fit the axis)
+            fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15)), margin=dict(b=135))
+            if str(fig.layout.yaxis.title.text or "").startswith(label):
+                fig.update_yaxes(title_text=label)
         st.plotly_chart(fig, config=cfg, key=key)
     log_y = metric not in ("accuracy", "auc")
 
@@ -490,8 +522,13 @@ def _results_panel(results: dict, task: str) -> None:
         if tabs[0].open:
             fig = plots.error_vs_epsilon_figure(summ(results["eps"], "epsilon"), metric=metric,
                                                 epsilon=spec["epsilon"], log_y=log_y)
+            if metric == "accuracy":  # a classifier is only useful above "always predict the majority class"
+                label_maj, acc_maj = C.majority_class_accuracy(results["prep"])
+                fig.add_hline(y=acc_maj, line=dict(color="#888888", dash="dashdot", width=2),
+                              annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
+                              annotation_position="bottom right")
             _show(fig, "fig_eps")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "
                 "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
@@ -510,7 +547,7 @@ def _results_panel(results: dict, task: str) -> None:
                 _show(fig, "fig_lam")
             except (ValueError, TypeError) as exc:
                 st.error(f"**Cannot compute the lam sweep.** {exc}", icon=":material/error:")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
                 "A large lam hides noise by shrinking the coefficients towards 0, which is a bias of its own.\n\n"
@@ -530,7 +567,7 @@ def _results_panel(results: dict, task: str) -> None:
                 _show(fig, "fig_npub")
             except (ValueError, TypeError) as exc:
                 st.error(f"**Cannot compute the n_pub sweep.** {exc}", icon=":material/error:")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
                 "for the transform (all methods use them for the response bound).\n\n"
@@ -542,7 +579,7 @@ def _results_panel(results: dict, task: str) -> None:
             _show(plots.conditioning_figure(diag["kappas"], diag["spectra"],
                                             labels=None if task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
                   "fig_cond")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
                 "Ridge inverts a noisy matrix (logistic regression one per Newton step), so a large kappa turns a "
@@ -562,7 +599,7 @@ def _results_panel(results: dict, task: str) -> None:
               "clipped); " if np.isfinite(diag["B_y"]) else "")
         st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
                    f"baseline clip radius C = {diag['clip_radius']:.4g}.")
-        with st.expander("What this shows, and what to try"):
+        with _teach("What this shows, and what to try"):
             st.markdown(
                 "Left: the lengths of the raw private rows, with the radius C at which the private-only baselines "
                 "clip them. "
@@ -596,7 +633,7 @@ def _results_panel(results: dict, task: str) -> None:
         if diag.get("task") != "regression" and diag.get("eig_fixes"):
             st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {diag['eig_fixes']} Newton "
                        "step(s): the documented safeguard that keeps each noisy Newton step defined.")
-        with st.expander("What this shows"):
+        with _teach("What this shows"):
             st.markdown(
                 "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
                 "releases compose as the square root of the sum of the squared mu's (the *total* row), which "
@@ -604,8 +641,16 @@ def _results_panel(results: dict, task: str) -> None:
                 "is not listed as private: its clip radius was tuned on the error.")
     with tabs[6]:
         # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
-        csv = functools.partial(lambda r: C.results_csv(_export_frames(r)), results)
-        settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"])
+        csv = functools.partial(lambda r: C.results_csv(_export_frames(r), data_name=r["ds"].name,
+                                                                   target=r["ds"].target_name), results)
+        public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
+        settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
+        report = functools.partial(_report, results, head, metric, ratio_text, public_name)
+        st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
+                           key="dl_report", type="primary", icon=":material/summarize:",
+                           help="One self-contained HTML file to send after a demo: headline numbers, the figures "
+                           "(interactive, no network needed), settings, privacy ledger, data source and licence, "
+                           "and the commands that reproduce it.")
         c1, c2 = st.columns(2)
         c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
                            key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
@@ -616,12 +661,19 @@ def _results_panel(results: dict, task: str) -> None:
         if why_not:
             st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
         else:
-            cmd = C.cli_command({**spec, "metric": metric}, ds=ds)
-            st.markdown("The same error-vs-epsilon sweep from a terminal:")
-            st.code(cmd, language="bash", wrap_lines=True)
+            cmds = C.cli_commands({**spec, "metric": metric}, ds=ds, public_name=public_name)
+            st.markdown("The headline numbers from a terminal (the same numbers, bit for bit):")
+            st.code(cmds["headline"], language="bash", wrap_lines=True)
+            st.markdown("The error-vs-epsilon figure's grid:")
+            st.code(cmds["figure"], language="bash", wrap_lines=True)
             for note in C.cli_notes(spec):
                 st.caption(f":material/info: {note}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+    if not presenter:
+        prep = results["prep"]
+        st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
+                   f"{prep.n_pub} public rows ({'random split: a simulation' if prep.public_is_split else 'separate public file'}), "
+                   f"{prep.n_priv} private rows; {spec['seeds']} seeds per setting.")
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 
 

@@ -160,7 +160,7 @@ def test_pmt_page_epsilon_slider_changes_the_figure(server):
                 panel.screenshot(path=str(ARTIFACTS / f"browser_tab_{i}_{name.replace(' ', '_')}.png"))
             # the last tab opened is Export: the CLI command for the view is visible, with the new epsilon
             code = panel.locator('[data-testid="stCode"]:visible').first.inner_text()
-            assert code.startswith("python -m engine pmt") and " 0.5 " in code, code
+            assert code.startswith(".venv/bin/python -m engine pmt") and " 0.5 " in code, code
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()

@@ -269,7 +269,12 @@ def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
     _write_parts(tmp_path, frame.iloc[N_PUB:], 5, "parquet")
     common = ["pmt", "--target", "quality", "--public", str(tmp_path / "public.csv"), "--epsilon", "1", "3",
               "--seeds", "4", "--json"]
-    assert main(common + ["--data", str(tmp_path / "private.csv")]) == 0
+    # the same estimators on the same files, in memory (engine.cli.pmt_data's memory mode)
+    from engine.cli import build_parser
+    from engine.cli.pmt_data import run_data
+
+    mem_args = build_parser().parse_args(common + ["--data", str(tmp_path / "private.csv")])
+    assert mem_args.engine == "memory" and run_data(mem_args) == 0
     mem = json.loads(capsys.readouterr().out)
     assert main(common + ["--data", str(tmp_path / "part*.parquet"), "--engine", "dask"]) == 0
     dsk = json.loads(capsys.readouterr().out)
@@ -281,7 +286,7 @@ def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
     assert main(["pmt", "--data", str(tmp_path / "part*.parquet"), "--engine", "dask", "--target", "quality"]) == 2
     assert "--public" in capsys.readouterr().err
     # the text report names the neighbouring relation (replace-one: n is public)
-    assert main(common[:-1] + ["--data", str(tmp_path / "private.csv")]) == 0
+    assert main(common[:-1] + ["--data", str(tmp_path / "part*.parquet"), "--engine", "dask"]) == 0
     out = capsys.readouterr().out
     assert f"n = {len(frame) - N_PUB} private rows" in out and "replace-one" in out
 

@@ -70,9 +70,9 @@ def test_page_shows_headline_metrics_from_the_cached_models(tiny_cache):
     clipped = X.posthoc_evaluate(models["clipped"], states, y, settings.train_clip, seed=0)
     unclipped = X.posthoc_evaluate(models["unclipped"], states, y, ClipConfig(enabled=False), seed=0)
     assert m["Accuracy"] == (f"{100 * clipped.accuracy:.1f}%", f"unclipped {100 * unclipped.accuracy:.1f}%")
-    assert m["RD max (paper protocol)"][0] == f"{clipped.rd_paper.max:.3g}"
-    assert m["RD max (paper protocol)"][1] == f"unclipped {unclipped.rd_paper.max:.3g}"
-    assert m["BDP epsilon (papers)"][0] == f"{clipped.bdp_paper.epsilon:.3g}"
+    assert m["RD max (paper)"][0] == f"{clipped.rd_paper.max:.3g}"
+    assert m["RD max (paper)"][1] == f"unclipped {unclipped.rd_paper.max:.3g}"
+    assert m["BDP epsilon"][0] == f"{clipped.bdp_paper.epsilon:.3g}"
     # guarantee form, padding "strict" (issue 12 item 9): sentences of different lengths have no finite bound
     assert clipped.rd_exact.n_inf > 0 and m["RD max (exact)"][0] == "infinite"
     verdict = " ".join(md.value for md in at.markdown if "Same pairs" in md.value)
@@ -98,8 +98,8 @@ def test_moving_C_mu_updates_the_clipped_figures_only(tiny_cache):
     at.slider(key="nvdp_C_mu").set_value(lo).run()
     _no_exceptions(at)
     after = _metrics(at)
-    assert after["RD mean (paper protocol)"][0] != before["RD mean (paper protocol)"][0]
-    assert after["RD mean (paper protocol)"][1] == before["RD mean (paper protocol)"][1]  # unclipped stays
+    assert after["RD mean (paper)"][0] != before["RD mean (paper)"][0]
+    assert after["RD mean (paper)"][1] == before["RD mean (paper)"][1]  # unclipped stays
     assert after["Accuracy"][1] == before["Accuracy"][1]
     assert at.query_params["C_mu"] in (f"{lo:g}", [f"{lo:g}"])
 

@@ -61,7 +61,7 @@ def test_error_vs_epsilon_lines_bands_rule_and_axes():
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     rules = [sh for sh in fig.layout.shapes if sh.type == "line" and sh.x0 == sh.x1]
     assert len(rules) == 1 and rules[0].x0 == 1.0
-    assert "Non-private reference = 0" in fig.layout.title.text
+    assert "Non-private = 0" in fig.layout.title.text
     assert any((t.name or "").startswith("shaded: 25-75%") for t in fig.data)  # the legend explains the bands
 
 

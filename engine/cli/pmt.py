@@ -8,6 +8,13 @@ Example::
     python -m engine pmt --task logistic --dataset bank --standardize --epsilon 0.5 1 2 5 --seeds 20 --lam 1e-4
     python -m engine pmt --task poisson --dataset bank-campaign --standardize --epsilon 1 10 --seeds 20
     python -m engine pmt --dataset wine-red --standardize --methods pmt pmt-pooled public-only non-private
+    python -m engine pmt --data plant.csv --target output --features temp speed load --standardize --epsilon 1
+    python -m engine pmt --data plant.csv --target output --public public.csv --clip-radius 3 --epsilon 1
+
+``--data PATH.csv`` (with ``--target``, ``--features``, ``--public``; :mod:`engine.cli.pmt_files`) runs on
+the user's own CSV file through the dashboard's validating loader: the same sweep as the PMT page on an
+upload, so the page's exported command reproduces its numbers. ``--engine dask`` (with ``--public``;
+:mod:`engine.cli.pmt_data`) instead reads Parquet/CSV files or a glob out of core (larger than memory).
 
 ``--task logistic`` (DP-PMTLR, DP-Newton, DP-GD, non-private; :mod:`engine.experiments_logistic`) also
 prints the median held-out accuracy and ROC AUC and the number of convergence failures per method and
@@ -59,20 +66,54 @@ def _classification_table(frame):
     return out.reset_index(drop=True)
 
 
+def _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public):
+    return run_sweep(
+        data,
+        methods=methods,
+        epsilons=args.epsilon,
+        seeds=args.seeds,
+        lams=args.lam,
+        n_pubs=args.n_pub,
+        delta=args.delta,
+        eta=args.eta,
+        standardize=args.standardize,
+        task=args.task,
+        split_seed=args.split_seed,
+        dp_gd_steps=args.steps,
+        dataset_kwargs=ds_kwargs or None,
+        task_options=task_options,
+        clip_radius=args.clip_radius or None,
+        public_data=public,
+    )
+
+
 def _cmd_pmt(args) -> int:
     import numpy as np
 
     from engine.cli import dump_json
     from engine.experiments import run_sweep, summarize
 
-    if args.data is not None:  # the user's own files (engine.cli.pmt_data: --engine memory|dask)
+    from engine.cli.pmt_files import load_files
+
+    if args.data is not None and args.engine == "dask":  # out of core (engine.cli.pmt_data)
         from engine.cli.pmt_data import run_data
 
         return run_data(args)
     if args.seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.data is not None and args.dataset is not None:
+        raise ValueError("give either --dataset NAME (bundled) or --data PATH.csv (your file), not both")
+    if args.clip_radius is not None and not (args.clip_radius >= 0 and np.isfinite(args.clip_radius)):
+        raise ValueError(f"--clip-radius must be finite and >= 0 (0 = automatic), got {args.clip_radius!r}")
+    files = load_files(args)  # validates --data / --public before any noise is drawn
+    if args.dataset is None:
+        args.dataset = "ccpp" if files is None else args.data
+    public = None
     ds_kwargs = {}
-    if args.dataset == "synthetic":
+    if files is not None:
+        if any(v is not None for v in (args.kappa, args.n_rows, args.d)):
+            raise ValueError("--kappa, --n-rows and --d apply to --dataset synthetic only")
+    elif args.dataset == "synthetic":
         ds_kwargs = {"n": args.n_rows, "d": args.d, "kappa": args.kappa}
     elif any(v is not None for v in (args.kappa, args.n_rows, args.d)):
         raise ValueError("--kappa, --n-rows and --d apply to --dataset synthetic only")
@@ -80,9 +121,11 @@ def _cmd_pmt(args) -> int:
     methods = args.methods or DEFAULT_METHODS.get(args.task, DEFAULT_METHODS["ridge"])
     data = args.dataset
     task_options = None
+    if files is not None:
+        data, public, _upload = files
     if args.task in ("logistic", "poisson"):
         task_options = {"newton_steps": args.newton_steps}
-        if args.dataset == "synthetic":
+        if args.dataset == "synthetic" and files is None:
             from engine.datasets import make_synthetic_logistic
 
             data, ds_kwargs = make_synthetic_logistic(**ds_kwargs), {}
@@ -94,26 +137,15 @@ def _cmd_pmt(args) -> int:
         task_options = {"public_moment": args.public_moment}
     import warnings
 
+    from threadpoolctl import threadpool_limits
+
     from engine.privacy import DeltaTooLargeWarning
 
-    with warnings.catch_warnings(record=True) as caught:  # delta > 1/n: one clean line on stderr (issue 12)
-        warnings.simplefilter("always", DeltaTooLargeWarning)
-        frame = run_sweep(
-            data,
-            methods=methods,
-            epsilons=args.epsilon,
-            seeds=args.seeds,
-            lams=args.lam,
-            n_pubs=args.n_pub,
-            delta=args.delta,
-            eta=args.eta,
-            standardize=args.standardize,
-            task=args.task,
-            split_seed=args.split_seed,
-            dp_gd_steps=args.steps,
-            dataset_kwargs=ds_kwargs or None,
-            task_options=task_options,
-        )
+    # one BLAS thread, as the dashboard runs its sweeps: the float32 products of DP-GD then round the
+    # same way, so a command exported by the page reproduces its numbers bit for bit
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeltaTooLargeWarning)  # delta > 1/n: one clean line on stderr
+        frame = _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public)
     for w in caught:  # other warnings pass through unchanged
         if not issubclass(w.category, DeltaTooLargeWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -126,7 +158,7 @@ def _cmd_pmt(args) -> int:
     first = frame.iloc[0]
     kpmt = frame["kappa_pmt"].dropna()
     info = {
-        "dataset": str(first["dataset"]),
+        "dataset": str(first["dataset"]) if files is None else str(args.data),
         "task": args.task,
         "n_private_train": int(first["n"]),
         "d": int(first["d"]),
@@ -139,6 +171,11 @@ def _cmd_pmt(args) -> int:
         "metric": args.metric,
         "out": args.out,
     }
+    if files is not None:
+        info.update(target=files[2].target_name, features=list(files[2].feature_names),
+                    public=args.public or f"random split of n_pub rows (seed {args.split_seed})",
+                    n_pub=int(first["n_pub"]))
+    info["clip_radius"] = args.clip_radius or None
     if args.json:
         payload = {"settings": info, "summary": summary.to_dict(orient="records")}
         if classification is not None:
@@ -146,7 +183,7 @@ def _cmd_pmt(args) -> int:
         print(dump_json(payload))
         return 0
     print(f"dataset {info['dataset']} (task {args.task}): n = {info['n_private_train']} private training rows, "
-          f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one, "
+          f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one neighbours, "
           f"standardize = {args.standardize}")
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
@@ -171,9 +208,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "to the non-private fit per method and epsilon.",
     )
     p.add_argument("--task", choices=TASK_CHOICES, default="ridge", help="model family (default ridge)")
-    p.add_argument("--dataset", default="ccpp",
+    p.add_argument("--dataset", default=None,
                    help="wine-red, wine-white, ccpp, synthetic; logistic: bank, synthetic; poisson: bank-campaign "
-                   "(default ccpp)")
+                   "(default ccpp; or --data PATH.csv for your own file)")
     p.add_argument("--epsilon", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0],
                    help="one or more epsilons (> 0; 'inf' switches the noise off)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (0 < delta < 1; default 1e-5)")
@@ -182,14 +219,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-pub", type=int, nargs="+", default=[200], dest="n_pub",
                    help="public sample size(s) (default 200)")
     p.add_argument("--methods", nargs="+", default=None,
-                   help="ridge: pmt pmt-paper pmt-pooled dp-rr dp-rr-oracle dp-gd public-only non-private (default: "
-                   "pmt dp-rr dp-gd public-only non-private; pmt-paper = PMT with the paper's solver instead of the "
-                   "noise-aware default); logistic: pmt dp-newton dp-gd public-only non-private (default: all); "
-                   "poisson: pmt dp-newton public-only non-private (default: all). public-only: the public rows "
-                   "alone, no privacy cost")
+                   help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
+                   "logistic: pmt dp-newton dp-gd non-private (default: all four)")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
+    p.add_argument("--clip-radius", type=float, default=None, dest="clip_radius",
+                   help="row-norm radius C at which DP-RR / DP-Newton clip the raw rows (default or 0: "
+                   "automatic, sqrt(d (1 + ln(2n/eta))))")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
     p.add_argument("--public-moment", choices=["sample", "tyler"], default="sample", dest="public_moment",
                    help="ridge: the public moment PMT whitens with: the paper's sample second moment (default) or "
@@ -205,7 +242,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")
     p.add_argument("--out", default=None, help="write the full tidy frame to this CSV file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    from engine.cli.pmt_data import add_data_arguments
+    from engine.cli.pmt_files import add_file_arguments
 
-    add_data_arguments(p)
+    add_file_arguments(p)
+    from engine.cli.pmt_data import add_engine_arguments
+
+    add_engine_arguments(p)
     p.set_defaults(func=_cmd_pmt)

@@ -24,22 +24,17 @@ import argparse
 NAMES = {"pmt": "PMT", "pmt-pooled": "PMT-pooled", "dp-rr": "DP-RR", "public-only": "Public-only"}
 
 
-def add_data_arguments(p: argparse.ArgumentParser) -> None:
-    """The file options of ``pmt`` (shared with the in-memory loader of issue 15: same flags)."""
-    g = p.add_argument_group("your own files (instead of --dataset)")
-    g.add_argument("--data", default=None, metavar="PATH_OR_GLOB",
-                   help="private rows: a CSV path (--engine memory) or Parquet/CSV files or a glob such as "
-                   "'data/*.parquet' (--engine dask; quote the glob)")
-    g.add_argument("--target", default=None, help="response column of --data and --public")
-    g.add_argument("--features", nargs="+", default=None, help="feature columns (default: all but the target)")
-    g.add_argument("--public", default=None, metavar="PATH",
-                   help="public rows (CSV or Parquet, same columns), held in memory; required with --data")
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--scheduler``, ``--sep`` of ``pmt``; ``--data``, ``--target``, ``--features`` and
+    ``--public`` are :func:`engine.cli.pmt_files.add_file_arguments` (one set of file flags for both engines)."""
+    g = p.add_argument_group("larger than memory (with --data)")
     g.add_argument("--engine", choices=["memory", "dask"], default="memory",
-                   help="memory: pandas/numpy (default); dask: out of core, one pass over the private files")
+                   help="memory: the dashboard's loader, in memory (default); dask: out of core, one pass over "
+                   "Parquet/CSV files or a quoted glob such as 'data/*.parquet' (needs --public)")
     g.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="--engine dask: a dask.distributed scheduler, e.g. tcp://host:8786 "
                    "(default: Dask's local threaded scheduler)")
-    g.add_argument("--sep", default=",", help="CSV delimiter of the private files (default ',')")
+    g.add_argument("--sep", default=",", help="--engine dask: CSV delimiter of the private files (default ',')")
 
 
 def _summary(rows, metric="l2_error"):

@@ -69,7 +69,7 @@ METRICS: dict[str, tuple[str, str, bool]] = {
 }
 
 _PARAM_LABELS = {
-    "epsilon": "privacy budget epsilon (smaller = more private)",
+    "epsilon": "epsilon (smaller = more private)",
     "lam": "ridge penalty lam",
     "n_pub": "public sample size n_pub (rows)",
 }
@@ -111,11 +111,17 @@ def _layout(fig: go.Figure, *, title: str, height: int = 460) -> go.Figure:
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
         template="plotly_white",
         height=height,
-        margin=dict(l=70, r=20, t=60, b=110),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font=dict(size=12)),
+        margin=dict(l=70, r=20, t=60, b=120),
+        # the legend sits at the bottom of the figure (not relative to the plot area), so that it never
+        # covers the x-axis title, whatever the height or the width (phones wrap it onto more rows)
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0.0,
+                    font=dict(size=12)),
         hoverlabel=dict(namelength=-1),
         font=dict(size=13),
     )
+    # axis titles and tick labels push the margins out instead of being clipped (narrow screens, big fonts)
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -243,7 +249,7 @@ def sweep_figure(
         ref_x = ref["_x"].to_numpy(dtype=float)
         const = np.allclose(ref_vals, ref_vals[0], rtol=1e-9, atol=0) or not np.isfinite(ref_x).any()
         if log_y and np.all(ref_vals <= 0):
-            notes.append("Non-private reference = 0 (it is the target of this error), not drawn on a log axis")
+            notes.append("Non-private = 0 (the target), not drawn on a log axis")
         elif const:
             v = float(ref_vals[0])
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="Non-private (reference)",
@@ -268,14 +274,14 @@ def sweep_figure(
             fig.add_annotation(x=math.log10(cx) if log_x else cx, xref="x", y=1.0, yref="paper", yanchor="bottom",
                                xanchor="left", text=f" chosen {x} = {float(chosen):g}", showarrow=False,
                                font=dict(size=12, color="#333333"))
-    xaxis = dict(title=_PARAM_LABELS.get(x, x) + (", log scale" if log_x else ""),
+    xaxis = dict(title=_PARAM_LABELS.get(x, x) + (" (log scale)" if log_x else ""),
                  type="log" if log_x else "linear", showgrid=True)
     vals = sorted(set(df["_x"].dropna()))
     if log_x and 0 < len(vals) <= 16:
         xaxis.update(tickvals=vals, ticktext=["0" if v == zero_at else f"{v:g}" for v in vals])
     fig.update_xaxes(**xaxis)
     better = "lower is better" if lower_better else "higher is better"
-    fig.update_yaxes(title=f"{label} ({better}{', log scale' if log_y else ''})", type="log" if log_y else "linear")
+    fig.update_yaxes(title=f"{label} ({better})", type="log" if log_y else "linear")  # log ticks speak for themselves
     if log_y:
         fig.update_yaxes(dtick=1, minor=dict(showgrid=True, gridcolor="#F2F2F2"))
         lows = df.loc[df["method"] != _REFERENCE, "q05"].to_numpy(dtype=float)
@@ -283,7 +289,7 @@ def sweep_figure(
         if lows.size and lows.min() < 0.01:  # avoid SI prefixes such as "100µ" for small errors
             fig.update_yaxes(exponentformat="power")
     if title is None:
-        title = f"{label} vs {x}: median over seeds, shaded 25-75% and 5-95% of seeds"
+        title = f"Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} vs {x}"  # short for phones
     if notes:
         title += "<br><span style='font-size:12px'>" + "; ".join(notes) + "</span>"
     fig = _layout(fig, title=title)

@@ -449,13 +449,13 @@ def cli_command(settings: ExploreSettings, clip: ClipConfig | None = None, *, mo
     ``n_sentences``; the page says so next to the command.
 
     >>> print(cli_command(ExploreSettings()))  # doctest: +NORMALIZE_WHITESPACE
-    python -m engine nvdp train --kl-weight 0.01 --clip --C-mu 5 --alpha-min 0.1 --alpha-max 1
+    .venv/bin/python -m engine nvdp train --kl-weight 0.01 --clip --C-mu 5 --alpha-min 0.1 --alpha-max 1
       --renyi-order 1.1 --seed 0 --split-seed 0 --epochs 3 --n-train 1000 --patience 2 --lr 0.001 --batch-size 32
       --model-dir artifacts/nvdp/run0
     """
     clip = settings.train_clip if clip is None else clip
     g = lambda x: f"{x:.10g}"  # noqa: E731  (enough digits to reproduce the value)
-    parts = ["python -m engine nvdp train", f"--kl-weight {g(settings.kl_weight)}",
+    parts = [".venv/bin/python -m engine nvdp train", f"--kl-weight {g(settings.kl_weight)}",
              "--clip" if clip.enabled else "--no-clip"]
     if clip.enabled:
         parts += [f"--C-mu {g(clip.C_mu)}", f"--alpha-min {g(clip.alpha_min)}", f"--alpha-max {g(clip.alpha_max)}",

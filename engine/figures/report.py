@@ -1,0 +1,244 @@
+"""Exports a stakeholder can open anywhere: a self-contained HTML report and injection-safe CSV.
+
+:func:`html_report` writes one HTML file holding the headline numbers, the figures (Plotly's own HTML
+export with plotly.js inlined once, so the figures stay interactive and nothing is fetched from the
+network), the settings, the privacy ledger, the data's provenance and licence, and the commands that
+reproduce it. Every string that may come from a user (file and column names, typed sentences, labels
+built from them) is HTML-escaped; Plotly's JSON escapes ``<`` itself, so a name cannot close the
+figure's ``<script>``.
+
+:func:`safe_csv` writes a frame as CSV with the text cells a spreadsheet would run as a formula
+(starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return; OWASP "CSV injection")
+prefixed by a single quote. Numbers stay numbers (``-1.5`` in a numeric column is untouched), and
+text that is just a number (``"-2"``) is left as it is, since a spreadsheet reads it as that number.
+
+No Streamlit here: the pages call these and hand the result to ``st.download_button``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+#: First characters that make a spreadsheet evaluate a cell (OWASP: CSV injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise_cell(value):
+    """A text cell made inert for spreadsheets; any other value unchanged.
+
+    Parameters
+    ----------
+    value : object
+        A cell. Only ``str`` values are changed.
+
+    Returns
+    -------
+    object
+        ``"'" + value`` for a string starting with one of :data:`FORMULA_PREFIXES` that is not a plain
+        number; otherwise ``value`` itself.
+
+    Examples
+    --------
+    >>> neutralise_cell("=1+1"), neutralise_cell("@SUM(A1)"), neutralise_cell("-2"), neutralise_cell(-2.5)
+    ("'=1+1", "'@SUM(A1)", '-2', -2.5)
+    >>> neutralise_cell("-1+cmd|' /C calc'!A0")
+    "'-1+cmd|' /C calc'!A0"
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with every text cell and column name passed through :func:`neutralise_cell`.
+
+    Numeric, boolean and datetime columns are not touched (their values keep their type).
+    """
+    out = frame.copy()
+    for c in out.columns:
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
+            out[c] = out[c].map(neutralise_cell)
+    out.columns = [neutralise_cell(str(c)) for c in out.columns]
+    return out
+
+
+def safe_csv(frame: pd.DataFrame, **to_csv_kwargs) -> str:
+    """``frame`` as CSV text (no index by default) with formula-like text cells neutralised.
+
+    Examples
+    --------
+    >>> print(safe_csv(pd.DataFrame({"=1+1": ["=cmd()", "ok"], "x": [-1.5, 2.0]})), end="")
+    '=1+1,x
+    '=cmd(),-1.5
+    ok,2.0
+    """
+    to_csv_kwargs.setdefault("index", False)
+    return safe_frame(frame).to_csv(**to_csv_kwargs)
+
+
+def fmt_ratio(r: float, digits: int = 2) -> str:
+    """A ratio as people read it: ``"0.25x"``, ``"3.4x"``, ``"200x"``, ``"1.2e4x"`` (never ``"2e+02x"``).
+
+    Parameters
+    ----------
+    r : float
+        The ratio (>= 0; nan and inf are printed as ``"n/a"`` and ``"infx"``).
+    digits : int, default 2
+        Significant digits.
+
+    Examples
+    --------
+    >>> [fmt_ratio(v) for v in (0.25, 3.41, 200.0, 1234.0, 12345.0, 0.00123, float("inf"))]
+    ['0.25x', '3.4x', '200x', '1200x', '1.2e4x', '1.2e-3x', 'infx']
+    """
+    r = float(r)
+    if math.isnan(r):
+        return "n/a"
+    if math.isinf(r):
+        return "infx"
+    if r == 0:
+        return "0x"
+    r = float(f"{r:.{digits - 1}e}")  # rounded to the significant digits first (0.999 -> 1.0)
+    exp = math.floor(math.log10(abs(r)))
+    if -2 <= exp < 4:
+        return f"{r:.{max(digits - 1 - exp, 0)}f}x"
+    return f"{r / 10 ** exp:.{digits - 1}f}e{exp}x"
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return "inf" if math.isinf(value) else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def _table(rows: Sequence[Sequence], header: Sequence[str] | None = None, cls: str = "kv") -> str:
+    out = [f'<table class="{cls}">']
+    if header:
+        out.append("<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead>")
+    out.append("<tbody>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{_e(_fmt(v))}</td>" for v in r) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _frame_table(frame: pd.DataFrame) -> str:
+    return _table(frame.itertuples(index=False), header=[str(c) for c in frame.columns], cls="grid")
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1B1F24;margin:2rem auto;max-width:1100px;
+padding:0 1rem;line-height:1.45}
+h1{font-size:1.7rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #dde3ea}
+.sub{color:#556;margin-top:0}.cards{display:flex;flex-wrap:wrap;gap:.8rem;margin:1rem 0}
+.card{border:1px solid #dde3ea;border-radius:8px;padding:.6rem .9rem;min-width:9rem;background:#F3F6F9}
+.card .label{font-size:.85rem;color:#445}.card .value{font-size:1.7rem;font-weight:600}
+.card .note{font-size:.78rem;color:#556}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #dde3ea;padding:.25rem .6rem;text-align:left;
+font-size:.9rem;vertical-align:top}th{background:#F3F6F9}pre{background:#F3F6F9;padding:.7rem;white-space:pre-wrap;
+word-break:break-all;border-radius:6px}.figure{margin:1rem 0}.fine{font-size:.8rem;color:#556}
+"""
+
+
+def html_report(
+    *,
+    title: str,
+    subtitle: str = "",
+    headline: Sequence[tuple] = (),
+    figures: Sequence[tuple] = (),
+    settings: Mapping | None = None,
+    ledgers: Mapping[str, pd.DataFrame] | None = None,
+    provenance: Mapping | None = None,
+    commands: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    generated: str | None = None,
+) -> str:
+    """One self-contained HTML page (plotly.js inlined once; opens offline) for a dashboard view.
+
+    Parameters
+    ----------
+    title, subtitle : str
+        Page heading and the line under it.
+    headline : sequence of (label, value) or (label, value, note)
+        The headline numbers, drawn as cards; ``value`` is shown as given (format it first).
+    figures : sequence of (caption, plotly.graph_objects.Figure)
+        The figures, in order; each stays interactive (zoom, hover, legend toggles).
+    settings : mapping, optional
+        Setting name -> value.
+    ledgers : mapping of str to DataFrame, optional
+        Method -> its privacy ledger (one row per noisy release and a composed total).
+    provenance : mapping, optional
+        Facts about the data (name, rows, source, DOI, licence, ...).
+    commands : sequence of str
+        Shell commands that reproduce the numbers.
+    notes : sequence of str
+        Extra sentences (shown under the headline).
+    generated : str, optional
+        Time stamp (default: now, UTC).
+
+    Returns
+    -------
+    str
+        The HTML document. Every string argument is escaped (user-provided names cannot inject markup);
+        the figures' JSON is Plotly's, which escapes ``<``.
+    """
+    generated = generated or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+             f"<h1>{_e(title)}</h1>"]
+    if subtitle:
+        parts.append(f"<p class='sub'>{_e(subtitle)}</p>")
+    parts.append(f"<p class='fine'>Generated {_e(generated)} by the privacy-utility explorer. The figures are "
+                 "interactive (hover, zoom, click a legend entry) and need no network.</p>")
+    if headline:
+        parts.append("<h2>Headline numbers</h2><div class='cards' id='headline'>")
+        for item in headline:
+            label, value = item[0], item[1]
+            note = item[2] if len(item) > 2 else ""
+            parts.append(f"<div class='card'><div class='label'>{_e(label)}</div><div class='value'>{_e(value)}</div>"
+                         + (f"<div class='note'>{_e(note)}</div>" if note else "") + "</div>")
+        parts.append("</div>")
+    for n in notes:
+        parts.append(f"<p>{_e(n)}</p>")
+    if figures:
+        parts.append("<h2>Figures</h2>")
+        first = True
+        for i, (caption, fig) in enumerate(figures):
+            div = fig.to_html(full_html=False, include_plotlyjs=True if first else False, div_id=f"figure-{i}",
+                              config={"displaylogo": False, "responsive": True,
+                                      "toImageButtonOptions": {"format": "png", "scale": 3}})
+            first = False
+            parts.append(f"<div class='figure'><p><b>{_e(caption)}</b></p>{div}</div>")
+    if settings:
+        parts.append("<h2>Settings</h2>" + _table(list(settings.items()), header=["setting", "value"]))
+    if ledgers:
+        parts.append("<h2>Privacy ledger</h2><p>Every noisy release with its sensitivity, noise scale and "
+                     "Gaussian-DP cost; the total row composes them.</p>")
+        for method, frame in ledgers.items():
+            parts.append(f"<h3>{_e(method)}</h3>" + _frame_table(frame))
+    if provenance:
+        parts.append("<h2>Data: provenance and licence</h2>" + _table(list(provenance.items()), header=["", ""]))
+    if commands:
+        parts.append("<h2>Reproduce from a terminal</h2><p>In the project folder (<code>./run.sh</code> creates "
+                     "<code>.venv</code>):</p>")
+        parts.append("<pre id='commands'>" + "\n\n".join(_e(c) for c in commands) + "</pre>")
+    parts.append("</body></html>")
+    return "".join(parts)

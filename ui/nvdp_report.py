@@ -1,0 +1,61 @@
+"""The NVDP page's "Download report" (no Streamlit): one self-contained HTML file.
+
+Built by :func:`engine.figures.report.html_report` from what the page shows: the headline numbers
+(RD max / mean and BDP epsilon in the papers' protocol, accuracy; clipped vs unclipped), the figures on
+screen, the settings (including the two typed sentences, escaped), the privacy-bound table, the data's
+provenance and licence (UCI Sentiment Labelled Sentences, CC BY 4.0), and the CLI commands.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def _fmt_bound(v) -> str:
+    from engine.figures.nvdp import fmt_bound
+
+    return fmt_bound(v)
+
+
+def sentiment_provenance() -> dict:
+    """Source, DOI and licence of the bundled sentences (from the data registry)."""
+    from engine.datasets import list_datasets
+
+    reg = list_datasets().set_index("name")
+    row = reg.loc["sentiment"]
+    doi = str(row["source"]).removeprefix("doi:")
+    return {"data set": "sentiment (UCI Sentiment Labelled Sentences: Amazon, IMDb and Yelp reviews)",
+            "rows": int(row["rows"]), "target": str(row["target"]),
+            "source": "D. Kotzias (2015). Sentiment Labelled Sentences. UCI Machine Learning Repository.",
+            "doi": f"https://doi.org/{doi}", "licence": "CC BY 4.0 (UCI Machine Learning Repository)"}
+
+
+def nvdp_report_html(*, label_c: str, res_c, res_u, figures: list, bounds: pd.DataFrame, settings: dict,
+                     commands: list[str], notes: list[str] = ()) -> str:
+    """The HTML report of the NVDP page.
+
+    Parameters
+    ----------
+    label_c : str
+        Name of the clipped model ("clipped" or "clipped at release").
+    res_c, res_u : engine.nvdp.explore.PosthocResult
+        The clipped and unclipped evaluations shown on the page.
+    figures : list of (caption, Figure)
+    bounds : DataFrame
+        The privacy-bound table of the page (RD and BDP, both forms, both models).
+    settings : dict
+        Setting name -> value (typed sentences included; every value is escaped).
+    commands : list of str
+    notes : list of str
+    """
+    from engine.figures.report import html_report
+
+    cards = [("RD max (paper)", _fmt_bound(res_c.rd_paper.max), f"unclipped {_fmt_bound(res_u.rd_paper.max)}"),
+             ("RD mean (paper)", _fmt_bound(res_c.rd_paper.mean), f"unclipped {_fmt_bound(res_u.rd_paper.mean)}"),
+             ("BDP epsilon", _fmt_bound(res_c.bdp_paper.epsilon), f"unclipped {_fmt_bound(res_u.bdp_paper.epsilon)}"),
+             ("Accuracy", f"{100 * res_c.accuracy:.1f}%", f"unclipped {100 * res_u.accuracy:.1f}%")]
+    return html_report(
+        title="NVDP embeddings: clipped vs unclipped",
+        subtitle=f"{label_c} vs unclipped, {res_c.n_test} held-out sentences; smaller RD and BDP = more private",
+        headline=cards, figures=figures, settings=settings, ledgers={"Privacy bounds (both forms)": bounds},
+        provenance=sentiment_provenance(), commands=commands, notes=list(notes))
