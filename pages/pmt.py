@@ -450,8 +450,6 @@ def _results_panel(results: dict, task: str) -> None:
     method reruns only this panel (everything here is cached or cheap)."""
     ds, spec, diag = results["ds"], results["spec"], results["diag"]
     metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
-    for w in results["warnings"]:
-        st.warning(w, icon=":material/warning:")
     # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
     metric = ss.get("metric", DEFAULTS["metric"])
     if metric not in metric_cols:
@@ -465,7 +463,9 @@ def _results_panel(results: dict, task: str) -> None:
         head = head[head["method"] != "Non-private"]
     h_l, h_r = st.columns([5, 2], vertical_alignment="center")
     h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = "
-                 f"{spec['epsilon']:g}** ({'lower' if lower_better else 'higher'} is better)",
+                 f"{spec['epsilon']:g}** ({'lower' if lower_better else 'higher'} is better)"
+                 + (f" · :orange[**{len(results['warnings'])} warning{'s' * (len(results['warnings']) > 1)} under "
+                    "the figure**]" if results["warnings"] else ""),
                  help=f"Median over {spec['seeds']} noise seeds at your epsilon. Unit: {unit}.")
     h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
                   label_visibility="collapsed", **persist("metric"),
@@ -528,6 +528,11 @@ def _results_panel(results: dict, task: str) -> None:
                               annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
                               annotation_position="bottom right")
             _show(fig, "fig_eps")
+    # the advisories (e.g. "noise-dominated: the public rows alone are better") right under the main figure,
+    # so that the headline numbers and the figure keep the first screen (the heading counts them)
+    for w in results["warnings"]:
+        st.warning(w, icon=":material/warning:")
+    with tabs[0]:
         with _teach("What this shows, and what to try"):
             st.markdown(
                 f"Each line is the **median {label.lower()}** over {spec['seeds']} noise draws at each epsilon; "

@@ -562,7 +562,12 @@ def cli_argv(spec: dict, *, ds=None, public_name: str | None = None, epsilons=No
     from engine.pmt._base import METHOD_NAMES
     from engine.pmt._newton import GLM_METHOD_NAMES
     engine_task = ENGINE_TASKS[spec["task"]]
+    from engine import experiments as E
+
+    # display name -> the CLI's method key, from the sweep registry (every registered method, public-only
+    # and pmt-pooled included)
     keys = {v: k for k, v in (METHOD_NAMES if engine_task == "ridge" else GLM_METHOD_NAMES).items()}
+    keys.update({s.name: k for (t, k), s in E.METHODS.items() if t == engine_task})
     data = str(spec["data"])
 
     def opt(flag: str, value: str) -> list[str]:

@@ -55,7 +55,7 @@ DEFAULTS: dict = {
     "lam": 1e-4,
     "eta": 0.05,
     "clip_radius": 0.0,
-    "methods": ["PMT", "DP-RR", "DP-GD", "Non-private"],
+    "methods": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
     "metric": "l2_error",
     "standardize": True,
     "public_source": "split",
@@ -198,7 +198,8 @@ def _one_of(values):
 
 #: Short URL names of the methods (``?methods=pmt,dp-rr``).
 METHOD_URL = {"PMT": "pmt", "DP-RR": "dp-rr", "DP-RR (oracle C, non-private tuning)": "dp-rr-oracle",
-              "DP-GD": "dp-gd", "DP-Newton": "dp-newton", "Non-private": "non-private"}
+              "DP-GD": "dp-gd", "DP-Newton": "dp-newton", "Non-private": "non-private",
+              "Public-only": "public-only", "PMT-pooled": "pmt-pooled", "PMT (paper solver)": "pmt-paper"}
 
 
 def _methods(text: str) -> list:
