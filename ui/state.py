@@ -55,7 +55,7 @@ DEFAULTS: dict = {
     "lam": 1e-4,
     "eta": 0.05,
     "clip_radius": 0.0,
-    "methods": ["PMT", "DP-RR", "DP-GD", "Non-private"],
+    "methods": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
     "metric": "l2_error",
     "standardize": True,
     "public_source": "split",
