@@ -98,6 +98,37 @@ def claims(summ: pd.DataFrame) -> list[str]:
     return lines
 
 
+#: "nothing helps": even the best method's median error is more than this share of ||theta_np|| (1: no
+#: method, public-only included, is closer to the non-private fit than the zero vector is).
+NOTHING_HELPS = 1.0
+
+
+def verdicts(summ: pd.DataFrame, theta_norm: dict) -> list[str]:
+    """One verdict per (data set, epsilon) from the medians of section 2: where PMT wins, where the
+    public sample alone is enough, where nothing helps (thresholds stated in the table's header)."""
+    rows = ["| data set | " + " | ".join(f"eps = {e:g}" for e in EPSILONS) + " |",
+            "|---|" + "---|" * len(EPSILONS)]
+    for ds in summ["dataset"].unique():
+        sub = summ[summ["dataset"] == ds].set_index(["method", "epsilon"])["median"]
+        cells = []
+        for e in EPSILONS:
+            pmt, pub, pool = sub[("PMT", e)], sub[("Public-only", e)], sub[("PMT-pooled", e)]
+            other = min(sub[("DP-RR", e)], sub[("DP-GD", e)])
+            best = min(pmt, pub, pool, other)
+            if best > NOTHING_HELPS * theta_norm[ds]:
+                cells.append(f"nothing helps (best {best / theta_norm[ds]:.2g} x norm)")
+            elif pmt < pub and pmt <= other:
+                cells.append(f"PMT wins ({pmt / pub:.2g} x public-only)")
+            elif pub <= min(pmt, other):
+                gain = pool / pub
+                cells.append("public sample enough" + (f"; pooled {gain:.2g} x" if gain < 0.95 else ""))
+            else:
+                name = "DP-RR" if sub[("DP-RR", e)] <= sub[("DP-GD", e)] else "DP-GD"
+                cells.append(f"{name} best private")
+        rows.append(f"| {ds} (norm {theta_norm[ds]:.2g}) | " + " | ".join(cells) + " |")
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=50)
@@ -129,6 +160,8 @@ def main(argv=None):
 
     fix_rows = []
     fr_std = pd.concat(frames[True], ignore_index=True)
+    pm = fr_std[(fr_std["method"] == "PMT") & (fr_std["rel_error"] > 0)]
+    theta_norm = (pm["l2_error"] / pm["rel_error"]).groupby(pm["dataset"]).median().to_dict()
     for ds, g in fr_std.groupby("dataset", sort=False):
         for m in ("PMT", "DP-RR"):
             gm = g[g["method"] == m]
@@ -199,18 +232,31 @@ these numbers are large for every method.
 
 {chr(10).join(claims(l2_std))}
 
-## 6. When the noisy system needs the eigenvalue floor (same runs as section 2)
+Verdict per cell (medians of section 2; "norm" is ||theta_np||, the non-private coefficients' norm in
+these units): **nothing helps** when even the best method, public-only included, is more than
+{NOTHING_HELPS:g} x norm away from the non-private fit (no closer than predicting with zero coefficients); **PMT wins** when the default PMT is below the
+public rows alone and below DP-RR and DP-GD; **public sample enough** when public-only (no privacy cost)
+is at most every private method but PMT-pooled (whose gain over it, if above 5 %, is shown).
 
-Share of runs whose noisy system was not positive definite (the eigenvalue floor of PMT.md section 3
-step 5 fired; `eig_fix` in the sweep frame), and for PMT the ratio 2 sigma_A sqrt(d) / n, the typical
+{chr(10).join(verdicts(l2_std, theta_norm))}
+
+## 6. When the noisy system is changed by the solver (same runs as section 2)
+
+Share of runs whose noisy system the solver changed (`eig_fix` in the sweep frame; DP-RR: the system was
+not positive definite and the paper's eigenvalue floor of PMT.md section 3 step 5 fired; PMT: an
+eigenvalue lay below the noise bound and was raised to it), and for PMT the ratio 2 sigma_A sqrt(d) / n, the typical
 spectral size of the symmetric noise relative to n (X~^T X~ is close to n I).
 
 {fix_md}
 
-Reading: PMT's error is driven by the noise on X~^T X~ relative to n. When 2 sigma_A sqrt(d) / n is
-near or above 1 the noisy system is often indefinite, the floor fires and the estimate is poor (small
-data sets, small epsilon); DP-GD, whose noise sits on a mean gradient, then does better. When the ratio
-is well below 1, PMT's well-conditioned statistics pay off.
+Reading: PMT's error is driven by the noise on X~^T X~ relative to n. For PMT "the floor" is the default
+noise-aware solve (`engine.pmt.ridge.noise_aware_solve`): every eigenvalue of the noisy statistic below
+the 1 - delta bound of the noise's spectral norm is raised to it, a function of public quantities and the
+budget only. When 2 sigma_A sqrt(d) / n is near or above 1 it fires in every run and PMT shrinks towards
+zero instead of inverting noise: its error stays bounded (compare the paper solver in
+`docs/pmt_solver_check.md`), but it is then no better than the public rows alone, which is where
+PMT-pooled (or public-only) is the method to use. When the ratio is well below 1, PMT's
+well-conditioned statistics pay off. DP-RR uses the paper's fixed floor.
 """
     Path(args.out).write_text(doc)
     print(f"wrote {args.out}")

@@ -305,3 +305,72 @@ def test_logistic_stacked_fast_paths_reproduce_plain_fits():
     plain = make(np.random.default_rng(4)).fit(X, y, X_pub)
     np.testing.assert_allclose(out[0], plain.theta_, rtol=1e-10)
     assert out.shape == (30, 3) and np.unique(out[:, 0]).size == 30
+
+
+# ------------------------------------------------------------------------------------------------
+# DP-PMT Poisson (issue 13, part 5)
+# ------------------------------------------------------------------------------------------------
+from engine.audit import mechanisms as M  # noqa: E402
+
+
+def test_poisson_pair_moves_the_gradient_by_half_its_sensitivity_and_the_hessian_not_at_all():
+    """The canary row, truncated to norm R, with counts 0 and 10 y_max (clipped to y_max = e^{R B}):
+    at any theta~ the averaged gradients differ by y_max R / n = half of 2 R G / n, the Hessians by 0."""
+    import engine.pmt as G
+    from engine.pmt._newton import POISSON, glm_statistics
+
+    n = 100
+    (X0, y0), (X1, y1), X_pub, y_max = M._pmt_poisson_pair(n, 2, 200, 0)
+    est = G.PMTPoisson(epsilon=1.0, lam=0.0, y_max=y_max, theta_radius=M.POISSON_AUDIT_THETA_RADIUS)
+    tr = G.pmt_transform(X0, X_pub, eta=0.05, fit_intercept=True)
+    tr1 = G.pmt_transform(X1, X_pub, eta=0.05, fit_intercept=True)
+    R = tr.radius
+    assert y_max == pytest.approx(math.exp(R * M.POISSON_AUDIT_THETA_RADIUS))
+    assert np.linalg.norm(tr.X_tilde[-1]) == pytest.approx(R) and bool(tr.truncated[-1])
+    from engine.pmt.poisson import poisson_bounds
+
+    Gb, Hb = poisson_bounds(R, M.POISSON_AUDIT_THETA_RADIUS, y_max)
+    assert Gb == pytest.approx(y_max) and Hb == pytest.approx(y_max)
+    rng = np.random.default_rng(0)
+    for theta in [np.zeros(3), 0.6 * rng.normal(size=3) / math.sqrt(3)]:
+        g0, H0 = glm_statistics(tr.X_tilde, np.minimum(y0, y_max), theta, POISSON)
+        g1, H1 = glm_statistics(tr1.X_tilde, np.minimum(y1, y_max), theta, POISSON)
+        assert np.linalg.norm(g0 - g1) == pytest.approx(y_max * R / n, rel=1e-9)  # averaged over n rows
+        np.testing.assert_allclose(H0, H1, rtol=0, atol=1e-9 * np.abs(H0).max())
+    assert est.y_max == y_max
+
+
+def test_poisson_audit_correct_mechanism_stays_below_its_claim_and_is_calibrated():
+    r = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=40_000, seed=0)
+    assert not r.violation and r.epsilon_lb < 2.0
+    assert r.epsilon_lb > 0.5 * r.ideal_pair_epsilon_lb > 0.05
+    # the pair shows mu / (2 sqrt 2) when the noise is as claimed (the ball projection is post-processing)
+    assert r.pair_mu_ratio == pytest.approx(1.0 / (2.0 * math.sqrt(2.0)))
+    assert 0.85 < r.mu_hat / (r.pair_mu_ratio * r.mu_claimed) < 1.15, r.mu_hat / r.mu_claimed
+    assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
+    assert r.extra["y_max"] > 1 and r.extra["theta_radius"] == M.POISSON_AUDIT_THETA_RADIUS
+
+
+def test_poisson_audit_catches_broken_copies():
+    ok = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=6_000, seed=2)
+    # noise on the gradient's first coordinate dropped: the canary's gradient gap is seen without noise
+    bad = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=4_000, seed=1, broken="partial-noise")
+    assert bad.violation and bad.epsilon_lb > 2.0, (bad.epsilon_lb, bad.mu_hat)
+    # noise scaled by 0.2: the separation is ~5x the correct one, beyond anything the claim allows
+    # (a correct mechanism shows at most 0.354 mu with this pair); the bound needs ~1e5 runs, as for DP-PMTLR
+    weak = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=6_000, seed=2, broken="noise-0.2")
+    assert weak.mu_hat == pytest.approx(5 * ok.mu_hat, rel=0.25)
+    assert weak.mu_hat > 1.5 * weak.mu_claimed > ok.mu_hat
+    # row truncation skipped: the canary's gradient gap is 10x larger; separation far above the claim
+    skip = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=4_000, seed=1, broken="skip-clipping")
+    assert skip.mu_hat > 2.0 * skip.mu_claimed
+    assert skip.violation and skip.epsilon_lb > 2.0, (skip.epsilon_lb, skip.mu_hat)
+    assert _hooked_names_restored()
+
+
+def test_cli_audit_poisson(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-pmt-poisson", "--epsilon", "2", "--trials", "2000", "--seed", "2",
+                   "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["mechanism"] == "dp-pmt-poisson" and out["violation"] is False
+    assert out["label"] == "DP-PMT Poisson (PMTPoisson)" and 0 <= out["epsilon_lb"] < 2

@@ -83,8 +83,12 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     for name in ("PMT", "DP-RR", "DP-GD"):
         assert _num(m[name]) > 0
     assert "Non-private" not in m  # its L2 error to itself is 0 by definition: not a headline
+    # the headline compares PMT with the best of ALL baselines, the public rows alone included (issue 13)
+    assert _num(m["Public-only"]) > 0
     assert _num(m["PMT / best baseline"]) == pytest.approx(
-        _num(m["PMT"]) / min(_num(m["DP-RR"]), _num(m["DP-GD"])), rel=0.05)
+        _num(m["PMT"]) / min(_num(m["DP-RR"]), _num(m["DP-GD"]), _num(m["Public-only"])), rel=0.05)
+    best = min(("DP-RR", "DP-GD", "Public-only"), key=lambda k: _num(m[k]))
+    assert f"({best})" in next(x for x in at.metric if x.label == "PMT / best baseline").help
     kappa_metric = next(x for x in at.metric if x.label == "kappa after PMT")
     assert _num(kappa_metric.value) < 3.0  # PMT whitens: condition number near 1
     raw = float(kappa_metric.proto.delta.split()[-1])
@@ -388,3 +392,50 @@ def test_link_naming_a_classification_data_set_opens_the_logistic_task():
     assert at.session_state["task"] == "classification" and at.selectbox(key="data").value == "bank"
     assert at.session_state["methods"] == ["PMT", "Non-private"]  # the link's methods are kept
     assert at.selectbox(key="metric").value == "auc"
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 13: noise-dominated banner, public-share cap, public-only in the headline
+# ------------------------------------------------------------------------------------------------
+def _use_upload(at, n=400):
+    at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _upload_csv(n=n), "text/csv")).run()
+    at.multiselect(key="pmt_upload_features").set_value(["temp", "speed", "load"]).run()
+    next(b for b in at.button if b.label == "Use this data").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["data"] == "upload:plant.csv"
+
+
+def test_small_upload_at_small_epsilon_shows_the_noise_dominated_banner_with_rows_needed():
+    import re
+
+    at = _app(seeds=5).run()
+    _use_upload(at, n=400)
+    # the default n_pub is capped at 20 % of the rows (80 of 400), so no share warning appears
+    assert at.number_input(key="n_pub").value == 80
+    assert not any("rows public" in w.value for w in at.warning)
+    at.select_slider(key="epsilon").set_value(0.1).run()
+    assert not at.exception, at.exception
+    banners = [w.value for w in at.warning if "noise-dominated" in w.value or "less precise than the public" in w.value]
+    assert banners, [w.value for w in at.warning]
+    m = re.search(r"PMT would need about ([\d,]+) private rows at this epsilon to beat the (\d+) public rows", banners[0])
+    assert m, banners[0]
+    need, n_pub = int(m.group(1).replace(",", "")), int(m.group(2))
+    n_priv = int(re.search(r"n = (\d+) private rows", banners[0]).group(1))
+    assert n_pub == 80 and n_priv < 400 - 80
+    assert need > n_priv  # the banner is only shown when the private rows are too few
+    # at a large epsilon on a large bundled set the private part is not noise-dominated: no banner
+    at2 = _app(seeds=5, data="ccpp", epsilon=10.0).run()
+    assert not any("PMT would need about" in w.value for w in at2.warning), [w.value for w in at2.warning]
+
+
+def test_n_pub_above_the_share_cap_shows_the_warning():
+    at = _app(seeds=5).run()  # ccpp, 9568 rows
+    assert at.selectbox(key="data").value == "ccpp"
+    assert not any("rows public" in w.value for w in at.warning)
+    at.number_input(key="n_pub").set_value(1900).run()  # 19.9 %: under the cap, no warning
+    assert not any("rows public" in w.value for w in at.warning)
+    at.number_input(key="n_pub").set_value(2400).run()  # 25 % > 20 %
+    assert not at.exception, at.exception
+    msgs = [w.value for w in at.warning if "rows public" in w.value]
+    assert msgs and "n_pub = 2400 makes 25% of the 9568 rows public" in msgs[0], [w.value for w in at.warning]
+    assert "min(200, 20% of the rows)" in msgs[0]

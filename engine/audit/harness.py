@@ -81,8 +81,8 @@ def audit(mechanism: str, *, epsilon: float, delta: float = 1e-5, trials: int = 
     Parameters
     ----------
     mechanism : str
-        ``"dp-pmtrr"``, ``"dp-rr"``, ``"dp-gd-ridge"`` (and ``"dp-pmtlr"``, ``"dp-newton"``, ``"dp-gd-logistic"`` when
-        :mod:`engine.pmt` provides them): see :data:`MECHANISMS`.
+        ``"dp-pmtrr"``, ``"dp-rr"``, ``"dp-gd-ridge"``, ``"dp-pmtlr"``, ``"dp-newton"``, ``"dp-gd-logistic"``,
+        ``"dp-pmt-poisson"``: see :data:`MECHANISMS`.
     epsilon : float
         Claimed epsilon, ``0 < epsilon < inf``.
     delta : float, default 1e-5

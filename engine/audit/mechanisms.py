@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from engine import privacy as P
-from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
+from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic, PMTPoisson
 from engine.audit.hooks import (
     BROKEN,
     _dpgd_logistic_releases,
@@ -233,6 +233,57 @@ def _sample_newton(kind):
 PMTLR_AUDIT_STEPS = 5
 
 
+#: B_theta of the DP-PMT Poisson audit (whitened units). With R ~ 5.3 (n = 100, d = 3) the predictor bound
+#: R B_theta ~ 2.6 keeps e^{R B_theta} ~ 14 moderate, and y_max is set to that value, so G = y_max = H.
+POISSON_AUDIT_THETA_RADIUS = 1.0
+
+
+def _base_poisson_data(n, p, n_pub, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n - 1, p))
+    y = rng.poisson(np.exp(0.3 * X @ np.linspace(1.0, -1.0, p))).astype(float)
+    return X, y, rng.normal(size=(n_pub, p))
+
+
+def _pmt_poisson_pair(n, p, n_pub, seed, theta_radius=POISSON_AUDIT_THETA_RADIUS):
+    """D, D' for DP-PMT Poisson and the public ``y_max``.
+
+    The same extreme row (along the first whitened axis, ``PMTLR_CANARY_SCALE * R`` before truncation, so a
+    correct mechanism truncates it to norm R) with count 0 on D and ``10 y_max`` on D' (clipped to
+    ``y_max``). ``y_max = e^{R B_theta}``, so ``G = max(e^{R B_theta}, y_max) = y_max``. The row's gradient
+    terms ``(e^u - y) x~`` differ by exactly ``y_max x~ / n`` (norm ``y_max R / n = G R / n``, half of the
+    stated ``2 R G / n``) at every step, whatever theta~ (u is the same on both sides), and its Hessian terms
+    ``e^u x~ x~^T`` are identical: over T steps (each a gradient and a Hessian release at ``mu / sqrt(2T)``)
+    the pair is ``sqrt(T) mu / (2 sqrt(2T)) = mu / (2 sqrt 2)`` GDP, exactly as the DP-PMTLR pair.
+    With one row and counts in ``[0, y_max]`` a larger gradient gap needs ``e^u`` on both ends of the range
+    at once (impossible at one theta~ for parallel rows), so this pair is the natural analogue of the
+    logistic one, not a proof that ``2 R G / n`` is attained."""
+    from engine.pmt import pmt_radius, public_moment
+
+    X, y, X_pub = _base_poisson_data(n, p, n_pub, seed)
+    mom = public_moment(X_pub, fit_intercept=True)
+    Q, _ = np.linalg.qr(mom.Sigma_pub_inv_sqrt.T @ np.vstack([np.eye(p), np.zeros((1, p))]))
+    R = pmt_radius(p + 1, n, 0.05)
+    y_max = math.exp(R * theta_radius)
+    row = PMTLR_CANARY_SCALE * R * (mom.Sigma_pub_sqrt.T @ Q[:, 0])[:p]
+    return ((np.vstack([X, row]), np.append(y, 0.0)), (np.vstack([X, row]), np.append(y, 10.0 * y_max)), X_pub,
+            y_max)
+
+
+def _sample_pmt_poisson(epsilon, delta, trials, seed, broken, n):
+    p, n_pub, B = 2, 200, POISSON_AUDIT_THETA_RADIUS
+    (X0, y0), (X1, y1), X_pub, y_max = _pmt_poisson_pair(n, p, n_pub, seed)
+    make = lambda: PMTPoisson(epsilon=epsilon, delta=delta, lam=0.0, n_steps=PMTLR_AUDIT_STEPS,  # noqa: E731
+                              y_max=y_max, theta_radius=B)
+    ss = np.random.SeedSequence([int(seed), 23])
+    r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
+    out0, est = _newton_releases(make(), X0, y0, X_pub, trials, r0, broken)
+    out1, _ = _newton_releases(make(), X1, y1, X_pub, trials, r1, broken)
+    return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": 1.0 / (2.0 * math.sqrt(2.0)), "n": n,
+                        "d": p + 1, "noise_scales": dict(est.report_.noise_scales), "n_steps": PMTLR_AUDIT_STEPS,
+                        "y_max": y_max, "theta_radius": B}
+
+
 def _sample_dpgd_logistic(epsilon, delta, trials, seed, broken, n):
     """D, D': base rows with feature 0 identically 0; the replaced row is ``x = M e_0`` (M = 40 C) with label
     0 on D and 1 on D'. A small explicit step size keeps its logit near 0, so ``|s - y| ~ 1/2`` and its
@@ -315,6 +366,8 @@ MECHANISMS: dict[str, _Mechanism] = {
                             _sample_newton("raw")),
     "dp-gd-logistic": _Mechanism("dp-gd-logistic", "DP-GD logistic (DPGDLogistic)", "final coefficients",
                                  _sample_dpgd_logistic),
+    "dp-pmt-poisson": _Mechanism("dp-pmt-poisson", "DP-PMT Poisson (PMTPoisson)", "final whitened coefficients",
+                                 _sample_pmt_poisson),
 }
 
 
