@@ -35,6 +35,7 @@ from ui.state import (
     url_sync,
 )
 from ui import pmt_compute as C
+from ui import pmt_export as X
 from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
 
 ensure_frame()
@@ -439,7 +440,7 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
             ("Truncation: row lengths before and after whitening",
              plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
                                      clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
-    return C.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
+    return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
                          metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
                          public_name=public_name)
 
@@ -477,7 +478,10 @@ def _results_panel(results: dict, task: str) -> None:
                   if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
     row1 = st.columns(max(len(head), 1) + int(presenter))
     for c, (_, row) in zip(row1, head.iterrows()):
-        c.metric(row["method"].replace(" (oracle C, non-private tuning)", " oracle"), f"{row['median']:.3g}",
+        short = row["method"].replace(" (oracle C, non-private tuning)", " oracle")
+        if presenter:  # five numbers in one row for a room: the shortest names that stay unambiguous
+            short = {"Public-only": "Public", "PMT (paper solver)": "PMT paper"}.get(short, short)
+        c.metric(short, f"{row['median']:.3g}",
                  help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
                  f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
@@ -646,10 +650,10 @@ def _results_panel(results: dict, task: str) -> None:
                 "is not listed as private: its clip radius was tuned on the error.")
     with tabs[6]:
         # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
-        csv = functools.partial(lambda r: C.results_csv(_export_frames(r), data_name=r["ds"].name,
+        csv = functools.partial(lambda r: X.results_csv(_export_frames(r), data_name=r["ds"].name,
                                                                    target=r["ds"].target_name), results)
         public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
-        settings = C.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
+        settings = X.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
         report = functools.partial(_report, results, head, metric, ratio_text, public_name)
         st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
                            key="dl_report", type="primary", icon=":material/summarize:",
@@ -662,16 +666,16 @@ def _results_panel(results: dict, task: str) -> None:
         c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
                            mime="application/json", key="dl_json",
                            help="Every setting, the seeds and the package versions.")
-        why_not = C.cli_supported(spec)
+        why_not = X.cli_supported(spec)
         if why_not:
             st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
         else:
-            cmds = C.cli_commands({**spec, "metric": metric}, ds=ds, public_name=public_name)
+            cmds = X.cli_commands({**spec, "metric": metric}, ds=ds, public_name=public_name)
             st.markdown("The headline numbers from a terminal (the same numbers, bit for bit):")
             st.code(cmds["headline"], language="bash", wrap_lines=True)
             st.markdown("The error-vs-epsilon figure's grid:")
             st.code(cmds["figure"], language="bash", wrap_lines=True)
-            for note in C.cli_notes(spec):
+            for note in X.cli_notes(spec):
                 st.caption(f":material/info: {note}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
     if not presenter:

@@ -285,6 +285,7 @@ def _logistic_csv(n=800, seed=1) -> bytes:
 
 def test_logistic_task_from_a_classification_upload():
     from ui import pmt_compute as C
+    from ui import pmt_export as X
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")
@@ -306,7 +307,7 @@ def test_logistic_task_from_a_classification_upload():
     ledger = at.dataframe[0].value
     assert ledger["name"].str.contains("gradient").any() and ledger["name"].str.contains("Hessian").any()
     assert float(ledger.iloc[-1]["epsilon"]) == pytest.approx(1.0, abs=1e-3)
-    if C.cli_supported({"task": "classification"}):  # the CLI cannot run it yet: said, not a broken command
+    if X.cli_supported({"task": "classification"}):  # the CLI cannot run it yet: said, not a broken command
         assert not [c for c in at.code if "-m engine pmt" in c.value]
         assert any("logistic task" in i.value for i in at.info)
     # back to ridge: ridge methods and metric again, a regression data set
@@ -319,6 +320,7 @@ def test_logistic_task_from_a_classification_upload():
 @pytest.mark.slow
 def test_logistic_task_on_bank():
     from ui import pmt_compute as C
+    from ui import pmt_export as X
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")
@@ -332,6 +334,7 @@ def test_logistic_task_on_bank():
 def test_supported_tasks_follow_the_engine_registry(monkeypatch):
     from engine import experiments as E
     from ui import pmt_compute as C
+    from ui import pmt_export as X
 
     monkeypatch.setattr(E, "TASKS", {"ridge": E.TASKS["ridge"]})
     assert C.supported_tasks() == ["regression"]
@@ -380,6 +383,7 @@ def test_each_figure_tab_draws_its_chart_when_opened():
 
 def test_link_naming_a_classification_data_set_opens_the_logistic_task():
     from ui import pmt_compute as C
+    from ui import pmt_export as X
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")

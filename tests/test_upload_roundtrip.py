@@ -156,10 +156,11 @@ def test_features_starting_with_a_dash_are_never_read_as_options(tmp_path, capsy
     from engine.cli import build_parser
     from engine.datasets import read_csv_upload
     from ui import pmt_compute as C
+    from ui import pmt_export as X
     from ui.state import DEFAULTS
 
     raw = b"-x,=1+1,y\n" + b"".join(f"{i % 7},{(i * 3) % 11},{i % 5 + 0.5 * (i % 3)}\n".encode() for i in range(40))
     ds = read_csv_upload(raw, target="y")
     spec = {**DEFAULTS, "data": ds.name, "task": "regression", "synthetic_kappa": 1e3, "seeds": 2}
-    args = build_parser().parse_args(shlex.split(C.cli_command(spec, ds=ds))[3:])
+    args = build_parser().parse_args(shlex.split(X.cli_command(spec, ds=ds))[3:])
     assert args.features == ["-x", "=1+1"] and args.target == "y" and args.data == "data.csv"
