@@ -297,6 +297,29 @@ def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
     return f1 + f2
 
 
+def _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, rows,
+                 max_chunk_elements, n_workers, logvar_k, D):
+    """Gaussian pair sums (forward, backward) of :func:`pairwise_rd_bound`: +inf where undefined,
+    the authors' NaN-mean repair of the backward entries for the paper form."""
+    with torch.no_grad():
+        if form == "exact" and padding == "strict":
+            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_same_mask_pairs(
+                mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
+        else:
+            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
+                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
+                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean)
+    gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
+    if nanmean and entries is not None and entries.numel():
+        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
+        gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
+        gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
+    else:
+        gs_bwd = torch.where(bad_bwd, math.inf, s_bwd)
+    del s_fwd, s_bwd
+    return gs_fwd, gs_bwd
+
+
 def pairwise_rd_bound(
     mu,
     sigma,
@@ -317,6 +340,7 @@ def pairwise_rd_bound(
     dtype: torch.dtype = torch.float32,
     max_chunk_elements: int = 1 << 18,
     n_workers: int | None = None,
+    memo: tuple | None = None,
 ) -> RDBoundResult:
     """Pairwise Renyi-divergence bound between the NVIB posteriors of pairs of inputs.
 
@@ -400,6 +424,13 @@ def pairwise_rd_bound(
         afterwards (one worker per core instead of small ops split across cores, which did not
         scale). The chunks and the arithmetic per pair do not depend on ``n_workers``: values are
         bit-identical for any number of workers.
+    memo : (dict, bytes) or None, default None
+        Reuse of the Gaussian pair sums between calls whose ``mu``, ``sigma`` and ``mask`` are the
+        same (e.g. a move of alpha only): a dict owned by the caller and a digest of the content of
+        ``mu``, ``sigma`` and ``mask`` that the caller vouches for
+        (:func:`engine.nvdp.protocol.evaluate_bounds` computes it). The sums are keyed by that
+        digest and every option they depend on, so a hit returns the very values a recomputation
+        would. Not used when some input has a numerical failure.
 
     Returns
     -------
@@ -564,22 +595,21 @@ def pairwise_rd_bound(
     # variance condition: the pair is +inf, or (paper form, the authors' NaN-mean) that
     # position is recomputed as D x the mean over its defined dims.
     nanmean = form == "paper" and undefined == "nanmean"
-    with torch.no_grad():
-        if form == "exact" and padding == "strict":
-            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_same_mask_pairs(
-                mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
-        else:
-            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
-                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
-                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean)
-    gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
-    if nanmean and entries is not None and entries.numel():
-        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
-        gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
-        gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
+    mkey = None
+    if memo is not None and not bool(bad.any()):
+        memo_dict, digest = memo
+        mkey = ("gauss", digest, form, padding, pairs, int(batch_size), lam, str(dtype), nanmean,
+                int(max_chunk_elements), (B, K, D))
+    hit = memo_dict.get(mkey) if mkey is not None else None
+    if hit is not None:
+        gs_fwd, gs_bwd = hit
     else:
-        gs_bwd = torch.where(bad_bwd, math.inf, s_bwd)
-    del s_fwd, s_bwd
+        gs_fwd, gs_bwd = _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids,
+                                      rows, max_chunk_elements, n_workers, logvar_k, D)
+        if mkey is not None:
+            if len(memo_dict) > 64:
+                memo_dict.clear()
+            memo_dict[mkey] = (gs_fwd, gs_bwd)
 
     if form == "exact":
         one = torch.ones((), dtype=torch.float64)

@@ -166,7 +166,7 @@ def _batch_cost(logmgf: np.ndarray, confidence: float) -> float:
 
 def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float = 1e-5, batch_size: int = 16,
               n_eval: int | None = None, subsample: bool = True, n_latent: int | None = None,
-              confidence: float = 1.0 - 1e-16, alpha_cutoff: float = 1e-4) -> PaperBDPResult:
+              confidence: float = 1.0 - 1e-16, alpha_cutoff: float = 1e-4, memo: tuple | None = None) -> PaperBDPResult:
     """BDP epsilon as the NVDP authors compute it (their subsampled accountant), from posteriors.
 
     Parameters
@@ -188,6 +188,11 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         Latent positions per input (default K); posteriors are padded with alpha 0 to it.
     confidence, alpha_cutoff : float
         Per-batch confidence (1 - 1e-16) and the pseudo-count cut-off (1e-4), the authors' values.
+    memo : (dict, bytes) or None
+        Reuse of the squared distances between calls with the same ``mu`` and ``mask``: a dict
+        owned by the caller and a digest of the content of ``mu``, ``sigma`` and ``mask`` that the
+        caller vouches for (:func:`engine.nvdp.protocol.evaluate_bounds`); keyed with the kept
+        components, so a hit gives the values a recomputation would.
 
     Returns
     -------
@@ -240,7 +245,14 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         I, J = np.triu_indices(stop - start, 1)
         I, J = I + start, J + start
         # (a - b)^2 == (b - a)^2 exactly, so the squared distances are computed once for both orientations
-        d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
+        dkey = None
+        if memo is not None:
+            dkey = ("paper_d2", memo[1], keep[start:stop].tobytes(), start, stop, n_latent, (B, K, D))
+        d2 = memo[0].get(dkey) if dkey is not None else None
+        if d2 is None:
+            d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
+            if dkey is not None:
+                memo[0][dkey] = d2
         s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2)
         s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2)
         c_l = logsumexp(log_coef + s_lr, axis=1)
