@@ -623,19 +623,27 @@ def pairwise_rd_bound(
         # In chunks of pairs (the (pairs x K) float64 arrays of one chunk only). Positions outside
         # the union get concentration 1 on both sides: lnG(1) = 0 and c = 1 > 0, so they drop out
         # of the lnG sums; the totals subtract them again.
-        dir_f = torch.empty(I.numel(), dtype=torch.float64)
-        dir_b = torch.empty(I.numel(), dtype=torch.float64)
+        # Strict padding: a pair with a one-sided position is +inf whatever its terms (set below),
+        # so its Dirichlet terms are not evaluated. ln Gamma of each input's pseudo-counts is taken
+        # once (B x K) and gathered per pair (the same values as per pair).
+        one_sided = _one_sided(mask, I, J) if padding == "strict" else None
+        dir_f = torch.full((I.numel(),), math.inf, dtype=torch.float64)
+        dir_b = torch.full((I.numel(),), math.inf, dtype=torch.float64)
+        todo = torch.arange(I.numel()) if one_sided is None else torch.nonzero(~one_sided).flatten()
+        lg_al = torch.lgamma(al_f)
+        lg_one = torch.lgamma(one)
         step = _DIR_CHUNK
-        for c0 in range(0, I.numel(), step):
-            Ic, Jc = I[c0 : c0 + step], J[c0 : c0 + step]
+        for c0 in range(0, todo.numel(), step):
+            sel = todo[c0 : c0 + step]
+            Ic, Jc = I[sel], J[sel]
             union = mask[Ic] | mask[Jc]
             n_out = (K - union.sum(-1)).to(torch.float64)
             a = torch.where(union, al_f[Ic], one)
             b = torch.where(union, al_f[Jc], one)
-            lb_a = torch.lgamma(a).sum(-1) - torch.lgamma(a.sum(-1) - n_out)
-            lb_b = torch.lgamma(b).sum(-1) - torch.lgamma(b.sum(-1) - n_out)
-            dir_f[c0 : c0 + step] = dir_term(a, b, lb_a, lb_b, n_out)
-            dir_b[c0 : c0 + step] = dir_term(b, a, lb_b, lb_a, n_out)
+            lb_a = torch.where(union, lg_al[Ic], lg_one).sum(-1) - torch.lgamma(a.sum(-1) - n_out)
+            lb_b = torch.where(union, lg_al[Jc], lg_one).sum(-1) - torch.lgamma(b.sum(-1) - n_out)
+            dir_f[sel] = dir_term(a, b, lb_a, lb_b, n_out)
+            dir_b[sel] = dir_term(b, a, lb_b, lb_a, n_out)
         fwd = dir_f + gs_fwd
         bwd = dir_b + gs_bwd
         if direction == "max":
@@ -645,7 +653,7 @@ def pairwise_rd_bound(
         else:
             vals = bwd
         if padding == "strict":
-            vals = torch.where(_one_sided(mask, I, J), torch.full_like(vals, math.inf), vals)
+            vals = torch.where(one_sided, torch.full_like(vals, math.inf), vals)
     else:
         # Dirichlet proxy: Dir(alpha_a) || Dir(beta), beta = (alpha_b,0 / alpha_a,0) alpha_a
         keep = mask & (al64 > alpha_cutoff)

@@ -122,6 +122,15 @@ def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r,
     a_q = al_l
     tot_q = al_l.sum(-1)
     tot_p = al_r.sum(-1)
+    lg = lambda x: torch.lgamma(torch.as_tensor(x, dtype=torch.float64)).numpy()  # noqa: E731 (log|Gamma|)
+    beta = tot_p[:, None] * a_q / tot_q[:, None]
+    lg_cache = {}  # the (pairs x K) ln|Gamma| that do not depend on k, taken once for all k
+
+    def lg_shared(name):
+        if name not in lg_cache:
+            lg_cache[name] = lg(a_q if name == "a_q" else beta)
+        return lg_cache[name]
+
     with np.errstate(all="ignore"):
         for j, kk in enumerate(k):
             t2 = (1.0 - kk) * s_l**2 + kk * s_r**2
@@ -135,12 +144,13 @@ def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r,
             if kk == 1.0:
                 out[:, j] = gauss  # every Dirichlet term has 1/(k-1) = inf: NaN, mapped to 0
                 continue
-            lg = lambda x: torch.lgamma(torch.as_tensor(x, dtype=torch.float64)).numpy()  # noqa: E731 (log|Gamma|)
             f1 = (-(1.0 / (kk - 1.0)) * lg(kk * tot_q - (kk - 1.0) * tot_p) - lg(tot_p)
                   + (kk / (kk - 1.0)) * lg(tot_q))
             f1 = np.where(np.isfinite(f1), f1, 0.0) / n_latent
-            beta = tot_p[:, None] * a_q / tot_q[:, None]
-            f2 = (1.0 / (kk - 1.0)) * lg(kk * a_q - (kk - 1.0) * beta) + lg(beta) - (kk / (kk - 1.0)) * lg(a_q)
+            arg = kk * a_q - (kk - 1.0) * beta
+            # at k = 0 the argument is beta itself (0 * a_q + beta): reuse its ln|Gamma| when bitwise equal
+            lg_arg = lg_shared("beta") if kk == 0.0 and np.array_equal(arg, beta) else lg(arg)
+            f2 = (1.0 / (kk - 1.0)) * lg_arg + lg_shared("beta") - (kk / (kk - 1.0)) * lg_shared("a_q")
             f2 = np.nansum(f2, -1) / n_latent
             f2 = np.where(np.isfinite(f2), f2, 0.0)
             out[:, j] = gauss + f1 + f2
