@@ -562,7 +562,13 @@ def pairwise_rd_bound(
     # ---- sanitise: flag inputs with numerical failures, fill padding with the prior component
     m3 = mask.unsqueeze(-1)
     al64 = alpha.to(torch.float64)
-    if bool(torch.isfinite(mu).all()) and bool((sigma > 0).all()) and bool(torch.isfinite(sigma).all()):
+    fkey = ("finite_mu_sigma", memo[1]) if memo is not None else None  # content-keyed: same tensors, same answer
+    ok_ms = memo[0].get(fkey) if fkey is not None else None
+    if ok_ms is None:
+        ok_ms = bool(torch.isfinite(mu).all()) and bool((sigma > 0).all()) and bool(torch.isfinite(sigma).all())
+        if fkey is not None:
+            memo[0][fkey] = ok_ms
+    if ok_ms:
         bad = torch.zeros(B, dtype=torch.bool)  # fast path: nothing to flag in mu / sigma
     else:
         bad = ((~torch.isfinite(mu) | ~torch.isfinite(sigma) | (sigma <= 0)) & m3).flatten(1).any(1)

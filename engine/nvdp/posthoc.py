@@ -220,6 +220,9 @@ class LiveEvaluator:
         inv = torch.argsort(order)
         raw = Posteriors.cat(raws)
         self.raw = Posteriors(raw.mu[inv], raw.sigma[inv], raw.alpha[inv], raw.mask[inv])
+        # Finite raw posteriors stay finite under clipping (scaling by a factor in [0, 1] and clamps;
+        # clip_posteriors rejects non-finite inputs): their NaN / inf counts are then 0 without a pass.
+        self._raw_finite = all(bool(torch.isfinite(t).all()) for t in (self.raw.mu, self.raw.sigma, self.raw.alpha))
         self._acc_cache: dict = {}
         self._before: dict = {}
         # pair terms that a slider move leaves unchanged (e.g. the Gaussian sums on an alpha move),
@@ -277,7 +280,8 @@ class LiveEvaluator:
                 w = mask.to(x.dtype).unsqueeze(-1)
                 logits = m_.classifier((x * w).sum(1) / w.sum(1).clamp_min(1.0))
                 correct += int((logits.argmax(-1) == self.y[idx]).sum())
-                for t in (post.mu, post.sigma, post.alpha, z, pi, logits):
+                checked = (z, pi, logits) if self._raw_finite else (post.mu, post.sigma, post.alpha, z, pi, logits)
+                for t in checked:
                     if not bool(torch.isfinite(t).all()):  # one pass in the usual all-finite case
                         nan += int(torch.isnan(t).sum())
                         inf += int(torch.isinf(t).sum())
