@@ -101,7 +101,15 @@ class RDBoundResult:
         ``"exact"`` or ``"paper"``.
     renyi_order : float
     n_inf, n_nan : int
-        How many pairs are ``+inf`` / NaN (never dropped silently).
+        How many pairs are ``+inf`` / NaN (never dropped silently). ``n_nan`` counts both kinds of
+        NaN: numerical failures of an input and the paper form's undefined pairs (``n_undefined``).
+    n_undefined : int
+        ``paper`` only: pairs whose value is NaN although both inputs are valid, because the
+        authors' Dirichlet proxy is ``-inf + inf`` there: the argument ``lambda alpha_0 - (lambda - 1)
+        alpha'_0`` (and ``alpha_i t``) sits on a pole of ln Gamma (0 or a negative integer), so the
+        totals' term is -inf and a component term +inf. The authors' code gives such a pair NaN too
+        (and its batch max and mean then NaN); here such pairs are left out of the batch max and
+        mean (the NaN-dropping reductions) and counted. 0 for ``exact``.
     direction : str
         ``"max"``, ``"forward"`` (D(a||b)), ``"backward"`` (D(b||a)) or ``"paper"``.
     max_unfiltered : float
@@ -138,6 +146,7 @@ class RDBoundResult:
     n_filtered: int = 0
     padding: str = "prior"
     n_latent: int = 0
+    n_undefined: int = 0
 
     def to_dict(self, *, include_values: bool = False) -> dict:
         """Plain-Python summary (JSON-ready; ``inf`` stays a float ``inf``).
@@ -159,6 +168,7 @@ class RDBoundResult:
             "mean_finite": float(self.mean_finite),
             "n_inf": int(self.n_inf),
             "n_nan": int(self.n_nan),
+            "n_undefined": int(self.n_undefined),
             "n_filtered": int(self.n_filtered),
             "n_latent": int(self.n_latent),
         }
@@ -695,10 +705,22 @@ def pairwise_rd_bound(
     batch_index = batch_ids.cpu().numpy().astype(np.int64)
     n_nan = int(np.isnan(values).sum())
     n_inf = int(np.isinf(values).sum())
-    if n_nan:
+    failed = (bad[I] | bad[J]).cpu().numpy()
+    n_failed = int(failed.sum())  # NaN because an input failed numerically
+    n_undefined = n_nan - n_failed  # NaN of the paper form's proxy (-inf + inf) between valid inputs
+    if n_failed:
         warnings.warn(
-            f"{n_nan} of {values.size} pairs are NaN: {int(bad.sum())} input(s) have non-finite or non-positive "
+            f"{n_failed} of {values.size} pairs are NaN: {int(bad.sum())} input(s) have non-finite or non-positive "
             "posterior parameters on real components",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if n_undefined:
+        warnings.warn(
+            f"{n_undefined} of {values.size} pairs have no paper-form value (NaN) although both inputs are valid: "
+            f"the authors' Dirichlet proxy is -inf + inf where lambda alpha_0 - (lambda - 1) alpha'_0 is 0 or a "
+            f"negative integer (a pole of ln Gamma; lambda = {lam:g}). They are left out of the max and mean "
+            "(counted in n_undefined); the authors' code would report NaN for their batch.",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -734,4 +756,5 @@ def pairwise_rd_bound(
         n_filtered=n_filtered,
         padding=padding,
         n_latent=int(n_latent) if form == "paper" else K,
+        n_undefined=n_undefined,
     )

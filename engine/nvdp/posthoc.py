@@ -120,6 +120,7 @@ class PosthocResult:
             "rd_paper_max_unfiltered": self.rd_paper.max_unfiltered,
             "rd_paper_n_pairs": self.rd_paper.n_pairs,
             "rd_paper_n_inf": self.rd_paper.n_inf,
+            "rd_paper_n_undefined": self.rd_paper.n_undefined,
             "bdp_epsilon": self.bdp.epsilon,
             "bdp_epsilon_paper": self.bdp_paper.epsilon,
             "frac_mu_clipped": s["frac_mu"],
