@@ -191,6 +191,13 @@ class LiveEvaluator:
     with the same random stream as ``evaluate``, so the accuracy is identical to
     ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
 
+    Per slider move (issue 14 item 7) the posteriors are clipped once and shared by the accuracy
+    (per-batch slices) and the bounds; the attention queries (clean states only) are computed once
+    per model; NaN / inf counts skip the clipped posteriors of finite raw ones (clipping keeps them
+    finite); and the pair terms that a move leaves unchanged (the Gaussian sums on an alpha move)
+    are reused through a content-keyed memo (:func:`engine.nvdp.protocol.evaluate_bounds`). All of
+    this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
+
     Parameters
     ----------
     trained : TrainedNVDP or NVDPClassifier
