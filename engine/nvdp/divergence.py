@@ -195,12 +195,10 @@ _DIR_CHUNK = 8192
 
 
 def _one_sided(mask, I, J):
-    """Per pair: some position is padding on exactly one side (chunked; bool of shape (n_pairs,))."""
-    out = torch.empty(I.numel(), dtype=torch.bool)
-    for c0 in range(0, I.numel(), _DIR_CHUNK):
-        Ic, Jc = I[c0 : c0 + _DIR_CHUNK], J[c0 : c0 + _DIR_CHUNK]
-        out[c0 : c0 + _DIR_CHUNK] = (mask[Ic] ^ mask[Jc]).any(-1)
-    return out
+    """Per pair: some position is padding on exactly one side, i.e. the two mask rows differ
+    (bool of shape (n_pairs,); compared through the ids of the distinct mask rows)."""
+    _, group = torch.unique(mask, dim=0, return_inverse=True)
+    return group[I] != group[J]
 
 
 def _nanmean_entries(p_idx, k_idx, I, J, mu_w, inv_w, lam, D):

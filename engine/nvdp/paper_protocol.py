@@ -107,12 +107,13 @@ def _pair_d2(mu_l, mu_r, n_latent: int) -> np.ndarray:
 
 
 def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r, n_latent: int,
-                  d2: np.ndarray | None = None) -> np.ndarray:
+                  d2: np.ndarray | None = None, lg_al_l: np.ndarray | None = None) -> np.ndarray:
     """Scaled Renyi terms s(k) of the authors' accountant for pairs (left, right), shape (n_pairs, len(k)).
 
     Gaussian (scalar stds): ``k (k-1)/2 * mean_pos mean_d (mu_r - mu_l)^2 / t_k^2 - ln(t_k / (s_l^(1-k) s_r^k))``
     with ``t_k^2 = (1 - k) s_l^2 + k s_r^2``; Dirichlet: the proportional proxy at order k, unscaled,
     between the left input's pseudo-counts and the right input's total; every NaN / inf term is 0.
+    ``lg_al_l`` may pass ln|Gamma(al_l)| taken before (the same values, e.g. gathered per pair).
     """
     out = np.zeros((al_l.shape[0], k.size))
     if d2 is None:  # (n,): mean over dims, mean over positions (the same in both orientations)
@@ -124,7 +125,7 @@ def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r,
     tot_p = al_r.sum(-1)
     lg = lambda x: torch.lgamma(torch.as_tensor(x, dtype=torch.float64)).numpy()  # noqa: E731 (log|Gamma|)
     beta = tot_p[:, None] * a_q / tot_q[:, None]
-    lg_cache = {}  # the (pairs x K) ln|Gamma| that do not depend on k, taken once for all k
+    lg_cache = {} if lg_al_l is None else {"a_q": lg_al_l}  # k-independent (pairs x K) ln|Gamma|, once
 
     def lg_shared(name):
         if name not in lg_cache:
@@ -239,6 +240,7 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
     al = np.where(keep, alpha, 0.0)
     mu = np.where(keep[..., None], mu, 0.0)
     sg = np.where(keep[..., None], sigma, 1.0)
+    lg_al = torch.lgamma(torch.as_tensor(al, dtype=torch.float64)).numpy()  # ln|Gamma| per input, gathered per pair
     moment = int(lam + 1.0)
     k = np.arange(moment + 1, dtype=np.float64)
     log_coef = binom.logpmf(k, n=moment, p=q)
@@ -263,8 +265,8 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
             d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
             if dkey is not None:
                 memo[0][dkey] = d2
-        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2)
-        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2)
+        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2, lg_al_l=lg_al[I])
+        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2, lg_al_l=lg_al[J])
         c_l = logsumexp(log_coef + s_lr, axis=1)
         c_r = logsumexp(log_coef + s_rl, axis=1)
         costs.append(_batch_cost(np.maximum(c_l, c_r), confidence))
