@@ -316,7 +316,7 @@ def _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I
         else:
             s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
                 mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
-                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean)
+                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean, want_fwd=form == "exact")
     gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
     if nanmean and entries is not None and entries.numel():
         fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
