@@ -101,7 +101,15 @@ class RDBoundResult:
         ``"exact"`` or ``"paper"``.
     renyi_order : float
     n_inf, n_nan : int
-        How many pairs are ``+inf`` / NaN (never dropped silently).
+        How many pairs are ``+inf`` / NaN (never dropped silently). ``n_nan`` counts both kinds of
+        NaN: numerical failures of an input and the paper form's undefined pairs (``n_undefined``).
+    n_undefined : int
+        ``paper`` only: pairs whose value is NaN although both inputs are valid, because the
+        authors' Dirichlet proxy is ``-inf + inf`` there: the argument ``lambda alpha_0 - (lambda - 1)
+        alpha'_0`` (and ``alpha_i t``) sits on a pole of ln Gamma (0 or a negative integer), so the
+        totals' term is -inf and a component term +inf. The authors' code gives such a pair NaN too
+        (and its batch max and mean then NaN); here such pairs are left out of the batch max and
+        mean (the NaN-dropping reductions) and counted. 0 for ``exact``.
     direction : str
         ``"max"``, ``"forward"`` (D(a||b)), ``"backward"`` (D(b||a)) or ``"paper"``.
     max_unfiltered : float
@@ -138,6 +146,7 @@ class RDBoundResult:
     n_filtered: int = 0
     padding: str = "prior"
     n_latent: int = 0
+    n_undefined: int = 0
 
     def to_dict(self, *, include_values: bool = False) -> dict:
         """Plain-Python summary (JSON-ready; ``inf`` stays a float ``inf``).
@@ -159,6 +168,7 @@ class RDBoundResult:
             "mean_finite": float(self.mean_finite),
             "n_inf": int(self.n_inf),
             "n_nan": int(self.n_nan),
+            "n_undefined": int(self.n_undefined),
             "n_filtered": int(self.n_filtered),
             "n_latent": int(self.n_latent),
         }
@@ -185,12 +195,10 @@ _DIR_CHUNK = 8192
 
 
 def _one_sided(mask, I, J):
-    """Per pair: some position is padding on exactly one side (chunked; bool of shape (n_pairs,))."""
-    out = torch.empty(I.numel(), dtype=torch.bool)
-    for c0 in range(0, I.numel(), _DIR_CHUNK):
-        Ic, Jc = I[c0 : c0 + _DIR_CHUNK], J[c0 : c0 + _DIR_CHUNK]
-        out[c0 : c0 + _DIR_CHUNK] = (mask[Ic] ^ mask[Jc]).any(-1)
-    return out
+    """Per pair: some position is padding on exactly one side, i.e. the two mask rows differ
+    (bool of shape (n_pairs,); compared through the ids of the distinct mask rows)."""
+    _, group = torch.unique(mask, dim=0, return_inverse=True)
+    return group[I] != group[J]
 
 
 def _nanmean_entries(p_idx, k_idx, I, J, mu_w, inv_w, lam, D):
@@ -297,6 +305,29 @@ def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
     return f1 + f2
 
 
+def _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, rows,
+                 max_chunk_elements, n_workers, logvar_k, D):
+    """Gaussian pair sums (forward, backward) of :func:`pairwise_rd_bound`: +inf where undefined,
+    the authors' NaN-mean repair of the backward entries for the paper form."""
+    with torch.no_grad():
+        if form == "exact" and padding == "strict":
+            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_same_mask_pairs(
+                mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
+        else:
+            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
+                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
+                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean, want_fwd=form == "exact")
+    gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
+    if nanmean and entries is not None and entries.numel():
+        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
+        gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
+        gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
+    else:
+        gs_bwd = torch.where(bad_bwd, math.inf, s_bwd)
+    del s_fwd, s_bwd
+    return gs_fwd, gs_bwd
+
+
 def pairwise_rd_bound(
     mu,
     sigma,
@@ -317,6 +348,7 @@ def pairwise_rd_bound(
     dtype: torch.dtype = torch.float32,
     max_chunk_elements: int = 1 << 18,
     n_workers: int | None = None,
+    memo: tuple | None = None,
 ) -> RDBoundResult:
     """Pairwise Renyi-divergence bound between the NVIB posteriors of pairs of inputs.
 
@@ -400,6 +432,13 @@ def pairwise_rd_bound(
         afterwards (one worker per core instead of small ops split across cores, which did not
         scale). The chunks and the arithmetic per pair do not depend on ``n_workers``: values are
         bit-identical for any number of workers.
+    memo : (dict, bytes) or None, default None
+        Reuse of the Gaussian pair sums between calls whose ``mu``, ``sigma`` and ``mask`` are the
+        same (e.g. a move of alpha only): a dict owned by the caller and a digest of the content of
+        ``mu``, ``sigma`` and ``mask`` that the caller vouches for
+        (:func:`engine.nvdp.protocol.evaluate_bounds` computes it). The sums are keyed by that
+        digest and every option they depend on, so a hit returns the very values a recomputation
+        would. Not used when some input has a numerical failure.
 
     Returns
     -------
@@ -531,7 +570,13 @@ def pairwise_rd_bound(
     # ---- sanitise: flag inputs with numerical failures, fill padding with the prior component
     m3 = mask.unsqueeze(-1)
     al64 = alpha.to(torch.float64)
-    if bool(torch.isfinite(mu).all()) and bool((sigma > 0).all()) and bool(torch.isfinite(sigma).all()):
+    fkey = ("finite_mu_sigma", memo[1]) if memo is not None else None  # content-keyed: same tensors, same answer
+    ok_ms = memo[0].get(fkey) if fkey is not None else None
+    if ok_ms is None:
+        ok_ms = bool(torch.isfinite(mu).all()) and bool((sigma > 0).all()) and bool(torch.isfinite(sigma).all())
+        if fkey is not None:
+            memo[0][fkey] = ok_ms
+    if ok_ms:
         bad = torch.zeros(B, dtype=torch.bool)  # fast path: nothing to flag in mu / sigma
     else:
         bad = ((~torch.isfinite(mu) | ~torch.isfinite(sigma) | (sigma <= 0)) & m3).flatten(1).any(1)
@@ -564,22 +609,21 @@ def pairwise_rd_bound(
     # variance condition: the pair is +inf, or (paper form, the authors' NaN-mean) that
     # position is recomputed as D x the mean over its defined dims.
     nanmean = form == "paper" and undefined == "nanmean"
-    with torch.no_grad():
-        if form == "exact" and padding == "strict":
-            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_same_mask_pairs(
-                mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
-        else:
-            s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
-                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
-                mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean)
-    gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
-    if nanmean and entries is not None and entries.numel():
-        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
-        gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
-        gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
+    mkey = None
+    if memo is not None and not bool(bad.any()):
+        memo_dict, digest = memo
+        mkey = ("gauss", digest, form, padding, pairs, int(batch_size), lam, str(dtype), nanmean,
+                int(max_chunk_elements), (B, K, D))
+    hit = memo_dict.get(mkey) if mkey is not None else None
+    if hit is not None:
+        gs_fwd, gs_bwd = hit
     else:
-        gs_bwd = torch.where(bad_bwd, math.inf, s_bwd)
-    del s_fwd, s_bwd
+        gs_fwd, gs_bwd = _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids,
+                                      rows, max_chunk_elements, n_workers, logvar_k, D)
+        if mkey is not None:
+            if len(memo_dict) > 64:
+                memo_dict.clear()
+            memo_dict[mkey] = (gs_fwd, gs_bwd)
 
     if form == "exact":
         one = torch.ones((), dtype=torch.float64)
@@ -593,19 +637,27 @@ def pairwise_rd_bound(
         # In chunks of pairs (the (pairs x K) float64 arrays of one chunk only). Positions outside
         # the union get concentration 1 on both sides: lnG(1) = 0 and c = 1 > 0, so they drop out
         # of the lnG sums; the totals subtract them again.
-        dir_f = torch.empty(I.numel(), dtype=torch.float64)
-        dir_b = torch.empty(I.numel(), dtype=torch.float64)
+        # Strict padding: a pair with a one-sided position is +inf whatever its terms (set below),
+        # so its Dirichlet terms are not evaluated. ln Gamma of each input's pseudo-counts is taken
+        # once (B x K) and gathered per pair (the same values as per pair).
+        one_sided = _one_sided(mask, I, J) if padding == "strict" else None
+        dir_f = torch.full((I.numel(),), math.inf, dtype=torch.float64)
+        dir_b = torch.full((I.numel(),), math.inf, dtype=torch.float64)
+        todo = torch.arange(I.numel()) if one_sided is None else torch.nonzero(~one_sided).flatten()
+        lg_al = torch.lgamma(al_f)
+        lg_one = torch.lgamma(one)
         step = _DIR_CHUNK
-        for c0 in range(0, I.numel(), step):
-            Ic, Jc = I[c0 : c0 + step], J[c0 : c0 + step]
+        for c0 in range(0, todo.numel(), step):
+            sel = todo[c0 : c0 + step]
+            Ic, Jc = I[sel], J[sel]
             union = mask[Ic] | mask[Jc]
             n_out = (K - union.sum(-1)).to(torch.float64)
             a = torch.where(union, al_f[Ic], one)
             b = torch.where(union, al_f[Jc], one)
-            lb_a = torch.lgamma(a).sum(-1) - torch.lgamma(a.sum(-1) - n_out)
-            lb_b = torch.lgamma(b).sum(-1) - torch.lgamma(b.sum(-1) - n_out)
-            dir_f[c0 : c0 + step] = dir_term(a, b, lb_a, lb_b, n_out)
-            dir_b[c0 : c0 + step] = dir_term(b, a, lb_b, lb_a, n_out)
+            lb_a = torch.where(union, lg_al[Ic], lg_one).sum(-1) - torch.lgamma(a.sum(-1) - n_out)
+            lb_b = torch.where(union, lg_al[Jc], lg_one).sum(-1) - torch.lgamma(b.sum(-1) - n_out)
+            dir_f[sel] = dir_term(a, b, lb_a, lb_b, n_out)
+            dir_b[sel] = dir_term(b, a, lb_b, lb_a, n_out)
         fwd = dir_f + gs_fwd
         bwd = dir_b + gs_bwd
         if direction == "max":
@@ -615,7 +667,7 @@ def pairwise_rd_bound(
         else:
             vals = bwd
         if padding == "strict":
-            vals = torch.where(_one_sided(mask, I, J), torch.full_like(vals, math.inf), vals)
+            vals = torch.where(one_sided, torch.full_like(vals, math.inf), vals)
     else:
         # Dirichlet proxy: Dir(alpha_a) || Dir(beta), beta = (alpha_b,0 / alpha_a,0) alpha_a
         keep = mask & (al64 > alpha_cutoff)
@@ -651,10 +703,22 @@ def pairwise_rd_bound(
     batch_index = batch_ids.cpu().numpy().astype(np.int64)
     n_nan = int(np.isnan(values).sum())
     n_inf = int(np.isinf(values).sum())
-    if n_nan:
+    failed = (bad[I] | bad[J]).cpu().numpy()
+    n_failed = int(failed.sum())  # NaN because an input failed numerically
+    n_undefined = n_nan - n_failed  # NaN of the paper form's proxy (-inf + inf) between valid inputs
+    if n_failed:
         warnings.warn(
-            f"{n_nan} of {values.size} pairs are NaN: {int(bad.sum())} input(s) have non-finite or non-positive "
+            f"{n_failed} of {values.size} pairs are NaN: {int(bad.sum())} input(s) have non-finite or non-positive "
             "posterior parameters on real components",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if n_undefined:
+        warnings.warn(
+            f"{n_undefined} of {values.size} pairs have no paper-form value (NaN) although both inputs are valid: "
+            f"the authors' Dirichlet proxy is -inf + inf where lambda alpha_0 - (lambda - 1) alpha'_0 is 0 or a "
+            f"negative integer (a pole of ln Gamma; lambda = {lam:g}). They are left out of the max and mean "
+            "(counted in n_undefined); the authors' code would report NaN for their batch.",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -690,4 +754,5 @@ def pairwise_rd_bound(
         n_filtered=n_filtered,
         padding=padding,
         n_latent=int(n_latent) if form == "paper" else K,
+        n_undefined=n_undefined,
     )

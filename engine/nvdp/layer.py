@@ -219,11 +219,12 @@ class DenoisingAttention(nn.Module):
             nn.init.normal_(lin.weight, std=0.02)
             nn.init.zeros_(lin.bias)
 
-    def forward(self, h: torch.Tensor, z: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, z: torch.Tensor, pi: torch.Tensor, q: torch.Tensor | None = None) -> torch.Tensor:
+        """Attention output (B, n, d); ``q`` may pass ``self.q(h)`` computed before (it does not depend on z)."""
         B, n, _ = h.shape
         k = z.shape[1]
         H, dh = self.n_heads, self.d_h
-        q = self.q(h).view(B, n, H, dh).transpose(1, 2)  # (B, H, n, dh)
+        q = (self.q(h) if q is None else q).view(B, n, H, dh).transpose(1, 2)  # (B, H, n, dh)
         kk = self.k(z).view(B, k, H, dh).transpose(1, 2)  # (B, H, k, dh)
         v = self.v(z).view(B, k, H, dh).transpose(1, 2)
         scores = q @ kk.transpose(-1, -2) / math.sqrt(dh)  # (B, H, n, k)

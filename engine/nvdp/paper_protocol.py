@@ -107,12 +107,13 @@ def _pair_d2(mu_l, mu_r, n_latent: int) -> np.ndarray:
 
 
 def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r, n_latent: int,
-                  d2: np.ndarray | None = None) -> np.ndarray:
+                  d2: np.ndarray | None = None, lg_al_l: np.ndarray | None = None) -> np.ndarray:
     """Scaled Renyi terms s(k) of the authors' accountant for pairs (left, right), shape (n_pairs, len(k)).
 
     Gaussian (scalar stds): ``k (k-1)/2 * mean_pos mean_d (mu_r - mu_l)^2 / t_k^2 - ln(t_k / (s_l^(1-k) s_r^k))``
     with ``t_k^2 = (1 - k) s_l^2 + k s_r^2``; Dirichlet: the proportional proxy at order k, unscaled,
     between the left input's pseudo-counts and the right input's total; every NaN / inf term is 0.
+    ``lg_al_l`` may pass ln|Gamma(al_l)| taken before (the same values, e.g. gathered per pair).
     """
     out = np.zeros((al_l.shape[0], k.size))
     if d2 is None:  # (n,): mean over dims, mean over positions (the same in both orientations)
@@ -122,6 +123,15 @@ def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r,
     a_q = al_l
     tot_q = al_l.sum(-1)
     tot_p = al_r.sum(-1)
+    lg = lambda x: torch.lgamma(torch.as_tensor(x, dtype=torch.float64)).numpy()  # noqa: E731 (log|Gamma|)
+    beta = tot_p[:, None] * a_q / tot_q[:, None]
+    lg_cache = {} if lg_al_l is None else {"a_q": lg_al_l}  # k-independent (pairs x K) ln|Gamma|, once
+
+    def lg_shared(name):
+        if name not in lg_cache:
+            lg_cache[name] = lg(a_q if name == "a_q" else beta)
+        return lg_cache[name]
+
     with np.errstate(all="ignore"):
         for j, kk in enumerate(k):
             t2 = (1.0 - kk) * s_l**2 + kk * s_r**2
@@ -135,12 +145,13 @@ def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r,
             if kk == 1.0:
                 out[:, j] = gauss  # every Dirichlet term has 1/(k-1) = inf: NaN, mapped to 0
                 continue
-            lg = lambda x: torch.lgamma(torch.as_tensor(x, dtype=torch.float64)).numpy()  # noqa: E731 (log|Gamma|)
             f1 = (-(1.0 / (kk - 1.0)) * lg(kk * tot_q - (kk - 1.0) * tot_p) - lg(tot_p)
                   + (kk / (kk - 1.0)) * lg(tot_q))
             f1 = np.where(np.isfinite(f1), f1, 0.0) / n_latent
-            beta = tot_p[:, None] * a_q / tot_q[:, None]
-            f2 = (1.0 / (kk - 1.0)) * lg(kk * a_q - (kk - 1.0) * beta) + lg(beta) - (kk / (kk - 1.0)) * lg(a_q)
+            arg = kk * a_q - (kk - 1.0) * beta
+            # at k = 0 the argument is beta itself (0 * a_q + beta): reuse its ln|Gamma| when bitwise equal
+            lg_arg = lg_shared("beta") if kk == 0.0 and np.array_equal(arg, beta) else lg(arg)
+            f2 = (1.0 / (kk - 1.0)) * lg_arg + lg_shared("beta") - (kk / (kk - 1.0)) * lg_shared("a_q")
             f2 = np.nansum(f2, -1) / n_latent
             f2 = np.where(np.isfinite(f2), f2, 0.0)
             out[:, j] = gauss + f1 + f2
@@ -166,7 +177,7 @@ def _batch_cost(logmgf: np.ndarray, confidence: float) -> float:
 
 def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float = 1e-5, batch_size: int = 16,
               n_eval: int | None = None, subsample: bool = True, n_latent: int | None = None,
-              confidence: float = 1.0 - 1e-16, alpha_cutoff: float = 1e-4) -> PaperBDPResult:
+              confidence: float = 1.0 - 1e-16, alpha_cutoff: float = 1e-4, memo: tuple | None = None) -> PaperBDPResult:
     """BDP epsilon as the NVDP authors compute it (their subsampled accountant), from posteriors.
 
     Parameters
@@ -188,6 +199,11 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         Latent positions per input (default K); posteriors are padded with alpha 0 to it.
     confidence, alpha_cutoff : float
         Per-batch confidence (1 - 1e-16) and the pseudo-count cut-off (1e-4), the authors' values.
+    memo : (dict, bytes) or None
+        Reuse of the squared distances between calls with the same ``mu`` and ``mask``: a dict
+        owned by the caller and a digest of the content of ``mu``, ``sigma`` and ``mask`` that the
+        caller vouches for (:func:`engine.nvdp.protocol.evaluate_bounds`); keyed with the kept
+        components, so a hit gives the values a recomputation would.
 
     Returns
     -------
@@ -224,6 +240,7 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
     al = np.where(keep, alpha, 0.0)
     mu = np.where(keep[..., None], mu, 0.0)
     sg = np.where(keep[..., None], sigma, 1.0)
+    lg_al = torch.lgamma(torch.as_tensor(al, dtype=torch.float64)).numpy()  # ln|Gamma| per input, gathered per pair
     moment = int(lam + 1.0)
     k = np.arange(moment + 1, dtype=np.float64)
     log_coef = binom.logpmf(k, n=moment, p=q)
@@ -240,9 +257,16 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         I, J = np.triu_indices(stop - start, 1)
         I, J = I + start, J + start
         # (a - b)^2 == (b - a)^2 exactly, so the squared distances are computed once for both orientations
-        d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
-        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2)
-        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2)
+        dkey = None
+        if memo is not None:
+            dkey = ("paper_d2", memo[1], keep[start:stop].tobytes(), start, stop, n_latent, (B, K, D))
+        d2 = memo[0].get(dkey) if dkey is not None else None
+        if d2 is None:
+            d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
+            if dkey is not None:
+                memo[0][dkey] = d2
+        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2, lg_al_l=lg_al[I])
+        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2, lg_al_l=lg_al[J])
         c_l = logsumexp(log_coef + s_lr, axis=1)
         c_r = logsumexp(log_coef + s_rl, axis=1)
         costs.append(_batch_cost(np.maximum(c_l, c_r), confidence))

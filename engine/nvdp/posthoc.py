@@ -120,6 +120,7 @@ class PosthocResult:
             "rd_paper_max_unfiltered": self.rd_paper.max_unfiltered,
             "rd_paper_n_pairs": self.rd_paper.n_pairs,
             "rd_paper_n_inf": self.rd_paper.n_inf,
+            "rd_paper_n_undefined": self.rd_paper.n_undefined,
             "bdp_epsilon": self.bdp.epsilon,
             "bdp_epsilon_paper": self.bdp_paper.epsilon,
             "frac_mu_clipped": s["frac_mu"],
@@ -190,6 +191,13 @@ class LiveEvaluator:
     with the same random stream as ``evaluate``, so the accuracy is identical to
     ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
 
+    Per slider move (issue 14 item 7) the posteriors are clipped once and shared by the accuracy
+    (per-batch slices) and the bounds; the attention queries (clean states only) are computed once
+    per model; NaN / inf counts skip the clipped posteriors of finite raw ones (clipping keeps them
+    finite); and the pair terms that a move leaves unchanged (the Gaussian sums on an alpha move)
+    are reused through a content-keyed memo (:func:`engine.nvdp.protocol.evaluate_bounds`). All of
+    this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
+
     Parameters
     ----------
     trained : TrainedNVDP or NVDPClassifier
@@ -214,13 +222,20 @@ class LiveEvaluator:
                 idx = order[s : s + batch_size]
                 h, m = _trimmed(states, idx)
                 raw = self.model.posteriors(h, m).detach()
-                self.batches.append((idx, h, m, raw))
+                # the attention's queries read the clean states only: fixed per model
+                self.batches.append((idx, h, m, raw, self.model.attn.q(h)))
                 raws.append(_pad_posteriors(raw, k))
         inv = torch.argsort(order)
         raw = Posteriors.cat(raws)
         self.raw = Posteriors(raw.mu[inv], raw.sigma[inv], raw.alpha[inv], raw.mask[inv])
+        # Finite raw posteriors stay finite under clipping (scaling by a factor in [0, 1] and clamps;
+        # clip_posteriors rejects non-finite inputs): their NaN / inf counts are then 0 without a pass.
+        self._raw_finite = all(bool(torch.isfinite(t).all()) for t in (self.raw.mu, self.raw.sigma, self.raw.alpha))
         self._acc_cache: dict = {}
         self._before: dict = {}
+        # pair terms that a slider move leaves unchanged (e.g. the Gaussian sums on an alpha move),
+        # keyed by the content of their inputs (engine.nvdp.protocol.evaluate_bounds)
+        self._memo: dict = {}
 
     @staticmethod
     def _acc_key(clip: ClipConfig, seed: int) -> str:
@@ -231,16 +246,19 @@ class LiveEvaluator:
         d = clip.to_dict() if clip.enabled else {"enabled": False}
         return json.dumps(d, sort_keys=True, default=float) + f"|{int(seed)}"
 
-    def accuracy(self, clip: ClipConfig, seed: int = 0) -> tuple[float, int, int]:
+    def accuracy(self, clip: ClipConfig, seed: int = 0, *, clipped: Posteriors | None = None) -> tuple[float, int, int]:
         """Accuracy with ``clip`` applied before sampling, and the NaN / inf counts (posteriors, samples, logits).
 
         Memoised per (effective clipping, seed): a disabled clipping ignores its Renyi order.
+        ``clipped`` may pass ``self.raw.clip(clip)[0]`` when the caller has it already (the
+        per-batch posteriors are then slices of it: clipping is per component, so the values are
+        those of clipping each batch).
         """
         key = self._acc_key(clip, seed)
         if key not in self._acc_cache:
             if len(self._acc_cache) > 64:
                 self._acc_cache.clear()
-            self._acc_cache[key] = self._accuracy(clip, seed)
+            self._acc_cache[key] = self._accuracy(clip, seed, clipped)
         return self._acc_cache[key]
 
     def _distributions_before(self, max_values: int) -> dict:
@@ -251,24 +269,30 @@ class LiveEvaluator:
             self._before[max_values] = posterior_distributions(self.raw, max_values=max_values)
         return self._before[max_values]
 
-    def _accuracy(self, clip: ClipConfig, seed: int = 0) -> tuple[float, int, int]:
+    def _accuracy(self, clip: ClipConfig, seed: int = 0, clipped: Posteriors | None = None) -> tuple[float, int, int]:
         from engine.nvdp.layer import sample_latents
 
         m_ = self.model
         correct = nan = inf = 0
         with torch.no_grad(), torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
-            for idx, h, mask, raw in self.batches:
-                post, _ = raw.clip(clip)
+            for idx, h, mask, raw, q in self.batches:
+                if clipped is None:
+                    post, _ = raw.clip(clip)
+                else:  # rows idx, first k positions of the clipped padded posteriors (same values)
+                    k = raw.mu.shape[1]
+                    post = Posteriors(clipped.mu[idx, :k], clipped.sigma[idx, :k], clipped.alpha[idx, :k], raw.mask)
                 z, pi = sample_latents(post)
-                a = m_.attn(h, z, pi)
+                a = m_.attn(h, z, pi, q=q)
                 x = m_.ffn_norm(m_.ffn(a) + a)
                 w = mask.to(x.dtype).unsqueeze(-1)
                 logits = m_.classifier((x * w).sum(1) / w.sum(1).clamp_min(1.0))
                 correct += int((logits.argmax(-1) == self.y[idx]).sum())
-                for t in (post.mu, post.sigma, post.alpha, z, pi, logits):
-                    nan += int(torch.isnan(t).sum())
-                    inf += int(torch.isinf(t).sum())
+                checked = (z, pi, logits) if self._raw_finite else (post.mu, post.sigma, post.alpha, z, pi, logits)
+                for t in checked:
+                    if not bool(torch.isfinite(t).all()):  # one pass in the usual all-finite case
+                        nan += int(torch.isnan(t).sum())
+                        inf += int(torch.isinf(t).sum())
         return correct / self.n, nan, inf
 
     def evaluate(self, clip: ClipConfig, *, protocol: EvalProtocol = DEFAULT_PROTOCOL, seed: int | None = None,
@@ -282,10 +306,10 @@ class LiveEvaluator:
             raise TypeError(f"protocol must be an EvalProtocol; got {type(protocol).__name__}")
         seed = protocol.seed if seed is None else seed
         t0 = time.perf_counter()
-        acc, nan, inf = self.accuracy(clip, seed)
         with torch.no_grad():
-            post, stats = self.raw.clip(clip)
-        b = evaluate_bounds(post, clip.renyi_order, protocol)
+            post, stats = self.raw.clip(clip)  # once, for the accuracy and the bounds
+        acc, nan, inf = self.accuracy(clip, seed, clipped=post)
+        b = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo)
         rd_exact, rd_paper, bdp, bdp_paper = b.rd_exact, b.rd_paper, b.bdp, b.bdp_paper
         return PosthocResult(
             accuracy=float(acc),

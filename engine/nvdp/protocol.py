@@ -150,7 +150,7 @@ class Bounds:
 
 
 def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_PROTOCOL, *,
-                    n_latent: int | None = None, with_bdp: bool = True) -> Bounds:
+                    n_latent: int | None = None, with_bdp: bool = True, memo: dict | None = None) -> Bounds:
     """RD bounds (both forms) and BDP epsilons (both) of clipped posteriors under ``protocol``.
 
     Parameters
@@ -165,6 +165,12 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
         Normaliser of the paper form (default: the padded latent length of ``post``).
     with_bdp : bool, default True
         False skips both accountants (``bdp`` and ``bdp_paper`` are None).
+    memo : dict, optional
+        A dict kept by the caller between calls (e.g. :class:`engine.nvdp.posthoc.LiveEvaluator`
+        across slider moves): the pair terms that depend only on mu, sigma and the mask (the
+        Gaussian sums, the squared distances of the paper accountant) are stored there under a
+        SHA-256 digest of the content of the evaluated mu, sigma and mask, and reused when the
+        same content comes again (an alpha move). The results are the same values with or without it.
 
     Returns
     -------
@@ -186,20 +192,35 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
     n_latent = int(post.mu.shape[1]) if n_latent is None else int(n_latent)
     k = max(2, int(post.mask[:n].sum(1).max()))
     p = Posteriors(post.mu[:n, :k], post.sigma[:n, :k], post.alpha[:n, :k], post.mask[:n, :k])
+    mt = None
+    if memo is not None:
+        mt = (memo, _digest(p.mu, p.sigma, p.mask))
     rd_exact = pairwise_rd_bound(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, form="exact",
-                                 padding=protocol.padding)
+                                 padding=protocol.padding, memo=mt)
     rd_paper = pairwise_rd_bound(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, form="paper",
                                  batch_size=protocol.batch_size, outlier_z=protocol.outlier_z,
                                  outlier_ddof=protocol.outlier_ddof, undefined=protocol.paper_undefined,
-                                 n_latent=n_latent)
+                                 n_latent=n_latent, memo=mt)
     bdp = bdp_paper = None
     if with_bdp:
         bdp, _ = bdp_from_posteriors(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, delta=protocol.delta,
-                                     form="exact", batch_size=protocol.batch_size, padding=protocol.padding)
+                                     form="exact", batch_size=protocol.batch_size, padding=protocol.padding, memo=mt)
         bdp_paper = paper_bdp(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, delta=protocol.delta,
                               batch_size=protocol.batch_size, n_eval=n, subsample=protocol.subsample,
-                              n_latent=n_latent)
+                              n_latent=n_latent, memo=mt)
     return Bounds(rd_exact, rd_paper, bdp, bdp_paper, protocol, n)
+
+
+def _digest(*tensors) -> bytes:
+    """SHA-256 of the dtype, shape and bytes of each tensor (a content key for ``memo``)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for t in tensors:
+        a = np.ascontiguousarray(t.detach().cpu().numpy())
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.view(np.uint8).reshape(-1) if a.size else b"")
+    return h.digest()
 
 
 def finite_or_none(x: float):

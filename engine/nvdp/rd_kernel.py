@@ -68,7 +68,7 @@ def _n_folds(D: int, lam: float, dt: torch.dtype, max_halvings: int = 3) -> list
 
 
 def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements, n_workers=1, *, mask, logvar_k,
-                     want_bad_bwd=False):
+                     want_bad_bwd=False, want_fwd=True):
     """Per pair, the Gaussian terms summed over dims *and positions*, in both directions (float64).
 
     For each pair (a, b) and position k, the sum over dims is
@@ -87,6 +87,9 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
         the caller reports +inf or, for the paper form, repairs the backward entries).
     bad_bwd_entries : (pair, position) long tensor of shape (n_bad, 2), or None
         With ``want_bad_bwd``: every non-finite backward entry (for the authors' NaN-mean).
+
+    ``want_fwd=False`` skips the forward direction (the paper form reads only the backward one):
+    ``fwd`` is then 0 and ``bad_fwd`` False; the backward values are the same.
 
     Per element, with x = v_a / v_b: r_ab = lambda + (1 - lambda) x = s2_ab / v_b and
     D_ab = (lambda/2) (m_a - m_b)^2 / s2_ab + ln(r_ab) / (2 (1 - lambda)) + (ln v_b - ln v_a) / 2.
@@ -134,7 +137,7 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
     inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
     # per pair, reduced over positions inside each tile (float64)
-    s_f = torch.empty(n_pairs, dtype=torch.float64)
+    s_f = torch.empty(n_pairs, dtype=torch.float64) if want_fwd else torch.zeros(n_pairs, dtype=torch.float64)
     s_b = torch.empty(n_pairs, dtype=torch.float64)
     bad_f = torch.zeros(n_pairs, dtype=torch.bool)
     bad_b = torch.zeros(n_pairs, dtype=torch.bool)
@@ -250,11 +253,11 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                 torch.logical_or(mkb, mka, out=u_buf[r0 : r0 + m])  # positions compared
                 torch.sub(mb, ma, out=d2)
                 d2.square_()
-                # forward a || b
-                torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
-                torch.div(d2, s2, out=t)  # d^2 / s2_ab
-                torch.sum(t, -1, out=tkf_buf[r0 : r0 + m])
-                sum_log_r(s2, halvings, ivb, ib2, t, lkf_buf[r0 : r0 + m])
+                if want_fwd:  # forward a || b
+                    torch.add(lvb, ova, out=s2)  # s2_ab = lambda v_b + (1 - lambda) v_a
+                    torch.div(d2, s2, out=t)  # d^2 / s2_ab
+                    torch.sum(t, -1, out=tkf_buf[r0 : r0 + m])
+                    sum_log_r(s2, halvings, ivb, ib2, t, lkf_buf[r0 : r0 + m])
                 # backward b || a
                 torch.add(lva, ovb, out=s2)
                 torch.div(d2, s2, out=t)
@@ -265,7 +268,8 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
             idx = torch.tensor(where, dtype=torch.long)
             sep = sep_buf[:r0].mul_(0.5)  # 0.5 * sum_d (ln v_b - ln v_a)
             u = u_buf[:r0]
-            reduce_positions(tkf_buf[:r0], lkf_buf[:r0], sep, 1.0, u, s_f, bad_f, idx, False)
+            if want_fwd:
+                reduce_positions(tkf_buf[:r0], lkf_buf[:r0], sep, 1.0, u, s_f, bad_f, idx, False)
             reduce_positions(tkb_buf[:r0], lkb_buf[:r0], sep, -1.0, u, s_b, bad_b, idx, want_bad_bwd)
 
     it = iter(tasks)
