@@ -116,7 +116,7 @@ def rd_points(log, max_point):
     for b in RD_SIZES:
         if len(rows) >= 1 and rows[-1]["wall"] * 4 > max_point:  # pairs grow as B^2
             log(f"  RD B={b}: skipped (predicted {rows[-1]['wall'] * 4:.0f} s)")
-            rows.append(dict(B=b, skipped=True))
+            rows.append(dict(B=b, skipped=True, pred=rows[-1]["wall"] * 4))
             break
         cmd = [sys.executable, str(ROOT / "bench" / "bench_rd_pairs.py"), "--one", str(b), "--repeat", "1"]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=6 * max_point, check=True).stdout
@@ -145,6 +145,8 @@ def main(argv=None):
     ap.add_argument("--point", nargs=3, metavar=("EST", "N", "D"), help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(ROOT / "docs" / "performance.md"))
     ap.add_argument("--max-point", type=float, default=60.0, help="skip points predicted above this (seconds)")
+    ap.add_argument("--max-rd", type=float, default=120.0,
+                    help="skip an RD size predicted above this (seconds; 1024 sentences take about a minute)")
     ap.add_argument("--no-rd", action="store_true", help="leave out the RD bound (it imports torch)")
     args = ap.parse_args(argv)
     if args.point:
@@ -160,7 +162,7 @@ def main(argv=None):
     for est in ESTIMATORS:
         res[est, "n"] = curve(est, "n", N_GRID, 20, args.max_point, log)
         res[est, "d"] = curve(est, "d", D_GRID, 100_000, args.max_point, log)
-    rd = [] if args.no_rd else rd_points(log, args.max_point)
+    rd = [] if args.no_rd else rd_points(log, args.max_rd)
     load1 = os.getloadavg()
     total = time.perf_counter() - t_start
 
@@ -176,7 +178,14 @@ def main(argv=None):
           "set (`getrusage`), data included; the data alone (X, y and the public rows, plus the interpreter "
           "and imports) is the next column. Slopes are least-squares fits of log(wall) on log(n) or log(d): "
           "time ~ n^slope. Small points are dominated by fixed costs (imports are excluded, validation and "
-          "accounting are not), so the slope over the largest points is the one to extrapolate with.", ""]
+          "accounting are not), so the slope over the largest points is the one to extrapolate with. The "
+          "'of which data' column is the peak while drawing the data (the Gaussian draws make a temporary or two), "
+          "so peak minus it is what the fit adds.", "",
+          f"To keep the whole run under about 8 minutes a point is skipped when the previous point on its curve, "
+          f"scaled by the curve's slope so far (at least 1 in n, 2 in d), predicts more than {args.max_point:.0f} s "
+          f"of wall time (RD sizes: {args.max_rd:.0f} s). Wall time on this shared machine runs 2-4x the CPU time, "
+          "so a skipped point's CPU time is about its predicted wall time divided by the wall/CPU ratio of the "
+          "point before it. The skipped points are listed in the tables.", ""]
     for est in ESTIMATORS:
         md.append(f"## {est}")
         md.append("")
@@ -202,7 +211,7 @@ def main(argv=None):
                "|---:|---:|---:|---:|---:|---:|"]
         for r in rd:
             if r.get("skipped"):
-                md.append(f"| {r['B']:,} | skipped (predicted above {args.max_point:.0f} s) | | | | |")
+                md.append(f"| {r['B']:,} | skipped: predicted {r['pred']:.0f} s wall | | | | |")
             else:
                 md.append(f"| {r['B']:,} | {r['pairs']:,} | {r['wall']:.3f} | {r['cpu']:.3f} | {r['us']:.2f} |"
                           f" {r['rss']:.0f} |")
