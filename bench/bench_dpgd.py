@@ -11,6 +11,16 @@ for the logistic loop (adult-like sizes: the sweep's ``dp_gd_logistic_path`` on 
 The machine is shared (load 5-10 on 2 cores): the limit and the loop are measured alternately
 (``--repeat`` rounds) and each round prints its own ratio; read the ratios side by side.
 
+Figures (2026-11-30, 2 cores, load average 7-9 from other work): ridge loop CPU 201-236 ms against a
+limit of 82-87 ms at the core's 95-100 GFLOP/s (float32, thread CPU): CPU/limit 2.5-2.8; with the limit
+from wall-timed GFLOP/s (42-61 GFLOP/s on the busy machine) wall/limit 2.7-5.5 and CPU/limit 1.3-1.7.
+Where the rest goes (one thread, 250 runs, thread CPU): the two products run at 67-74 GFLOP/s (inner
+dimension 6 and output dimension 5 keep OpenBLAS below its square-matrix peak) and ``np.clip`` over the
+(rows x runs) residual chunk costs a third of the loop (it is a memory pass that no BLAS call can absorb).
+The clip has been a scalar clip of the signed gradient norm since issue 3 (no (n, d, runs) arrays); this
+issue's change (preallocated residual and product buffers) keeps every value bit-identical and moved the
+loop's CPU from a median 214 ms to 205 ms, within the load's noise.
+
 Usage::
 
     .venv/bin/python bench/bench_dpgd.py [--repeat 5] [--runs 500] [--steps 100] [--logistic]
