@@ -17,7 +17,7 @@ from wall-timed GFLOP/s (42-61 GFLOP/s on the busy machine) wall/limit 2.7-5.5 a
 Where the rest goes (one thread, 250 runs, thread CPU): the two products run at 67-74 GFLOP/s (inner
 dimension 6 and output dimension 5 keep OpenBLAS below its square-matrix peak) and ``np.clip`` over the
 (rows x runs) residual chunk costs a third of the loop (it is a memory pass that no BLAS call can absorb).
-The clip has been a scalar clip of the signed gradient norm since issue 3 (no (n, d, runs) arrays); this
+The clip was already a scalar clip of the signed gradient norm before this change (no (n, d, runs) arrays); this
 issue's change (preallocated residual and product buffers) keeps every value bit-identical and moved the
 loop's CPU from a median 214 ms to 205 ms, within the load's noise.
 
