@@ -21,6 +21,11 @@ from engine.pmt._newton import _sigmoid_inplace
 #: norm, in float64, before anything is cast to the working dtype (issue 12, item 3).
 MAX_GD_ROW_NORM = 1e15
 
+#: Residual elements per chunk and thread (float32: 256 KB, within one core's L2). 512 rows x 250 runs was
+#: within the load noise of ``bench/bench_dpgd.py`` and changes float32 rounding, so the chunking (and
+#: every sweep value) stays as before.
+_CHUNK_ELEMS = 65536
+
 
 def _scale_long_rows(Xa, y=None, K: float = MAX_GD_ROW_NORM):
     """Scale every row longer than ``K`` onto norm ``K`` in float64: ``(x_i, y_i) <- f_i (x_i, y_i)``,
@@ -68,29 +73,36 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
     Per step: ``g = (1/n) U^T clip(s, -C, C) + sigma z_t + 2 lam P theta``, ``theta <- theta - step g``,
     with ``u_i = x_i / ||x_i||`` (``Ut``) and ``s_i`` the signed norm of example i's gradient.
     ``residuals(k)`` gives, for a group of k runs, ``(prepare, chunk)``: ``prepare(theta)`` the dtype
-    operand of a step from the float64 iterate (d, k), ``chunk(th, s0, s1)`` a new (s1 - s0, k) array of
-    the ``s_i`` of rows s0:s1 (clipped in place here). Returns ``theta`` (d, runs) and the fraction of
+    operand of a step from the float64 iterate (d, k), ``chunk(th, s0, s1, out)`` returns
+    the ``s_i`` of rows s0:s1 written into ``out`` (a preallocated (s1 - s0, k) dtype buffer, clipped in place
+    here). Returns ``theta`` (d, runs) and the fraction of
     per-example gradients clipped at the last step (runs,).
     """
 
     def run(cols):
         k = cols.size
-        cr = chunk_rows or max(32, int(65536 // k))
+        cr = min(n, chunk_rows or max(32, int(_CHUNK_ELEMS // k)))
         prepare, chunk = residuals(k)
         theta = np.zeros((d, k))
         grad = np.empty((d, k), dtype=dtype)
+        part = np.empty((d, k), dtype=dtype)  # U^T s of one chunk (BLAS writes here, then one in-place add)
+        rbuf = np.empty((cr, k), dtype=dtype)  # the chunk's residuals, reused by every chunk and step
         frac = np.zeros(k)
         nz, sg, lm, st = noise[:, :, cols], sigma[cols], lam[cols], step[cols]
         for t in range(int(n_steps)):
             th = prepare(theta)
-            grad.fill(0)
             last = t == n_steps - 1
             for s0 in range(0, n, cr):
-                r = chunk(th, s0, s0 + cr)
+                s1 = min(n, s0 + cr)
+                r = chunk(th, s0, s1, rbuf[:s1 - s0])
                 if last:
                     frac += np.count_nonzero(np.abs(r) > C, axis=0)
-                np.clip(r, -C, C, out=r)
-                grad += Ut[:, s0:s0 + cr] @ r
+                np.clip(r, -C, C, out=r)  # fused per-example clip: ||g_i|| = |s_i| (no (n, d, runs) array)
+                if s0 == 0:
+                    np.matmul(Ut[:, s0:s1], r, out=grad)
+                else:
+                    np.matmul(Ut[:, s0:s1], r, out=part)
+                    grad += part
             g = grad.astype(float) / n + sg * nz[t] + 2.0 * lm * (Pm @ theta)
             theta = theta - st * g
         return cols, theta, frac / n
@@ -176,7 +188,7 @@ def dp_gd_ridge_path(
             th1[:d] = theta
             return th1
 
-        return prepare, lambda th, s0, s1: S[s0:s1] @ th
+        return prepare, lambda th, s0, s1, out: np.matmul(S[s0:s1], th, out=out)
 
     return _dp_gd_loop(residuals, n=n, d=d, runs=runs, C=C, lam=lam, step=step, sigma=sigma, Pm=Pm, noise=noise,
                        n_steps=n_steps, Ut=Ut, dtype=dtype, chunk_rows=chunk_rows, n_jobs=n_jobs)
@@ -295,8 +307,8 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
     ryd = (rn * np.asarray(y, dtype=float)).astype(dtype)[:, None]
 
     def residuals(k):  # s_i = ||x_i|| (sigmoid(x_i^T theta) - y_i)
-        def chunk(th, s0, s1):
-            r = _sigmoid_inplace(X[s0:s1] @ th)
+        def chunk(th, s0, s1, out):
+            r = _sigmoid_inplace(np.matmul(X[s0:s1], th, out=out))
             r *= rnd[s0:s1]
             r -= ryd[s0:s1]
             return r

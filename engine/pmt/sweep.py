@@ -370,12 +370,12 @@ def run_sweep(
                           fit_intercept=fit_intercept, penalize_intercept=penalize_intercept, **options)
             for spec in specs:
                 out = spec.runner(ctx, eps_list, run_seeds)
-                frames.append(_to_frame(ctx, spec, out, eps_list, run_seeds, name, standardize))
-    frame = pd.concat(frames, ignore_index=True)
-    return frame
+                frames.append(_frame_columns(ctx, spec, out, eps_list, run_seeds, name, standardize))
+    return _build_frame(frames)
 
 
-def _to_frame(ctx, spec, out, epsilons, seeds, name, standardize):
+def _frame_columns(ctx, spec, out, epsilons, seeds, name, standardize) -> dict:
+    """One runner's rows as a dict of equal-length 1-D arrays (scalars broadcast, no copy)."""
     li, ei, si = out["li"], out["ei"], out["si"]
     k = len(li)
     cols = {
@@ -390,17 +390,35 @@ def _to_frame(ctx, spec, out, epsilons, seeds, name, standardize):
         "n": ctx.n,
         "d": ctx.d,
         "standardize": bool(standardize),
-        "mu": np.broadcast_to(out["mu"], (k,)),
+        "mu": out["mu"],
     }
     cols.update(ctx.metrics(out["theta"], li))
     cols.update(kappa_raw=ctx.kappa_raw, kappa_pub=ctx.kappa_pub)
     extra = tuple(getattr(ctx, "extra_columns", ()))  # task-specific per-run columns (logistic: converged, ...)
     for c in ("kappa_pmt", "kappa_noisy", "radius", "frac_truncated", "B_y", "sigma_A", "sigma_b", "eig_fix") + extra:
-        v = out.get(c, np.nan)
-        cols[c] = np.broadcast_to(np.asarray(v), (k,)) if np.ndim(v) else v
-    f = pd.DataFrame(cols, index=np.arange(k))
-    f["eig_fix"] = f["eig_fix"].astype(float).fillna(0.0).astype(bool)
-    return f
+        cols[c] = out.get(c, np.nan)
+    # eig_fix: NaN (not applicable) reads as False
+    cols["eig_fix"] = np.nan_to_num(np.asarray(cols["eig_fix"], dtype=float), nan=0.0).astype(bool)
+    return {c: np.broadcast_to(np.asarray(v), (k,)) for c, v in cols.items()}
+
+
+def _build_frame(parts: list[dict]) -> pd.DataFrame:
+    """The tidy frame, built once from the runners' column arrays (issue 16: no frame per runner + concat).
+
+    Each column is one ``numpy.concatenate`` when every part has the same dtype; otherwise (e.g. a bool
+    column that one method leaves NaN) the parts are concatenated as Series, so pandas' own promotion
+    rules apply exactly as ``pandas.concat`` of per-runner frames would.
+    """
+    cols = {}
+    for c in parts[0]:
+        arrs = [p[c] for p in parts]
+        if arrs[0].dtype.kind in "US":
+            cols[c] = pd.array(np.concatenate(arrs).astype(object), dtype="str")
+        elif all(a.dtype == arrs[0].dtype for a in arrs):
+            cols[c] = np.concatenate(arrs)
+        else:
+            cols[c] = pd.concat([pd.Series(a) for a in arrs], ignore_index=True).to_numpy()
+    return pd.DataFrame(cols, index=pd.RangeIndex(len(cols[next(iter(cols))])))
 
 
 def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
