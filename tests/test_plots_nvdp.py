@@ -128,8 +128,8 @@ def test_paired_figure_scatter_and_diff_count_the_same_pairs():
     assert list(pts[0].x) == [0.2, 0.1, 0.4] and list(pts[0].y) == [0.1, 0.3, 0.2]
     assert list(pts[1].x) == [2.0, 1.0] and list(pts[1].y) == [1.0, 3.0]
     titles = [a.text for a in fig.layout.annotations]
-    assert "lower with clipping on 2 of 4 pairs, higher on 2; no finite bound: 1 clipped, 0 unclipped" in titles[0]
-    assert "lower with clipping on 1 of 3 pairs, higher on 1; no finite bound: 1 clipped, 1 unclipped" in titles[1]
+    assert "lower with clipping on 2 of 4 pairs, higher on 2<br>no finite bound: 1 clipped, 0 unclipped" in titles[0]
+    assert "lower with clipping on 1 of 3 pairs, higher on 1<br>no finite bound: 1 clipped, 1 unclipped" in titles[1]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     diag = [t for t in fig.data if t.mode == "lines"]
     assert list(diag[0].x) == [0.1, 0.4] == list(diag[0].y)

@@ -438,8 +438,10 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
         raise ValueError(f"kind must be 'scatter' or 'diff'; got {kind!r}")
     titles = []
     for c in comparisons:
-        titles.append(f"{_FORM_TITLES.get(c.form, c.form)}<br><sup>lower with clipping on {c.n_lower} of {c.n_pairs} pairs, "
-                      f"higher on {c.n_higher}; no finite bound: {c.n_inf_clipped} {label}, {c.n_inf_unclipped} unclipped</sup>")
+        # two short lines per panel: side-by-side panels leave about half the figure's width for each title
+        titles.append(f"{_FORM_TITLES.get(c.form, c.form)}<br><sup>lower with clipping on {c.n_lower} of {c.n_pairs} "
+                      f"pairs, higher on {c.n_higher}<br>no finite bound: {c.n_inf_clipped} {label}, "
+                      f"{c.n_inf_unclipped} unclipped</sup>")
     fig = make_subplots(rows=1, cols=len(comparisons), subplot_titles=titles, horizontal_spacing=0.12)
     color = NVDP_COLORS["clipped"]
     for i, c in enumerate(comparisons, start=1):
@@ -469,5 +471,5 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
             fig.update_xaxes(title_text=f"RD {label} - RD unclipped (median {med})", row=1, col=i)
             fig.update_yaxes(title_text="pairs", row=1, col=i)
     _layout(fig, title=None, height=400)
-    fig.update_layout(margin=dict(t=90, b=60))
+    fig.update_layout(margin=dict(t=110, b=60))
     return fig
