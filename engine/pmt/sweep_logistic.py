@@ -111,6 +111,24 @@ def roc_auc_columns(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (ranks[y].sum(axis=0) - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
+
+def _glm_design(ctx, family, *, fit_intercept: bool, penalize_intercept: bool) -> None:
+    """Set the design shared by the GLM sweep contexts (logistic here, Poisson in
+    :mod:`engine.pmt.sweep_poisson`): ``Xa``, ``n``, ``d``, ``n_pub``, the penalty mask ``Pm``,
+    ``kappa_raw`` (display only), the public ``moment`` and ``kappa_pub``, the non-private reference
+    fits per lam (``theta_ref``, ``ref_converged``) and the held-out design ``Xt``."""
+    ctx.Xa = add_intercept(ctx.X) if fit_intercept else ctx.X
+    ctx.n, ctx.d = ctx.Xa.shape
+    ctx.n_pub = ctx.X_pub.shape[0]
+    ctx.Pm = penalty_mask(ctx.d, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
+    ctx.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(ctx.Xa.T @ ctx.Xa / ctx.n))
+    ctx.moment = public_moment(ctx.X_pub, fit_intercept=fit_intercept, on_singular="regularize")
+    ctx.kappa_pub = ctx.moment.kappa
+    refs = [glm_reference_solve(ctx.Xa, ctx.y, lam, ctx.Pm, family) for lam in ctx.lams]
+    ctx.theta_ref = np.stack([r[0] for r in refs])
+    ctx.ref_converged = np.array([r[1] for r in refs])
+    ctx.Xt = add_intercept(ctx.X_test) if fit_intercept else ctx.X_test
+
 class LogisticSweepContext:
     """Per-split quantities shared by all logistic methods and seeds.
 
@@ -144,17 +162,7 @@ class LogisticSweepContext:
         newton_eig_floor(self.eig_floor, 1, 0.0)  # validates
         self.tol = float(options.get("tol") or DEFAULT_CONV_TOL)
         self.newton_dtype = options.get("newton_dtype", np.float32)
-        self.Xa = add_intercept(self.X) if fit_intercept else self.X
-        self.n, self.d = self.Xa.shape
-        self.n_pub = self.X_pub.shape[0]
-        self.Pm = penalty_mask(self.d, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
-        self.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(self.Xa.T @ self.Xa / self.n))
-        self.moment = public_moment(self.X_pub, fit_intercept=fit_intercept, on_singular="regularize")
-        self.kappa_pub = self.moment.kappa
-        refs = [glm_reference_solve(self.Xa, self.y, lam, self.Pm, LOGISTIC) for lam in self.lams]
-        self.theta_ref = np.stack([r[0] for r in refs])
-        self.ref_converged = np.array([r[1] for r in refs])
-        self.Xt = add_intercept(self.X_test) if fit_intercept else self.X_test
+        _glm_design(self, LOGISTIC, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
         self.obj_ref = np.array([self._objective(self.theta_ref[i:i + 1], np.array([i]))[0]
                                  for i in range(len(self.lams))])
         # (near) perfect separation at lam = 0: no finite MLE (as engine.pmt.LogisticReference)

@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 
-from engine.pmt._base import penalty_mask
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
     DEFAULT_NEWTON_EIG_FLOOR,
@@ -44,9 +43,9 @@ from engine.pmt._newton import (
     noisy_newton,
 )
 from engine.pmt._registry import _grid, _mus, register_method, register_task
-from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
+from engine.pmt._transform import pmt_radius, pmt_transform, truncate_rows
 from engine.pmt.poisson import _check_counts, poisson_bounds
-from engine.pmt.sweep_logistic import _single_blas
+from engine.pmt.sweep_logistic import _glm_design, _single_blas
 
 __all__ = ["POISSON_METHODS", "PoissonSweepContext", "prepare_poisson_context"]
 
@@ -92,20 +91,10 @@ class PoissonSweepContext:
         if not (self.y_max > 0 and math.isfinite(self.y_max)):
             raise ValueError(f"y_max must be finite and > 0, got {y_max!r}")
         self.theta_margin = float(options.get("theta_margin") or 1.25)
-        self.Xa = add_intercept(self.X) if fit_intercept else self.X
-        self.n, self.d = self.Xa.shape
-        self.n_pub = self.X_pub.shape[0]
-        self.Pm = penalty_mask(self.d, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
-        self.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(self.Xa.T @ self.Xa / self.n))
-        self.moment = public_moment(self.X_pub, fit_intercept=fit_intercept, on_singular="regularize")
-        self.kappa_pub = self.moment.kappa
-        refs = [glm_reference_solve(self.Xa, self.y, lam, self.Pm, POISSON) for lam in self.lams]
-        self.theta_ref = np.stack([r[0] for r in refs])
-        self.ref_converged = np.array([r[1] for r in refs])
+        _glm_design(self, POISSON, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
         self.Xa_pub = self.moment.prepare(self.X_pub)
         lam0 = float(self.lams[0])
         self.theta_pub_raw = glm_reference_solve(self.Xa_pub, self.y_pub, lam0, self.Pm, POISSON)[0]
-        self.Xt = add_intercept(self.X_test) if fit_intercept else self.X_test
         self.obj_ref = np.array([_poisson_objective(self.Xa, self.y, self.theta_ref[i:i + 1], self.lams[i], self.Pm)[0]
                                  for i in range(len(self.lams))])
 
