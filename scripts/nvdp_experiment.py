@@ -1,18 +1,34 @@
 #!/usr/bin/env python
-"""Clipped vs unclipped NVDP on the UCI sentiment sentences: accuracy, RD bounds (both forms), BDP.
+"""Clipped vs unclipped NVDP on the UCI sentiment sentences under the one evaluation protocol.
 
-Grid: KL weight in {1e-3, 1e-2, 1e-1, 1} x seeds x {unclipped, clipped (authors' rules,
-ClipConfig defaults)}. Every trained model is also evaluated with the guaranteed-finite clipping
-variant applied at inference (``ClipConfig.finite()``: alpha_min = ((lambda-1)/lambda) alpha_max
-(+1 %), sigma_max = 0.99), because with the authors' rules the *exact* bound is often infinite.
+Grid (``run``): KL weight in {1e-3, 1e-2, 1e-1, 1} x seeds x {unclipped, clipped (authors' rules,
+``ClipConfig(enabled=True)``: C_mu = 5, alpha in [0, 1], sigma floor sqrt(0.1/1.1), no sigma cap)},
+each model trained on the 2,000 training sentences (split seed 0) for ``--epochs`` epochs (patience =
+epochs, best validation epoch restored). Every trained model is evaluated twice, each time with
+``engine.nvdp.posthoc.LiveEvaluator(model, test_states, test_labels).evaluate(clip,
+protocol=engine.nvdp.protocol.DEFAULT_PROTOCOL)`` -- the call behind the page and ``python -m engine
+nvdp evaluate`` -- so every number is the one they show for that model and clipping:
 
-Rows are appended to ``<out>/runs.csv`` as they finish (so a partial run still gives a table);
-``--table`` rebuilds ``docs/nvdp_results.md``'s table from the CSV.
+* ``own``: the clipping the model was trained with (none for the unclipped arm);
+* ``finite``: the guaranteed-finite variant at inference (``ClipConfig.finite()``: alpha_min =
+  ((lambda-1)/lambda) alpha_max x 1.01, sigma_max = 0.99).
+
+Columns: the paper protocol (RD max / mean after the authors' |z| filter, pairs left undefined,
+BDP of the authors' accountant with q = B / N_eval) next to the guarantee form (exact RD max, pairs
+with an infinite exact bound, exact mean over the finite pairs, BDP from exact divergences of order
+lambda + 1), accuracy on all 500 test sentences and the fractions clipped.
+
+Rows are appended to ``<out>/runs.csv`` as each model finishes (a partial run still gives a
+table; a rerun skips the rows already there). Models are saved under ``<out>/models/``; a model
+whose rows are missing is loaded rather than retrained, so deleting ``runs.csv`` re-evaluates every
+saved model without training. ``<out>/protocol.json`` records the protocol; a resume under another
+protocol is refused. ``--table`` rebuilds the markdown tables of ``docs/nvdp_results.md`` from the
+CSV; ``--shipped`` evaluates the shipped default pair (``assets/nvdp``), no training.
 
 Usage::
 
-    python scripts/nvdp_experiment.py --epochs 4 --seeds 0 1 2 --out artifacts/nvdp_experiment
-    python scripts/nvdp_experiment.py --table --out artifacts/nvdp_experiment
+    nice -n 5 python scripts/nvdp_experiment.py --epochs 4 --seeds 0 1 2 --threads 1 --out artifacts/nvdp_grid
+    python scripts/nvdp_experiment.py --table --out artifacts/nvdp_grid
     python scripts/nvdp_experiment.py --shipped   # the shipped default pair under the one protocol
 """
 
@@ -20,120 +36,237 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FIELDS = [
-    "kl_weight", "seed", "arm", "eval_clip", "accuracy", "rd_exact_max", "rd_exact_mean", "rd_exact_mean_finite",
-    "rd_paper_max", "rd_paper_mean", "bdp_epsilon", "bdp_epsilon_paper", "nan_count", "inf_count", "rd_n_inf",
-    "frac_mu", "frac_sigma", "frac_alpha_high", "frac_alpha_low", "mu_norm_q50", "mu_norm_q95", "best_epoch",
-    "train_seconds", "epochs", "n_rd_inputs", "rd_exact_n_pairs", "rd_paper_n_pairs", "nan_steps",
+    "kl_weight", "seed", "arm", "eval_clip", "accuracy",
+    # paper protocol (the authors' evaluation)
+    "rd_paper_max", "rd_paper_mean", "rd_paper_max_unfiltered", "rd_paper_n_pairs", "rd_paper_n_kept",
+    "rd_paper_n_undefined", "bdp_paper", "bdp_paper_q",
+    # guarantee form
+    "rd_exact_max", "rd_exact_n_inf", "rd_exact_n_pairs", "rd_exact_mean_finite", "bdp_guarantee",
+    # clipping and health
+    "frac_mu", "frac_sigma", "frac_sigma_high", "frac_alpha_low", "frac_alpha_high", "n_components",
+    "nan_count", "inf_count", "n_eval", "n_test",
+    # training record
+    "best_epoch", "best_val_accuracy", "train_seconds", "eval_seconds", "epochs", "nan_steps",
 ]
+
+ARMS = ("unclipped", "clipped")
+EVAL_CLIPS = ("own", "finite")
+
+
+def _arm_clip(arm: str):
+    from engine.nvdp.clipping import ClipConfig
+
+    return {"unclipped": ClipConfig(enabled=False), "clipped": ClipConfig(enabled=True)}[arm]
+
+
+def evaluate_row(trained, states, labels, clip, protocol) -> dict:
+    """One model + clipping under ``protocol``: the CSV fields that do not describe the run.
+
+    Exactly ``LiveEvaluator(trained, states, labels).evaluate(clip, protocol=protocol)`` (what the
+    page and the CLI show), flattened.
+    """
+    from engine.nvdp.posthoc import LiveEvaluator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # undefined paper-form pairs are counted
+        r = LiveEvaluator(trained, states, labels).evaluate(clip, protocol=protocol)
+    s = r.clip_stats
+    return {
+        "accuracy": r.accuracy,
+        "rd_paper_max": r.rd_paper.max, "rd_paper_mean": r.rd_paper.mean,
+        "rd_paper_max_unfiltered": r.rd_paper.max_unfiltered, "rd_paper_n_pairs": r.rd_paper.n_pairs,
+        "rd_paper_n_kept": int(r.rd_paper.kept.sum()), "rd_paper_n_undefined": r.rd_paper.n_undefined,
+        "bdp_paper": r.bdp_paper.epsilon, "bdp_paper_q": r.bdp_paper["q"],
+        "rd_exact_max": r.rd_exact.max, "rd_exact_n_inf": r.rd_exact.n_inf, "rd_exact_n_pairs": r.rd_exact.n_pairs,
+        "rd_exact_mean_finite": r.rd_exact.mean_finite, "bdp_guarantee": r.bdp.epsilon,
+        "frac_mu": s.frac_mu, "frac_sigma": s.frac_sigma, "frac_sigma_high": s.frac_sigma_high,
+        "frac_alpha_low": s.frac_alpha_low, "frac_alpha_high": s.frac_alpha_high, "n_components": s.n_components,
+        "nan_count": r.nan_count, "inf_count": r.inf_count, "n_eval": min(protocol.n_eval, r.n_test), "n_test": r.n_test,
+        "eval_seconds": round(r.seconds, 2),
+    }
+
+
+def _check_protocol(out: Path, protocol, epochs: int) -> None:
+    """Write ``protocol.json`` or refuse to resume a run made under another protocol or epoch count."""
+    rec = {"protocol": protocol.to_dict(), "epochs": epochs}
+    path = out / "protocol.json"
+    if path.is_file():
+        old = json.loads(path.read_text())
+        if old != json.loads(json.dumps(rec)):
+            raise SystemExit(f"{path} records another protocol or epoch count; use a new --out.\n"
+                             f"  recorded: {old}\n  now:      {rec}")
+    else:
+        path.write_text(json.dumps(rec, indent=2) + "\n")
 
 
 def run(args) -> None:
-    import numpy as np
     import torch
 
     torch.set_num_threads(args.threads)
     from engine.nvdp.clipping import ClipConfig
-    from engine.nvdp.diagnostics import run_diagnostics
-    from engine.nvdp.encoder import encode_sentences, load_sentiment_sentences, split_indices
-    from engine.nvdp.training import evaluate, save_trained, train_nvdp
+    from engine.nvdp.explorer_models import select_split
+    from engine.nvdp.protocol import DEFAULT_PROTOCOL
+    from engine.nvdp.training import load_trained, save_trained, train_nvdp
 
+    protocol = DEFAULT_PROTOCOL
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    _check_protocol(out, protocol, args.epochs)
     csv_path = out / "runs.csv"
     done = set()
     if csv_path.is_file():
         with open(csv_path) as fh:
             for r in csv.DictReader(fh):
                 done.add((float(r["kl_weight"]), int(r["seed"]), r["arm"], r["eval_clip"]))
-    sentences, labels = load_sentiment_sentences()
-    states = encode_sentences(sentences)
-    tr, va, te = split_indices(labels, seed=0)
-    arms = {"unclipped": ClipConfig(enabled=False), "clipped": ClipConfig(enabled=True)}
+    # the page's and the CLI's selection (all 3,000 sentences, split seed 0, the full training split)
+    states, labels, tr, va, te = select_split()
+    test_states, test_labels = states.subset(te), labels[te]
     finite = ClipConfig.finite()
+    print(f"protocol: {json.dumps(protocol.to_dict())}", flush=True)
     for seed in args.seeds:
         for kl in args.kl_weights:
-            for arm, clip in arms.items():
-                if (kl, seed, arm, "own") in done:
+            for arm in args.arms:
+                todo = [e for e in EVAL_CLIPS if (kl, seed, arm, e) not in done]
+                if not todo:
                     continue
-                t0 = time.perf_counter()
-                trained = train_nvdp(states.subset(tr), labels[tr], val_states=states.subset(va), val_labels=labels[va],
-                                     kl_weight=kl, clip=clip, seed=seed, epochs=args.epochs, patience=args.epochs)
-                save_trained(trained, out / "models" / f"kl{kl:g}_seed{seed}_{arm}")
+                clip = _arm_clip(arm)
+                mdir = out / "models" / f"kl{kl:g}_seed{seed}_{arm}"
+                t0, c0 = time.perf_counter(), time.process_time()
+                if (mdir / "model.pt").is_file():
+                    trained = load_trained(mdir)
+                    how = "loaded"
+                else:
+                    trained = train_nvdp(states.subset(tr), labels[tr], val_states=states.subset(va),
+                                         val_labels=labels[va], kl_weight=kl, clip=clip, seed=seed,
+                                         epochs=args.epochs, patience=args.epochs)
+                    save_trained(trained, mdir)
+                    how = "trained"
+                t_train, c_train = time.perf_counter() - t0, time.process_time() - c0
                 rows = []
-                for eval_name, eval_clip in (("own", clip), ("finite", finite)):
-                    ev = evaluate(trained, states.subset(te), labels[te], clip=eval_clip, seed=seed)
-                    dg = run_diagnostics(ev, kl_weight=kl, seed=seed, n_rd=args.n_rd)
-                    q = dg.quantiles((0.5, 0.95))["before"]["mu_norm"]
-                    rows.append({
-                        "kl_weight": kl, "seed": seed, "arm": arm, "eval_clip": eval_name, "accuracy": dg.accuracy,
-                        "rd_exact_max": dg.rd_exact_max, "rd_exact_mean": dg.rd_exact_mean,
-                        "rd_exact_mean_finite": dg.rd_exact_mean_finite,
-                        "rd_paper_max": dg.rd_paper_max, "rd_paper_mean": dg.rd_paper_mean,
-                        "bdp_epsilon": dg.bdp_epsilon, "bdp_epsilon_paper": dg.bdp_epsilon_paper,
-                        "nan_count": dg.nan_count, "inf_count": dg.inf_count, "rd_n_inf": dg.rd_n_inf,
-                        "frac_mu": dg.clip_stats["frac_mu"], "frac_sigma": dg.clip_stats["frac_sigma"],
-                        "frac_alpha_high": dg.clip_stats["frac_alpha_high"], "frac_alpha_low": dg.clip_stats["frac_alpha_low"],
-                        "mu_norm_q50": q[0], "mu_norm_q95": q[1], "best_epoch": trained.best_epoch,
-                        "train_seconds": round(trained.train_seconds, 1), "epochs": args.epochs,
-                        "n_rd_inputs": dg.n_rd_inputs, "rd_exact_n_pairs": dg.rd_exact_n_pairs,
-                        "rd_paper_n_pairs": dg.rd_paper_n_pairs, "nan_steps": trained.nan_losses,
-                    })
+                for eval_name in todo:
+                    row = {"kl_weight": kl, "seed": seed, "arm": arm, "eval_clip": eval_name,
+                           "best_epoch": trained.best_epoch, "best_val_accuracy": trained.best_val_accuracy,
+                           "train_seconds": round(trained.train_seconds, 1), "epochs": args.epochs,
+                           "nan_steps": trained.nan_losses}
+                    row.update(evaluate_row(trained, test_states, test_labels,
+                                            clip if eval_name == "own" else finite, protocol))
+                    rows.append(row)
                 new = not csv_path.is_file()
                 with open(csv_path, "a", newline="") as fh:
                     w = csv.DictWriter(fh, fieldnames=FIELDS)
                     if new:
                         w.writeheader()
                     w.writerows(rows)
-                print(f"kl={kl:g} seed={seed} {arm}: acc {rows[0]['accuracy']:.3f}, RD exact max {rows[0]['rd_exact_max']:.4g}, "
-                      f"paper max {rows[0]['rd_paper_max']:.4g}, BDP {rows[0]['bdp_epsilon']:.4g} | finite variant: acc "
-                      f"{rows[1]['accuracy']:.3f}, exact max {rows[1]['rd_exact_max']:.4g} "
-                      f"({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f})", flush=True)
+                r0 = rows[0]
+                print(f"kl={kl:g} seed={seed} {arm} ({how} {t_train:.0f} s wall, {c_train:.0f} s CPU; "
+                      f"total {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}) {r0['eval_clip']}: "
+                      f"acc {r0['accuracy']:.3f}, RD paper max {r0['rd_paper_max']:.4g}, BDP paper "
+                      f"{r0['bdp_paper']:.4g}, exact inf pairs {r0['rd_exact_n_inf']}/{r0['rd_exact_n_pairs']}",
+                      flush=True)
 
 
-def _fmt(series) -> str:
+def _fmt(series, digits: int = 4) -> str:
+    """mean ± sample sd over seeds; "inf (k/n)" when k of the n runs are infinite."""
     import numpy as np
 
     v = np.asarray(series, dtype=float)
     if np.isinf(v).any():
         k = int(np.isinf(v).sum())
-        fin = v[np.isfinite(v)]
-        return "inf" if not len(fin) else f"inf ({k}/{len(v)})"
+        return "inf" if k == len(v) else f"inf ({k}/{len(v)})"
     if len(v) == 1:
-        return f"{v[0]:.4g}"
-    return f"{v.mean():.4g} ± {v.std(ddof=1):.2g}"
+        return f"{v[0]:.{digits}g}"
+    return f"{v.mean():.{digits}g} ± {v.std(ddof=1):.2g}"
+
+
+def _load(out) -> "object":
+    import pandas as pd
+
+    files = sorted(Path(out).glob("**/runs.csv"))
+    if not files:
+        raise SystemExit(f"no runs.csv under {out}")
+    df = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    return df.drop_duplicates(["kl_weight", "seed", "arm", "eval_clip"], keep="last")
 
 
 def table(args) -> str:
-    import pandas as pd
+    """Markdown: one table per evaluation clipping, then the paired clipped - unclipped comparison."""
 
-    files = sorted(Path(args.out).glob("**/runs.csv"))
-    if not files:
-        raise SystemExit(f"no runs.csv under {args.out}")
-    df = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    df = _load(args.out)
     lines = []
-    for eval_clip, title in (("own", "Each model evaluated with its own clipping (clipped arm: authors' rules)"),
-                             ("finite", "Same models, guaranteed-finite clipping applied at inference (ClipConfig.finite())")):
+    titles = {"own": "Each model evaluated with its own clipping (clipped arm: authors' rules; unclipped: none)",
+              "finite": "Same models, guaranteed-finite clipping at inference (ClipConfig.finite())"}
+    for eval_clip in EVAL_CLIPS:
         sub = df[df.eval_clip == eval_clip]
-        lines += [f"#### {title}", "",
-                  "| KL weight | arm | seeds | accuracy | RD exact max | RD exact mean (finite pairs) | RD paper max | RD paper mean "
-                  "| BDP eps (exact, order λ+1) | BDP eps (paper plug-in) | frac mu clipped | frac alpha clipped | NaN | inf pair RDs | other inf |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        if sub.empty:
+            continue
+        q = sub.bdp_paper_q.iloc[0]
+        lines += [f"#### {titles[eval_clip]}", "",
+                  "| KL weight | arm | seeds | accuracy % (500) | RD paper max | RD paper mean | undefined paper pairs "
+                  f"| BDP paper (q = {q:g}) | RD exact max | exact pairs infinite | RD exact mean (finite pairs) "
+                  "| BDP guarantee (order λ+1) | frac mu clipped | frac sigma raised | frac alpha clamped | NaN/inf |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for (kl, arm), g in sub.groupby(["kl_weight", "arm"], sort=True):
             lines.append(
-                f"| {kl:g} | {arm} | {len(g)} | {_fmt(g.accuracy)} | {_fmt(g.rd_exact_max)} | {_fmt(g.rd_exact_mean_finite)} | "
-                f"{_fmt(g.rd_paper_max)} | {_fmt(g.rd_paper_mean)} | {_fmt(g.bdp_epsilon)} | {_fmt(g.bdp_epsilon_paper)} | "
-                f"{g.frac_mu.mean():.3f} | {(g.frac_alpha_high + g.frac_alpha_low).mean():.3f} | {int(g.nan_count.sum())} | "
-                f"{int(g.rd_n_inf.sum())} | {int((g.inf_count - g.rd_n_inf).sum())} |")
+                f"| {kl:g} | {arm} | {len(g)} | {_fmt(100 * g.accuracy, 3)} | {_fmt(g.rd_paper_max)} | "
+                f"{_fmt(g.rd_paper_mean)} | {int(g.rd_paper_n_undefined.sum())} | {_fmt(g.bdp_paper)} | "
+                f"{_fmt(g.rd_exact_max)} | {g.rd_exact_n_inf.mean():.0f} of {int(g.rd_exact_n_pairs.iloc[0])} | "
+                f"{_fmt(g.rd_exact_mean_finite)} | {_fmt(g.bdp_guarantee)} | {g.frac_mu.mean():.3f} | "
+                f"{g.frac_sigma.mean():.3f} | {(g.frac_alpha_high + g.frac_alpha_low).mean():.3f} | "
+                f"{int(g.nan_count.sum())}/{int(g.inf_count.sum())} |")
         lines.append("")
+    lines += paired(df)
     return "\n".join(lines)
+
+
+def paired(df) -> list:
+    """Clipped minus unclipped, paired by seed, each model with its own clipping (markdown lines).
+
+    For each KL weight: mean difference over seeds and how many seeds have clipped < unclipped
+    (for accuracy: clipped > unclipped), and a verdict computed from those counts.
+    """
+    own = df[df.eval_clip == "own"]
+    cols = (("rd_paper_max", "RD paper max", "lower"), ("rd_paper_mean", "RD paper mean", "lower"),
+            ("bdp_paper", "BDP paper", "lower"), ("rd_exact_mean_finite", "RD exact mean (finite pairs)", "lower"),
+            ("rd_exact_n_inf", "exact pairs infinite", "lower"), ("accuracy", "accuracy %", "higher"))
+    head = "| KL weight | seeds | " + " | ".join(f"Δ {name}" for _, name, _ in cols) + " | verdict (paper form) |"
+    lines = ["#### Paired: clipped minus unclipped, same seed, each with its own clipping", "", head,
+             "|" + "---|" * (len(cols) + 3)]
+    for kl, g in own.groupby("kl_weight", sort=True):
+        w = g.pivot(index="seed", columns="arm")
+        if "clipped" not in w.columns.get_level_values(1) or "unclipped" not in w.columns.get_level_values(1):
+            continue
+        w = w.dropna()
+        n = len(w)
+        cells, better = [], {}
+        for col, _, good in cols:
+            c, u = w[(col, "clipped")].astype(float), w[(col, "unclipped")].astype(float)
+            d = (c - u) * (100 if col == "accuracy" else 1)
+            wins = int(((c < u) if good == "lower" else (c > u)).sum())
+            better[col] = wins
+            fmt = ".0f" if col == "rd_exact_n_inf" else ".3g" if col != "accuracy" else ".2f"
+            dm = d.mean()
+            cells.append(f"{dm:+{fmt}} ({wins}/{n} {good})" if dm == dm and abs(dm) != float("inf") else
+                         f"{dm} ({wins}/{n} {good})")
+        rd, bdp = better["rd_paper_max"], better["bdp_paper"]
+        if rd == n and bdp == n:
+            verdict = "clipping lowers RD max and BDP (every seed)"
+        elif rd == 0 and bdp == 0:
+            verdict = "clipping raises RD max and BDP (every seed)"
+        else:
+            verdict = f"mixed: RD max lower in {rd}/{n}, BDP lower in {bdp}/{n}"
+        lines.append(f"| {kl:g} | {n} | " + " | ".join(cells) + f" | {verdict} |")
+    lines.append("")
+    return lines
 
 
 def shipped(args) -> str:
@@ -183,14 +316,13 @@ def shipped(args) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="artifacts/nvdp_experiment")
+    p.add_argument("--out", default="artifacts/nvdp_grid")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--kl-weights", type=float, nargs="+", default=[1e-3, 1e-2, 1e-1, 1.0])
-    p.add_argument("--n-rd", type=int, default=None,
-                   help="evaluation sentences for the bounds (default: the one protocol, engine.nvdp.protocol)")
+    p.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--table", action="store_true", help="only print the markdown table from runs.csv")
+    p.add_argument("--table", action="store_true", help="only print the markdown tables from runs.csv")
     p.add_argument("--shipped", action="store_true",
                    help="only evaluate the shipped default models (assets/nvdp) under the one protocol (markdown)")
     args = p.parse_args(argv)
