@@ -257,13 +257,10 @@ def paired(df) -> list:
             dm = d.mean()
             cells.append(f"{dm:+{fmt}} ({wins}/{n} {good})" if dm == dm and abs(dm) != float("inf") else
                          f"{dm} ({wins}/{n} {good})")
-        rd, bdp = better["rd_paper_max"], better["bdp_paper"]
-        if rd == n and bdp == n:
-            verdict = "clipping lowers RD max and BDP (every seed)"
-        elif rd == 0 and bdp == 0:
-            verdict = "clipping raises RD max and BDP (every seed)"
-        else:
-            verdict = f"mixed: RD max lower in {rd}/{n}, BDP lower in {bdp}/{n}"
+        def word(k):
+            return f"lower ({k}/{n} seeds)" if k == n else f"higher ({n - k}/{n})" if k == 0 else f"mixed (lower in {k}/{n})"
+
+        verdict = f"with clipping: RD max {word(better['rd_paper_max'])}, BDP {word(better['bdp_paper'])}"
         lines.append(f"| {kl:g} | {n} | " + " | ".join(cells) + f" | {verdict} |")
     lines.append("")
     return lines

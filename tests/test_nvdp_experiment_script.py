@@ -64,8 +64,8 @@ def test_paired_table_differences_and_verdict(tmp_path, script):
     assert "-0.0333 (2/3 lower)" in kl01
     assert "-0.1 (3/3 lower)" in kl01  # BDP
     assert "-2.00 (0/3 higher)" in kl01  # accuracy in points
-    assert "mixed: RD max lower in 2/3, BDP lower in 3/3" in kl01
-    assert "clipping raises RD max and BDP (every seed)" in lines["1"]
+    assert "with clipping: RD max mixed (lower in 2/3), BDP lower (3/3 seeds)" in kl01
+    assert "with clipping: RD max higher (3/3), BDP higher (3/3)" in lines["1"]
     # per-arm table: 3 seeds of the finite evaluation are not mixed into "own"
     own_kl1 = [ln for ln in md.split("#### Same models")[0].splitlines() if ln.startswith("| 1 | clipped |")]
     assert own_kl1 and "| 3 |" in own_kl1[0] and "0.5 ± 0" in own_kl1[0]
