@@ -199,7 +199,7 @@ def _load(out) -> "object":
 
 
 def table(args) -> str:
-    """Markdown: one table per evaluation clipping, then the paired clipped - unclipped comparison."""
+    """Markdown: one table per evaluation clipping, then the paired clipped - unclipped comparisons."""
 
     df = _load(args.out)
     lines = []
@@ -224,22 +224,26 @@ def table(args) -> str:
                 f"{g.frac_sigma.mean():.3f} | {(g.frac_alpha_high + g.frac_alpha_low).mean():.3f} | "
                 f"{int(g.nan_count.sum())}/{int(g.inf_count.sum())} |")
         lines.append("")
-    lines += paired(df)
+    for eval_clip in EVAL_CLIPS:
+        lines += paired(df, eval_clip)
     return "\n".join(lines)
 
 
-def paired(df) -> list:
-    """Clipped minus unclipped, paired by seed, each model with its own clipping (markdown lines).
+def paired(df, eval_clip: str = "own") -> list:
+    """Clipped-arm minus unclipped-arm model, paired by seed, both evaluated with ``eval_clip`` (markdown lines).
 
     For each KL weight: mean difference over seeds and how many seeds have clipped < unclipped
     (for accuracy: clipped > unclipped), and a verdict computed from those counts.
     """
-    own = df[df.eval_clip == "own"]
+    own = df[df.eval_clip == eval_clip]
     cols = (("rd_paper_max", "RD paper max", "lower"), ("rd_paper_mean", "RD paper mean", "lower"),
             ("bdp_paper", "BDP paper", "lower"), ("rd_exact_mean_finite", "RD exact mean (finite pairs)", "lower"),
             ("rd_exact_n_inf", "exact pairs infinite", "lower"), ("accuracy", "accuracy %", "higher"))
     head = "| KL weight | seeds | " + " | ".join(f"Δ {name}" for _, name, _ in cols) + " | verdict (paper form) |"
-    lines = ["#### Paired: clipped minus unclipped, same seed, each with its own clipping", "", head,
+    title = {"own": "each with its own clipping (does training and releasing with clipping lower the bounds?)",
+             "finite": "both with the guaranteed-finite clipping at inference (does training with clipping help "
+                       "at equal release clipping?)"}[eval_clip]
+    lines = [f"#### Paired: clipped minus unclipped model, same seed, {title}", "", head,
              "|" + "---|" * (len(cols) + 3)]
     for kl, g in own.groupby("kl_weight", sort=True):
         w = g.pivot(index="seed", columns="arm")
