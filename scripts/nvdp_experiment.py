@@ -218,7 +218,7 @@ def table(args) -> str:
         for (kl, arm), g in sub.groupby(["kl_weight", "arm"], sort=True):
             lines.append(
                 f"| {kl:g} | {arm} | {len(g)} | {_fmt(100 * g.accuracy, 3)} | {_fmt(g.rd_paper_max)} | "
-                f"{_fmt(g.rd_paper_mean)} | {int(g.rd_paper_n_undefined.sum())} | {_fmt(g.bdp_paper)} | "
+                f"{_fmt(g.rd_paper_mean)} | {int(g.rd_paper_n_undefined.sum())} | {_fmt(g.bdp_paper, 5)} | "
                 f"{_fmt(g.rd_exact_max)} | {g.rd_exact_n_inf.mean():.0f} of {int(g.rd_exact_n_pairs.iloc[0])} | "
                 f"{_fmt(g.rd_exact_mean_finite)} | {_fmt(g.bdp_guarantee)} | {g.frac_mu.mean():.3f} | "
                 f"{g.frac_sigma.mean():.3f} | {(g.frac_alpha_high + g.frac_alpha_low).mean():.3f} | "
