@@ -388,6 +388,7 @@ def noisy_newton(
     tol: float = DEFAULT_CONV_TOL,
     dtype=np.float64,
     n_jobs: int | None = None,
+    K: np.ndarray | None = None,
 ) -> NewtonResult:
     """T noisy Newton steps for many runs at once (PMT.md section 4; module docstring).
 
@@ -423,6 +424,11 @@ def noisy_newton(
         are built once in this dtype and reused at every step).
     n_jobs : int, optional
         Threads over groups of runs, each with single-threaded BLAS (default 2 from 16 runs on).
+    K : ndarray of shape (n, d(d+1)/2), optional
+        ``pair_products(Z, dtype=dtype)`` computed beforehand (e.g. kept for the split by the sweeps:
+        :mod:`engine.pmt._split_memo`); used only where it would be built here (more than two runs and
+        more than one step), so the result is the same bit for bit. ``ValueError`` if its shape or
+        dtype does not match.
 
     Returns
     -------
@@ -435,7 +441,14 @@ def noisy_newton(
     sigma_H = np.asarray(sigma_H, dtype=float)
     runs = sigma_g.shape[0]
     pen = np.asarray(pen, dtype=float)
-    K = pair_products(Z, dtype=dtype) if runs > 2 and n_steps > 1 else None
+    if runs > 2 and n_steps > 1:
+        if K is None:
+            K = pair_products(Z, dtype=dtype)
+        elif K.shape != (n, d * (d + 1) // 2) or K.dtype != np.dtype(dtype):
+            raise ValueError(f"K must be pair_products(Z) of shape {(n, d * (d + 1) // 2)} and dtype "
+                             f"{np.dtype(dtype)}, got {K.shape} {K.dtype}")
+    else:
+        K = None
     floor = np.broadcast_to(np.asarray(newton_eig_floor(eig_floor, d, sigma_H) if isinstance(eig_floor, str)
                                        else eig_floor, dtype=float), (runs,))[:, None]
     Zd = Z.astype(dtype, copy=False)
