@@ -109,7 +109,7 @@ def _fits_raw(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
 def _ledger_raw(data_key: str, _data: C.PreparedData, spec_json: str, method: str) -> pd.DataFrame:
     """One method's ledger for display: the ridge fits come with the diagnostics, the others' on demand."""
     diag = _diagnostics(data_key, _data, spec_json)
-    ledgers = diag["ledgers"] if diag["ledgers"] is not None else _fits(data_key, _data, spec_json)["ledgers"]
+    ledgers = diag["ledgers"] if diag["ledgers"] is not None else _cached(_fits_raw, data_key, _data, spec_json)["ledgers"]
     return C.ledger_display(C.ledger_frame(ledgers[method]))
 
 
