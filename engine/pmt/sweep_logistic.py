@@ -19,7 +19,10 @@ Vectorisation: the noisy Newton runs of a method are rows of one ``runs x d`` ma
 ``n x d`` by ``d x runs`` product for the linear predictors, one for the gradients, and one for the
 Hessians (the row-pair products ``n x d(d+1)/2`` are built once per method and reused at every step:
 :func:`engine.pmt._newton.weighted_grams`); the step-0 statistics (theta = 0) are shared. DP-GD runs are
-columns of one matrix (:func:`engine.pmt._gd.dp_gd_logistic_path`).
+columns of one matrix (:func:`engine.pmt._gd.dp_gd_logistic_path`). What depends only on the split (the
+reference fits, the PMT transform, the clipped rows and their pair products) is kept between sweeps on
+the same split (:mod:`engine.pmt._split_memo`), so a dashboard that moves epsilon or lam recomputes only
+the noisy runs.
 
 Metrics (columns added to the ridge contract; PMT.md section 6), each run against the non-private
 logistic fit ``theta_np`` on the untruncated private training rows with the same lam (coefficients
