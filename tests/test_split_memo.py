@@ -85,3 +85,27 @@ def test_noisy_newton_with_given_pair_products_is_the_same_and_checks_them():
         noisy_newton(Z, y, K=pair_products(Z, dtype=np.float64), **kw)
     with pytest.raises(ValueError, match="pair_products"):
         noisy_newton(Z, y, K=pair_products(Z[:10], dtype=np.float32), **kw)
+
+
+def test_uploaded_data_leave_nothing_behind_in_the_process():
+    """The page keeps everything derived from an upload in the user's session: its sweeps bypass the memo."""
+    from ui import pmt_compute as C
+
+    class _DS:
+        def to_numpy(self):
+            return _data(5)
+
+    prep = C.prepare(_DS(), standardize=True, n_pub=150, split_seed=0, task="classification")
+    spec = {"task": "classification", "epsilon": 1.0, "delta": 1e-5, "lam": 1e-3, "eta": 0.05, "seeds": 4,
+            "clip_radius": 0.0, "methods": ["PMT", "DP-Newton"], "standardize": True, "n_pub": 150,
+            "split_seed": 0, "public_source": "split"}
+    for upload in ({"data": "upload:mine.csv"}, {"data": "bank", "public_source": "file"}):
+        assert C.uses_upload({**spec, **upload})
+        got = C.sweep(prep, C.sweep_spec({**spec, **upload}, "epsilon", [1.0]))
+        assert not M._STORE, upload
+    bundled = C.sweep(prep, C.sweep_spec({**spec, "data": "bank"}, "epsilon", [1.0]))
+    assert len(M._STORE) == 1  # bundled data: the split's quantities are kept
+    pd.testing.assert_frame_equal(got.drop(columns="sweep"), bundled.drop(columns="sweep"), check_exact=True)
+    with M.bypass():
+        assert M.memo("s", ("k",), lambda: 1) == 1
+    assert "s" not in M._STORE

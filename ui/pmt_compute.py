@@ -308,13 +308,34 @@ def _sweep_kwargs(spec: dict) -> dict:
     )
 
 
+def uses_upload(spec: dict) -> bool:
+    """True when the view's data or public sample is an uploaded file (kept in the user's session only).
+
+    Examples
+    --------
+    >>> uses_upload({"data": "upload:x.csv", "public_source": "split"}), uses_upload({"data": "bank"})
+    (True, False)
+    """
+    return str(spec.get("data", "")).startswith("upload:") or spec.get("public_source") == "file"
+
+
 def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
-    """Run one sweep with BLAS limited to one thread (see :func:`_sweep`)."""
+    """Run one sweep with BLAS limited to one thread (see :func:`_sweep`).
+
+    Bundled data: the engine keeps the split's own quantities between sweeps
+    (:mod:`engine.pmt._split_memo`), so moving epsilon or lam recomputes only the noisy runs. Uploads
+    (:func:`uses_upload`) are swept without it: nothing derived from them outlives the session's own memo.
+    """
+    import contextlib
+
     from threadpoolctl import threadpool_limits
+
+    from engine.pmt import _split_memo
 
     # Multi-threaded BLAS on the n x d by d x runs products of DP-GD is up to 40x slower on a busy
     # 2-core machine (thread oversubscription); one thread per session is also fairer to other users.
-    with threadpool_limits(limits=1, user_api="blas"):
+    keep = contextlib.nullcontext() if not uses_upload(spec) else _split_memo.bypass()
+    with threadpool_limits(limits=1, user_api="blas"), keep:
         return _sweep(data, spec)
 
 

@@ -13,10 +13,14 @@ the very same arrays: the numbers are those a fresh computation gives, bit for b
 read-only. Bounded: the quantities of the :data:`MEMO_SPLITS` most recently used splits are kept (bank:
 about 300 MB, mostly the two pair-product arrays); thread-safe (Streamlit sessions share the process).
 Nothing here sees the noise or draws any.
+
+Data that must not outlive a user's session (an uploaded file: the dashboard keeps everything derived
+from it in that session only) is swept inside :func:`bypass`: then nothing is kept or reused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
@@ -24,13 +28,25 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["MEMO_SPLITS", "clear", "fingerprint", "memo"]
+__all__ = ["MEMO_SPLITS", "bypass", "clear", "fingerprint", "memo"]
 
 #: Splits whose quantities are kept (least recently used dropped first).
 MEMO_SPLITS = 1
 
 _LOCK = threading.Lock()
 _STORE: "OrderedDict[str, dict]" = OrderedDict()
+_LOCAL = threading.local()
+
+
+@contextlib.contextmanager
+def bypass():
+    """In this block (this thread only) :func:`memo` builds every quantity afresh and keeps nothing."""
+    prev = getattr(_LOCAL, "off", False)
+    _LOCAL.off = True
+    try:
+        yield
+    finally:
+        _LOCAL.off = prev
 
 
 def fingerprint(*arrays) -> str:
@@ -63,8 +79,10 @@ def memo(split_key: str, key: tuple, build: Callable):
     """``build()`` for ``(split_key, key)``, computed once while the split stays among the kept ones.
 
     ``build`` runs outside the lock (two threads may build the same entry; the first stored wins). Arrays
-    in the result (also inside a tuple) are made read-only.
+    in the result (also inside a tuple) are made read-only. Inside :func:`bypass`: ``build()``, not kept.
     """
+    if getattr(_LOCAL, "off", False):
+        return _freeze(build())
     with _LOCK:
         entry = _STORE.get(split_key)
         if entry is not None:
