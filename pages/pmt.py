@@ -102,6 +102,17 @@ def _diagnostics_raw(data_key: str, _data: C.PreparedData, spec_json: str) -> di
     return C.diagnostics(_data, json.loads(spec_json))
 
 
+def _fits_raw(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
+    return C.estimator_fits(_data, json.loads(spec_json))
+
+
+def _ledger_raw(data_key: str, _data: C.PreparedData, spec_json: str, method: str) -> pd.DataFrame:
+    """One method's ledger for display: the ridge fits come with the diagnostics, the others' on demand."""
+    diag = _diagnostics(data_key, _data, spec_json)
+    ledgers = diag["ledgers"] if diag["ledgers"] is not None else _cached(_fits_raw, data_key, _data, spec_json)["ledgers"]
+    return C.ledger_display(C.ledger_frame(ledgers[method]))
+
+
 def _prepare_raw(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, split_seed: int, task: str) -> C.PreparedData:
     # n_pub / split_seed only matter for a random split; the key still carries them (cheap).
     return C.prepare(_ds, _public_ds, standardize=standardize, n_pub=n_pub, split_seed=split_seed, task=task)
@@ -110,6 +121,8 @@ def _prepare_raw(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, 
 _SHARED = {
     _sweep_raw: st.cache_data(max_entries=256, show_spinner=False)(_sweep_raw),  # progress: see _run_stages
     _diagnostics_raw: st.cache_data(max_entries=64, show_spinner=False)(_diagnostics_raw),
+    _fits_raw: st.cache_data(max_entries=64, show_spinner=False)(_fits_raw),
+    _ledger_raw: st.cache_data(max_entries=64, show_spinner=False)(_ledger_raw),
     _prepare_raw: st.cache_data(max_entries=32, show_spinner=False)(_prepare_raw),
 }
 #: Uploaded data (and everything computed from them) must stay in this browser session:
@@ -145,6 +158,23 @@ def _diagnostics(*args) -> dict:
 
 def _prepare(*args) -> C.PreparedData:
     return _cached(_prepare_raw, *args)
+
+
+def _fits(*args) -> dict:
+    with st.spinner("One noisy fit of each method for the conditioning figure and the privacy ledger ..."):
+        return _cached(_fits_raw, *args)
+
+
+def _ledger(*args) -> pd.DataFrame:
+    return _cached(_ledger_raw, *args)
+
+
+def _diag_with_fits(results: dict) -> dict:
+    """The diagnostics plus the estimators' noisy fits (computed on demand for tasks other than ridge)."""
+    diag = results["diag"]
+    if diag["ledgers"] is not None:
+        return diag
+    return C.with_fits(diag, _fits(results["key"], results["prep"], results["diag_json"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,6 +462,9 @@ def _export_frames(results: dict) -> dict:
 def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:
     """The HTML report (built on click, outside the script run: engine and figure builders only)."""
     spec, diag = {**results["spec"], "metric": metric}, results["diag"]
+    if diag["ledgers"] is None:  # tasks other than ridge: the noisy fits, as the page's tabs compute them
+        diag = C.with_fits(diag, C.estimator_fits(results["prep"], results["spec"]))
+    diag = {**diag, "ledgers": {m: C.ledger_frame(led) for m, led in diag["ledgers"].items()}}
     summ = C.summarize(results["eps"], metric, "epsilon")
     figs = [("Error vs epsilon (median, 50 % and 90 % bands over seeds)",
              plots.error_vs_epsilon_figure(summ, metric=metric, epsilon=spec["epsilon"],
@@ -443,6 +476,20 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
     return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
                          metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
                          public_name=public_name)
+
+
+def _ledger_table(frame: pd.DataFrame) -> None:
+    st.dataframe(frame, hide_index=True, width="stretch",
+                 column_config={
+                     "name": st.column_config.TextColumn("release", help="what was released with noise"),
+                     "sensitivity": st.column_config.TextColumn(
+                         "sensitivity", help="L2 / Frobenius sensitivity: how far one person can move it"),
+                     "sigma": st.column_config.TextColumn("sigma", help="Gaussian noise standard deviation"),
+                     "mu": st.column_config.TextColumn("mu (GDP)", help="sensitivity / sigma"),
+                     "epsilon": st.column_config.TextColumn("epsilon", help="this release alone at the delta "
+                                                            "shown; the total row composes all releases"),
+                     "delta": st.column_config.TextColumn("delta"),
+                 })
 
 
 @st.fragment
@@ -585,7 +632,8 @@ def _results_panel(results: dict, task: str) -> None:
                 "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
     with tabs[3]:
         if tabs[3].open:
-            _show(plots.conditioning_figure(diag["kappas"], diag["spectra"],
+            cdiag = _diag_with_fits(results)
+            _show(plots.conditioning_figure(cdiag["kappas"], cdiag["spectra"],
                                             labels=None if task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
                   "fig_cond")
         with _teach("What this shows, and what to try"):
@@ -622,26 +670,20 @@ def _results_panel(results: dict, task: str) -> None:
     with tabs[5]:
         st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
                     "(replace-one neighbours), as recorded by the engine's privacy ledger.")
-        ledgers = diag["ledgers"]
-        if not ledgers:
+        ledger_methods = C.ledger_methods(spec, diag)
+        if not ledger_methods:
             st.info("The engine does not report a ledger for this task yet.")
-            ledgers = {"-": pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring",
-                                                  "epsilon", "delta"])}
-        which = st.radio("Method", list(ledgers), horizontal=True, key="pmt_ledger_method")
-        st.dataframe(C.ledger_display(ledgers[which]), hide_index=True, width="stretch",
-                     column_config={
-                         "name": st.column_config.TextColumn("release", help="what was released with noise"),
-                         "sensitivity": st.column_config.TextColumn(
-                             "sensitivity", help="L2 / Frobenius sensitivity: how far one person can move it"),
-                         "sigma": st.column_config.TextColumn("sigma", help="Gaussian noise standard deviation"),
-                         "mu": st.column_config.TextColumn("mu (GDP)", help="sensitivity / sigma"),
-                         "epsilon": st.column_config.TextColumn("epsilon", help="this release alone at the delta "
-                                                                "shown; the total row composes all releases"),
-                         "delta": st.column_config.TextColumn("delta"),
-                     })
-        if diag.get("task") != "regression" and diag.get("eig_fixes"):
-            st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {diag['eig_fixes']} Newton "
-                       "step(s): the documented safeguard that keeps each noisy Newton step defined.")
+        which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key="pmt_ledger_method")
+        # the ledger is converted (and, for tasks other than ridge, the noisy fits run) only when this tab is open
+        if tabs[5].open and not ledger_methods:
+            _ledger_table(pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring", "epsilon",
+                                                "delta"]))
+        elif tabs[5].open:
+            ldiag = _diag_with_fits(results)
+            _ledger_table(_ledger(results["key"], results["prep"], results["diag_json"], which))
+            if ldiag.get("task") != "regression" and ldiag.get("eig_fixes"):
+                st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {ldiag['eig_fixes']} "
+                           "Newton step(s): the documented safeguard that keeps each noisy Newton step defined.")
         with _teach("What this shows"):
             st.markdown(
                 "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
@@ -730,7 +772,7 @@ with main:
         # the lam and n_pub sweeps are computed when their tab is opened (see _lazy_sweep)
         npub_grid = (sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
                      if prep.public_is_split else None)
-        results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid,
+        results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid, diag_json=C.dumps(spec),
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))
     except (ValueError, TypeError) as exc:

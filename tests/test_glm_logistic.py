@@ -238,6 +238,21 @@ def test_weighted_grams_matches_direct():
     np.testing.assert_allclose(G32, G, rtol=1e-4)
 
 
+def test_pair_products_exact_across_row_blocks():
+    """The blocked build gives every row's upper-triangle products exactly (rows straddle block edges)."""
+    from engine.pmt._newton import PAIR_BLOCK_ROWS, pair_products
+
+    rng = np.random.default_rng(1)
+    n = 2 * PAIR_BLOCK_ROWS + 37
+    Z = rng.normal(size=(n, 7))
+    iu, ju = np.triu_indices(7)
+    for dtype in (np.float64, np.float32):
+        K = pair_products(Z, dtype=dtype)
+        Zd = Z.astype(dtype)
+        assert K.shape == (n, 28) and K.dtype == dtype
+        np.testing.assert_array_equal(K, Zd[:, iu] * Zd[:, ju])
+
+
 def test_eig_floor_rule():
     assert newton_eig_floor("auto", 9, 0.0) == 1e-3
     assert newton_eig_floor("auto", 9, 0.1) == pytest.approx(0.6)

@@ -308,13 +308,34 @@ def _sweep_kwargs(spec: dict) -> dict:
     )
 
 
+def uses_upload(spec: dict) -> bool:
+    """True when the view's data or public sample is an uploaded file (kept in the user's session only).
+
+    Examples
+    --------
+    >>> uses_upload({"data": "upload:x.csv", "public_source": "split"}), uses_upload({"data": "bank"})
+    (True, False)
+    """
+    return str(spec.get("data", "")).startswith("upload:") or spec.get("public_source") == "file"
+
+
 def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
-    """Run one sweep with BLAS limited to one thread (see :func:`_sweep`)."""
+    """Run one sweep with BLAS limited to one thread (see :func:`_sweep`).
+
+    Bundled data: the engine keeps the split's own quantities between sweeps
+    (:mod:`engine.pmt._split_memo`), so moving epsilon or lam recomputes only the noisy runs. Uploads
+    (:func:`uses_upload`) are swept without it: nothing derived from them outlives the session's own memo.
+    """
+    import contextlib
+
     from threadpoolctl import threadpool_limits
+
+    from engine.pmt import _split_memo
 
     # Multi-threaded BLAS on the n x d by d x runs products of DP-GD is up to 40x slower on a busy
     # 2-core machine (thread oversubscription); one thread per session is also fairer to other users.
-    with threadpool_limits(limits=1, user_api="blas"):
+    keep = contextlib.nullcontext() if not uses_upload(spec) else _split_memo.bypass()
+    with threadpool_limits(limits=1, user_api="blas"), keep:
         return _sweep(data, spec)
 
 
@@ -460,7 +481,7 @@ def diagnostics(data: PreparedData, spec: dict) -> dict:
 
 
 def _diagnostics(data: PreparedData, spec: dict) -> dict:
-    """One fit of each selected private method at the chosen settings (noise seed 0): reports and ledgers.
+    """What the headline, the advisories and the Truncation tab need at the chosen settings.
 
     Returns
     -------
@@ -469,16 +490,19 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
         raw, public and whitened second moments), ``radius`` (R), ``frac_truncated``, ``B_y``,
         ``frac_y_clipped``, ``mu``, ``clip_radius`` (C of DP-RR), ``raw_norms`` (raw row norms, intercept
         column included, as DP-RR clips them), ``pmt_norms`` (whitened norms before truncation),
-        ``ledgers`` (method -> the engine's ledger frame) and ``eig_fixes``. Everything comes from the
-        engine (the estimators' ``report_`` / ``transform_``, :func:`engine.pmt.pmt_transform`,
-        :func:`engine.privacy.gdp_mu`); the row norms are for display only.
+        ``ledgers`` (method -> the engine's :class:`engine.privacy.PrivacyLedger`; see :func:`ledger_frame`)
+        and ``eig_fixes``. Everything comes from the engine (the estimators' ``report_`` /
+        ``transform_``, :func:`engine.pmt.pmt_transform`, :func:`engine.privacy.gdp_mu`); the row norms
+        are for display only.
 
     Notes
     -----
-    For the ridge task the PMT, DP-RR and DP-GD estimators of :mod:`engine.regression` are fitted. For
-    other tasks (logistic, once the engine registers it) the transform diagnostics come from
-    :func:`engine.pmt.pmt_transform` and the ledgers from the task's estimators when
-    :data:`DIAGNOSTIC_ESTIMATORS` names them; otherwise the ledger tab says so.
+    For the ridge task the PMT, DP-RR and DP-GD estimators of :mod:`engine.regression` are fitted (a few
+    milliseconds; the noise-dominance advisory needs PMT's eig_fixes). For the other tasks only the
+    transform is computed here (:func:`engine.pmt.pmt_transform`): the one noisy fit of each private
+    method, whose ledger and last noisy Hessian only the Conditioning and Privacy ledger tabs show, is
+    :func:`estimator_fits` (on bank it costs more than the sweep at the chosen epsilon, so the page runs
+    it when one of those tabs is open). Until then ``kappa_noisy`` is NaN and ``ledgers`` is None.
     """
     from engine import privacy as P
     from engine import regression as R
@@ -493,33 +517,19 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     if spec["task"] == "regression":
         pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         rep, tr = pmt.report_, pmt.transform_
-        out["ledgers"]["PMT"] = rep.ledger.to_frame()
+        out["ledgers"]["PMT"] = rep.ledger
         rr = R.DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         if "DP-RR" in spec["methods"]:
-            out["ledgers"]["DP-RR"] = rr.report_.ledger.to_frame()
+            out["ledgers"]["DP-RR"] = rr.report_.ledger
         if "DP-GD" in spec["methods"]:
             gd = R.DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
-            out["ledgers"]["DP-GD"] = gd.report_.ledger.to_frame()
+            out["ledgers"]["DP-GD"] = gd.report_.ledger
         out.update(kappa_noisy=rep.kappa_noisy, B_y=rep.B_y, frac_y_clipped=rep.frac_y_clipped, mu=rep.mu,
                    eig_fixes=rep.eig_fixes, clip_radius=rr.report_.radius)
     else:
         tr = pmt_transform(Xp, Xq, eta=spec["eta"])
-        out.update(kappa_noisy=math.nan, mu=P.gdp_mu(spec["epsilon"], spec["delta"]),
+        out.update(kappa_noisy=math.nan, mu=P.gdp_mu(spec["epsilon"], spec["delta"]), ledgers=None,
                    clip_radius=float(clip) if clip else pmt_radius(tr.d, tr.n, spec["eta"]))
-        for method, (modname, clsname) in DIAGNOSTIC_ESTIMATORS.get(spec["task"], {}).items():
-            if method not in spec["methods"]:
-                continue
-            try:
-                import importlib
-
-                cls = getattr(importlib.import_module(modname), clsname)
-            except (ImportError, AttributeError):
-                continue
-            est = cls(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
-            out["ledgers"][method] = est.report_.ledger.to_frame()
-            if method == "PMT":
-                out["kappa_noisy"] = float(getattr(est.report_, "kappa_noisy", math.nan))
-                out["eig_fixes"] = int(getattr(est.report_, "eig_fixes", 0) or 0)
     out.update(
         kappa_raw=tr.kappa_raw, kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated,
         kappas={"raw": tr.kappa_raw, "public": tr.kappa_pub, "pmt": tr.kappa_pmt, "noisy": out["kappa_noisy"]},
@@ -527,6 +537,75 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
         pmt_norms=tr.norms_before,
     )
     return out
+
+
+def estimator_fits(data: PreparedData, spec: dict) -> dict:
+    """The noisy fit of each selected private method (noise seed 0) for a task other than ridge.
+
+    BLAS limited to one thread. One estimator per method named in :data:`DIAGNOSTIC_ESTIMATORS`
+    (logistic: PMT, DP-Newton, DP-GD) at the chosen settings, as :func:`diagnostics` fits them for ridge.
+
+    Returns
+    -------
+    dict
+        ``ledgers`` (method -> :class:`engine.privacy.PrivacyLedger`), ``kappa_noisy`` and ``eig_fixes``
+        (PMT's last noisy Hessian and its eigenvalue floors; NaN and 0 without PMT). Merge it into the
+        diagnostics with :func:`with_fits`. For ridge (whose fits :func:`diagnostics` already made):
+        ``{}``.
+    """
+    from threadpoolctl import threadpool_limits
+
+    if spec["task"] == "regression":
+        return {}
+    import importlib
+
+    common = dict(epsilon=spec["epsilon"], delta=spec["delta"], lam=spec["lam"], eta=spec["eta"],
+                  random_state=0)
+    out = {"ledgers": {}, "kappa_noisy": math.nan, "eig_fixes": 0}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for method, (modname, clsname) in DIAGNOSTIC_ESTIMATORS.get(spec["task"], {}).items():
+            if method not in spec["methods"]:
+                continue
+            try:
+                cls = getattr(importlib.import_module(modname), clsname)
+            except (ImportError, AttributeError):
+                continue
+            est = cls(**common).fit(data.X_train, data.y_train, X_pub=data.X_pub, y_pub=data.y_pub)
+            out["ledgers"][method] = est.report_.ledger
+            if method == "PMT":
+                out["kappa_noisy"] = float(getattr(est.report_, "kappa_noisy", math.nan))
+                out["eig_fixes"] = int(getattr(est.report_, "eig_fixes", 0) or 0)
+    return out
+
+
+def with_fits(diag: dict, fits: dict) -> dict:
+    """The diagnostics with :func:`estimator_fits` merged in (``kappas["noisy"]`` updated); a new dict."""
+    if not fits:
+        return diag
+    out = {**diag, **fits}
+    out["kappas"] = {**diag["kappas"], "noisy": fits["kappa_noisy"]}
+    return out
+
+
+def ledger_methods(spec: dict, diag: dict) -> list[str]:
+    """The methods whose privacy ledger the page offers: the ridge fits' (:func:`diagnostics`), or for other
+    tasks the selected methods that :data:`DIAGNOSTIC_ESTIMATORS` names (fitted by :func:`estimator_fits`).
+
+    Examples
+    --------
+    >>> ledger_methods({"task": "classification", "methods": ["Non-private", "DP-GD", "PMT"]}, {"ledgers": None})
+    ['PMT', 'DP-GD']
+    """
+    if diag.get("ledgers") is not None:
+        return list(diag["ledgers"])
+    return [m for m in DIAGNOSTIC_ESTIMATORS.get(spec["task"], {}) if m in spec["methods"]]
+
+
+def ledger_frame(ledger) -> pd.DataFrame:
+    """The engine's ledger as a frame (:meth:`engine.privacy.PrivacyLedger.to_frame`: each release's own
+    epsilon at the ledger's delta, then the composed total). Built only for the ledger on screen or in an
+    export: DP-GD's ledger has one release per step, each converted to epsilon separately."""
+    return ledger.to_frame()
 
 
 #: Estimators whose privacy ledger the page shows, per page task: method -> (module, class name).

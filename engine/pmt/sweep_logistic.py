@@ -19,7 +19,10 @@ Vectorisation: the noisy Newton runs of a method are rows of one ``runs x d`` ma
 ``n x d`` by ``d x runs`` product for the linear predictors, one for the gradients, and one for the
 Hessians (the row-pair products ``n x d(d+1)/2`` are built once per method and reused at every step:
 :func:`engine.pmt._newton.weighted_grams`); the step-0 statistics (theta = 0) are shared. DP-GD runs are
-columns of one matrix (:func:`engine.pmt._gd.dp_gd_logistic_path`).
+columns of one matrix (:func:`engine.pmt._gd.dp_gd_logistic_path`). What depends only on the split (the
+reference fits, the PMT transform, the clipped rows and their pair products) is kept between sweeps on
+the same split (:mod:`engine.pmt._split_memo`), so a dashboard that moves epsilon or lam recomputes only
+the noisy runs.
 
 Metrics (columns added to the ridge contract; PMT.md section 6), each run against the non-private
 logistic fit ``theta_np`` on the untruncated private training rows with the same lam (coefficients
@@ -52,10 +55,12 @@ from scipy.special import expit
 from scipy.stats import rankdata
 from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
 
+from engine.pmt import _split_memo
 from engine.pmt._base import penalty_mask
 from engine.pmt._gd import dp_gd_logistic_path, dp_gd_noise, logistic_dp_gd_step_size
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
+    pair_products,
     DEFAULT_NEWTON_EIG_FLOOR,
     GLM_METHOD_NAMES,
     LOGISTIC,
@@ -116,15 +121,23 @@ def _glm_design(ctx, family, *, fit_intercept: bool, penalize_intercept: bool) -
     """Set the design shared by the GLM sweep contexts (logistic here, Poisson in
     :mod:`engine.pmt.sweep_poisson`): ``Xa``, ``n``, ``d``, ``n_pub``, the penalty mask ``Pm``,
     ``kappa_raw`` (display only), the public ``moment`` and ``kappa_pub``, the non-private reference
-    fits per lam (``theta_ref``, ``ref_converged``) and the held-out design ``Xt``."""
+    fits per lam (``theta_ref``, ``ref_converged``) and the held-out design ``Xt``.
+
+    ``split_key`` (a digest of the private rows, their labels and the public rows) keys what the sweeps
+    keep per split between calls (:mod:`engine.pmt._split_memo`): ``kappa_raw``, the reference fits, and
+    in the runners the PMT transform, the clipped rows and their pair products."""
+    ctx.split_key = _split_memo.fingerprint(ctx.X, ctx.y, ctx.X_pub)
     ctx.Xa = add_intercept(ctx.X) if fit_intercept else ctx.X
     ctx.n, ctx.d = ctx.Xa.shape
     ctx.n_pub = ctx.X_pub.shape[0]
     ctx.Pm = penalty_mask(ctx.d, fit_intercept=fit_intercept, penalize_intercept=penalize_intercept)
-    ctx.kappa_raw = _kappa_from_eigs(np.linalg.eigvalsh(ctx.Xa.T @ ctx.Xa / ctx.n))
+    ctx.kappa_raw = _split_memo.memo(ctx.split_key, ("kappa_raw", fit_intercept),
+                                     lambda: _kappa_from_eigs(np.linalg.eigvalsh(ctx.Xa.T @ ctx.Xa / ctx.n)))
     ctx.moment = public_moment(ctx.X_pub, fit_intercept=fit_intercept, on_singular="regularize")
     ctx.kappa_pub = ctx.moment.kappa
-    refs = [glm_reference_solve(ctx.Xa, ctx.y, lam, ctx.Pm, family) for lam in ctx.lams]
+    refs = [_split_memo.memo(ctx.split_key, ("ref", family.name, float(lam), fit_intercept, penalize_intercept),
+                             functools.partial(glm_reference_solve, ctx.Xa, ctx.y, lam, ctx.Pm, family))
+            for lam in ctx.lams]
     ctx.theta_ref = np.stack([r[0] for r in refs])
     ctx.ref_converged = np.array([r[1] for r in refs])
     ctx.Xt = add_intercept(ctx.X_test) if fit_intercept else ctx.X_test
@@ -221,8 +234,19 @@ def prepare_logistic_context(X, y, X_pub, y_pub, X_test, y_test, **kwargs) -> Lo
 # --------------------------------------------------------------------------------------------
 # runners
 # --------------------------------------------------------------------------------------------
-def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds):
-    """Noisy Newton for every (lam, epsilon, seed) on bounded rows Z (radius R); theta in Z's space."""
+def _pair_products(ctx, Z, tag: tuple, runs: int):
+    """:func:`engine.pmt._newton.pair_products` of Z in the Newton dtype, kept for the split (``tag`` names Z
+    among the split's row sets); None where :func:`noisy_newton` would not use it (<= 2 runs or 1 step)."""
+    if runs <= 2 or ctx.T <= 1:
+        return None
+    dt = np.dtype(ctx.newton_dtype)
+    return _split_memo.memo(ctx.split_key, ("K",) + tag + (dt.str,),
+                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt))
+
+
+def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
+    """Noisy Newton for every (lam, epsilon, seed) on bounded rows Z (radius R); theta in Z's space.
+    ``tag`` names Z among the split's row sets (its pair products are kept for the split)."""
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     mus = _mus(ctx, epsilons)
     T = ctx.T
@@ -235,18 +259,27 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds):
     pens = np.stack([2.0 * lam * pen_w for lam in ctx.lams])[li]
     floor = newton_eig_floor(ctx.eig_floor, ctx.d, sH[ei])
     res = noisy_newton(Z, ctx.y, family=LOGISTIC, pen=pens, sigma_g=sg[ei], sigma_H=sH[ei], noise_g=gn[:, si],
-                       noise_H=Hn[:, si], n_steps=T, eig_floor=floor, tol=ctx.tol, dtype=ctx.newton_dtype)
+                       noise_H=Hn[:, si], n_steps=T, eig_floor=floor, tol=ctx.tol, dtype=ctx.newton_dtype,
+                       K=_pair_products(ctx, Z, tag, len(li)))
     return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=res.theta, eig_fix=res.eig_fixes > 0,
                 eig_fixes=res.eig_fixes, converged=res.converged, kappa_noisy=res.kappa_noisy, n_steps=T,
                 eig_floor=floor, last_step=res.last_step, sigma_g=sg[ei], sigma_H=sH[ei], sigma_A=sH[ei],
                 sigma_b=sg[ei])
 
 
+def _frozen_transform(ctx):
+    """:func:`pmt_transform` of the private rows with the public moment, its whitened rows read-only."""
+    tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
+    tr.X_tilde.setflags(write=False)
+    return tr
+
+
 @_single_blas
 def _run_pmt(ctx, epsilons, seeds):
-    tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
+    tag = ("pmt", float(ctx.eta), ctx.fit_intercept)
+    tr = _split_memo.memo(ctx.split_key, tag, lambda: _frozen_transform(ctx))
     S_is = ctx.moment.Sigma_pub_inv_sqrt
-    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.moment.whiten_quadratic(ctx.Pm), epsilons, seeds)
+    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.moment.whiten_quadratic(ctx.Pm), epsilons, seeds, tag)
     out["theta"] = out["theta"] @ S_is.T  # rows theta~ -> W theta~ (W the whitening, not symmetric in general)
     out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
     return out
@@ -256,8 +289,9 @@ def _run_pmt(ctx, epsilons, seeds):
 def _run_dp_newton(ctx, epsilons, seeds):
     C = ctx.options.get("clip_radius")
     C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
-    Xc, _, clipped = truncate_rows(ctx.Xa, C)
-    out = _newton_runs(ctx, Xc, C, ctx.Pm, epsilons, seeds)
+    tag = ("clip", C, ctx.fit_intercept)
+    Xc, _, clipped = _split_memo.memo(ctx.split_key, tag, lambda: truncate_rows(ctx.Xa, C))
+    out = _newton_runs(ctx, Xc, C, ctx.Pm, epsilons, seeds, tag)
     out.update(radius=C, frac_truncated=float(np.mean(clipped)))
     return out
 
