@@ -39,6 +39,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.pmt._gd import _FUSED_MIN_RUNS as _FUSED_DEFAULT  # noqa: E402
+
 
 def gemm_gflops(dtype, size=768, reps=5):
     """Single-thread GFLOP/s of a square ``size`` matmul in ``dtype`` (best of ``reps``): ``(cpu, wall)``.
@@ -93,30 +95,50 @@ def logistic_problem(runs, T, n=30000, d=15):
     return dict(Xa=X, y=y, clip_norm=1.0, lam=1e-3, Pm=np.eye(d), step_size=0.5, sigma=sigma, noise=noise, n_steps=T)
 
 
-def measure(name, path, prob, dtype, repeat):
+def _path_mode(fused: bool):
+    """Select the fused kernel (the default) or the numpy chunk loop (the path before it) for the next calls."""
+    from engine.pmt import _gd
+
+    _gd._FUSED_MIN_RUNS = _FUSED_DEFAULT if fused else 10 ** 9
+
+
+def measure(name, path, prob, dtype, repeat, compare):
     n, d = prob["Xa"].shape
     runs, T = prob["sigma"].shape[0], prob["n_steps"]
     k_in = d + 1 if name == "ridge" else d  # ridge's first product carries the -y column
     flops = 2.0 * n * (k_in + d) * runs * T
-    path(**prob, dtype=dtype)  # warm-up
+    modes = ("fused", "numpy") if compare else ("fused",)
+    ref = {}
+    for mode in modes:  # warm-up (compiles or loads the kernel), and the fixed-seed outputs of each path
+        _path_mode(mode == "fused")
+        ref[mode] = path(**prob, dtype=dtype)
     print(f"{name}: n = {n}, d = {d}, runs = {runs}, T = {T}, dtype = {np.dtype(dtype).name},"
           f" two matmuls = {flops / 1e9:.2f} GFLOP")
-    ratios, cratios = [], []
+    if compare:
+        same = all(np.array_equal(a, b) for a, b in zip(ref["fused"], ref["numpy"]))
+        diff = float(np.max(np.abs(ref["fused"][0] - ref["numpy"][0])))
+        print(f"  fused kernel vs numpy path, same seed: bit-identical {same} (max |theta diff| {diff:.3g})")
+    out = {mode: ([], []) for mode in modes}
     for i in range(repeat):
-        g0 = gemm_gflops(dtype)
-        w0, c0 = time.perf_counter(), time.process_time()
-        path(**prob, dtype=dtype)
-        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-        g1 = gemm_gflops(dtype)
-        gf, gfw = max(g0[0], g1[0]), max(g0[1], g1[1])
-        limit, limit_w = flops / (gf * 1e9), flops / (gfw * 1e9)
-        ratios.append(wall / limit_w)
-        cratios.append(cpu / limit)
-        print(f"  round {i}: loop wall {wall * 1e3:7.1f} ms  CPU {cpu * 1e3:7.1f} ms | single-thread {gf:6.1f} GFLOP/s"
-              f" (thread CPU) -> limit {limit * 1e3:6.1f} ms, CPU/limit {cpu / limit:5.2f} | {gfw:6.1f} GFLOP/s (wall)"
-              f" -> limit {limit_w * 1e3:6.1f} ms, wall/limit {wall / limit_w:5.2f} | load {os.getloadavg()[0]:.2f}")
-    print(f"  median CPU/limit(CPU) {statistics.median(cratios):.2f} (best {min(cratios):.2f}),"
-          f" wall/limit(wall) {statistics.median(ratios):.2f} (best {min(ratios):.2f})   (issue 16 goal: <= 1.5)")
+        for mode in modes:
+            _path_mode(mode == "fused")
+            g0 = gemm_gflops(dtype)
+            w0, c0 = time.perf_counter(), time.process_time()
+            path(**prob, dtype=dtype)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            g1 = gemm_gflops(dtype)
+            gf = max(g0[0], g1[0])
+            limit = flops / (gf * 1e9)
+            out[mode][0].append(wall / limit)
+            out[mode][1].append(cpu / limit)
+            print(f"  round {i} {mode:5s}: wall {wall * 1e3:7.1f} ms  CPU {cpu * 1e3:7.1f} ms | limit {limit * 1e3:6.1f} ms"
+                  f" ({gf:5.1f} GFLOP/s, one thread) | wall/limit {wall / limit:5.2f}  CPU/limit {cpu / limit:5.2f}"
+                  f" | load {os.getloadavg()[0]:.2f}")
+    _path_mode(True)
+    for mode in modes:
+        w, c = out[mode]
+        print(f"  {mode:5s} median wall/limit {statistics.median(w):.2f} (best {min(w):.2f}),"
+              f" CPU/limit {statistics.median(c):.2f} (best {min(c):.2f})   (issue 16 goal: <= 1.5)")
 
 
 def main(argv=None):
@@ -126,14 +148,17 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--logistic", action="store_true", help="also the logistic loop (synthetic n = 3e4, d = 15)")
+    ap.add_argument("--no-compare", dest="compare", action="store_false",
+                    help="skip the numpy chunk loop (the path before the fused kernel) in each round")
     args = ap.parse_args(argv)
     from engine.pmt._gd import dp_gd_logistic_path, dp_gd_ridge_path
 
     dtype = np.dtype(args.dtype).type
     print(f"load average before: {tuple(round(x, 2) for x in os.getloadavg())}  (cores: {os.cpu_count()})")
-    measure("ridge", dp_gd_ridge_path, ridge_problem(args.runs, args.steps), dtype, args.repeat)
+    measure("ridge", dp_gd_ridge_path, ridge_problem(args.runs, args.steps), dtype, args.repeat, args.compare)
     if args.logistic:
-        measure("logistic", dp_gd_logistic_path, logistic_problem(args.runs, args.steps), dtype, args.repeat)
+        measure("logistic", dp_gd_logistic_path, logistic_problem(args.runs, args.steps), dtype, args.repeat,
+                args.compare)
     print(f"load average after : {tuple(round(x, 2) for x in os.getloadavg())}")
 
 

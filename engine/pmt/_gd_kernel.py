@@ -29,9 +29,11 @@ import sys
 import threading
 from pathlib import Path
 
-#: Largest ``d`` (columns of ``U``) for which a kernel is generated: the unrolled loop body grows as ``R d``
-#: and above this the products are wide enough for BLAS to run near its peak.
-MAX_KERNEL_D = 32
+#: Largest ``d`` (columns of ``U``) for which the kernel is used. LLVM vectorizes its loop over runs up to
+#: d = 8 (checked in the assembly, numba 0.68); from d = 9 on its cost model declines (the run-time overlap
+#: checks between the ``d`` rows written grow as d^2) and the scalar loop is slower than BLAS: numpy path.
+#: A blocked variant with kernel-local accumulators vectorized for any d, but ran slower at d = 5.
+MAX_KERNEL_D = 8
 
 #: Rows handled per pass over the runs (their accumulators stay in registers between rows).
 _ROW_UNROLL = 2
