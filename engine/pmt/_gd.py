@@ -77,8 +77,8 @@ _FUSED_MIN_RUNS = 32
 def _clip_chunk(r, C):
     """Clip a chunk of signed gradient norms in place at ``[-C, C]`` (the per-example clip, ``||g_i|| = |s_i|``).
 
-    The numpy path's one clip call: a module-level name so that the audit (:mod:`engine.audit.hooks`) and the
-    tests can see it. ``np.clip`` semantics (NaN stays NaN), without its Python-level argument handling."""
+    The numpy path's clip (the fused kernel applies the same rule, ``min(max(s, -C), C)``): ``np.clip``'s
+    ufunc, called directly to skip its Python-level argument handling (about 10 % of the loop); NaN stays NaN."""
     return _np_clip(r, -C, C, out=r)
 
 
