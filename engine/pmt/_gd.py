@@ -96,7 +96,8 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
     the ``s_i`` of rows s0:s1 written into ``out`` (a preallocated (s1 - s0, k) dtype buffer, clipped in place
     here). ``fused``, when given, is used for groups of at least :data:`_FUSED_MIN_RUNS` runs instead of the
     chunk loop: ``fused(th, cr, grad, part, cnt)`` writes ``U^T clip(s, -C, C)`` (same chunks, same
-    arithmetic) into ``grad`` and adds the clipped count per run to ``cnt`` (:mod:`engine.pmt._gd_kernel`).
+    arithmetic) into ``grad`` and, unless ``cnt`` is None, adds the clipped count per run to ``cnt``
+    (:mod:`engine.pmt._gd_kernel`).
     Returns ``theta`` (d, runs) and the fraction of per-example gradients clipped at the last step (runs,).
     """
     Cd = np.asarray(C, dtype=dtype)[()]  # the clip bound in the working dtype (as np.clip casts a Python float)
@@ -117,8 +118,7 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
             th = prepare(theta)
             last = t == n_steps - 1
             if use_fused:
-                cnt[:] = 0
-                fused(th, cr, grad, part, cnt)
+                fused(th, cr, grad, part, cnt if last else None)  # counts at the last step only
                 if last:
                     frac += cnt
             else:

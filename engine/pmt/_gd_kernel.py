@@ -41,9 +41,12 @@ _ROW_UNROLL = 2
 _lock = threading.Lock()
 
 
-def _source(m: int, d: int, R: int) -> str:
-    """Python source of the kernel for ``m`` columns of S and ``d`` of U (loops over columns unrolled)."""
-    L = ["def kern(S, U, th, C, cr, grad, part, cnt):",
+def _source(m: int, d: int, R: int, count: bool) -> str:
+    """Python source of the kernel for ``m`` columns of S and ``d`` of U (loops over columns unrolled):
+    ``kern_count``, which also counts the clipped rows per run into ``cnt``, or ``kern`` without (the
+    count costs about a fifth of the loop and is read at the last step only)."""
+    L = [_DECORATOR,
+         "def kern_count(S, U, th, C, cr, grad, part, cnt):" if count else "def kern(S, U, th, C, cr, grad, part):",
          "    n = S.shape[0]",
          "    k = th.shape[1]",
          "    for s0 in range(0, n, cr):",
@@ -54,7 +57,8 @@ def _source(m: int, d: int, R: int) -> str:
     def body(q, ind):
         out = [f"{ind}s = a{q}_0 * t0"]
         out += [f"{ind}s = fma(a{q}_{j}, t{j}, s)" for j in range(1, m)]
-        out.append(f"{ind}nc += (s > C) | (s < -C)")
+        if count:
+            out.append(f"{ind}nc += (s > C) | (s < -C)")
         out.append(f"{ind}s = C if s > C else s")
         out.append(f"{ind}s = -C if s < -C else s")
         out += [f"{ind}p{j} = fma(u{q}_{j}, s, p{j})" for j in range(d)]
@@ -68,11 +72,13 @@ def _source(m: int, d: int, R: int) -> str:
         out.append(f"{ind}for r in range(k):")
         out += [f"{ind}    t{j} = th[{j}, r]" for j in range(m)]
         out += [f"{ind}    p{j} = part[{j}, r]" for j in range(d)]
-        out.append(f"{ind}    nc = cnt[r]")
+        if count:
+            out.append(f"{ind}    nc = cnt[r]")
         for q in range(rows):
             out += body(q, ind + "    ")
         out += [f"{ind}    part[{j}, r] = p{j}" for j in range(d)]
-        out.append(f"{ind}    cnt[r] = nc")
+        if count:
+            out.append(f"{ind}    cnt[r] = nc")
         out.append(f"{ind}i += {rows}")
         return out
 
@@ -98,10 +104,9 @@ def fma(typingctx, a, b, c):  # a * b + c, one rounding (llvm.fma): the order of
         return builder.fma(*args)
 
     return a(a, b, c), codegen
-
-
-@numba.njit(nogil=True, boundscheck=False, error_model="numpy", cache=CACHE)
 '''
+
+_DECORATOR = '\n\n@numba.njit(nogil=True, boundscheck=False, error_model="numpy", cache=CACHE)'
 
 
 def kernel_dir() -> Path:
@@ -120,7 +125,7 @@ def _load(name: str, path: Path):
     except BaseException:
         sys.modules.pop(name, None)
         raise
-    return mod.kern
+    return mod.kern, mod.kern_count
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,13 +133,13 @@ def _compiled(m: int, d: int):
     """The kernel for ``(m, d)``: its source is written to :func:`kernel_dir` (only when it differs, so numba's
     on-disk cache, keyed by the file's time stamp, stays valid) and imported with ``cache=True``, so a shape
     compiles once per machine, not once per process. Without a writable folder: compiled in memory."""
-    body = _source(m, d, _ROW_UNROLL)
+    body = _source(m, d, _ROW_UNROLL, False) + "\n" + _source(m, d, _ROW_UNROLL, True)
     name = f"_dpgd_kernel_ridge_m{m}_d{d}"
     try:
         folder = kernel_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{name}.py"
-        text = _HEADER.replace("CACHE", "True") + body + "\n"
+        text = (_HEADER + body).replace("CACHE", "True") + "\n"
         if not path.exists() or path.read_text() != text:
             tmp = folder / f".{name}.{os.getpid()}.tmp"
             tmp.write_text(text)
@@ -142,8 +147,8 @@ def _compiled(m: int, d: int):
         return _load(name, path)
     except (OSError, RuntimeError):  # read-only folder, or numba finds no cache locator there
         ns: dict = {}
-        exec(compile(_HEADER.replace("CACHE", "False") + body, f"<{name}>", "exec"), ns)
-        return ns["kern"]
+        exec(compile((_HEADER + body).replace("CACHE", "False"), f"<{name}>", "exec"), ns)
+        return ns["kern"], ns["kern_count"]
 
 
 def ridge_kernel(m: int, d: int):
@@ -151,11 +156,11 @@ def ridge_kernel(m: int, d: int):
 
     None when numba is not installed or ``d > MAX_KERNEL_D``. Call signature of the result::
 
-        kern(S, U, th, C, cr, grad, part, cnt)
+        kern(S, U, th, C, cr, grad, part, cnt=None)
 
     ``S`` (n, m) and ``U`` (n, d) C-contiguous rows, ``th`` (m, k), ``C`` the clip bound (a scalar of the
     arrays' dtype, float32 or float64), ``cr`` rows per chunk, ``grad`` (d, k) the output, ``part`` (d, k)
-    scratch, ``cnt`` (k,) int32 to which each run's number of clipped rows (``|s_i| > C``; NaN is not
+    scratch, ``cnt`` None or (k,) int32 to which each run's number of clipped rows (``|s_i| > C``; NaN is not
     counted, as ``np.abs(s) > C``) is added. Releases the GIL (the DP-GD loop calls it from threads).
     """
     if d > MAX_KERNEL_D:
@@ -165,4 +170,12 @@ def ridge_kernel(m: int, d: int):
     except ImportError:  # pragma: no cover - numba is in requirements.txt
         return None
     with _lock:  # compile once, before the worker threads call it
-        return _compiled(int(m), int(d))
+        plain, counting = _compiled(int(m), int(d))
+
+    def kern(S, U, th, C, cr, grad, part, cnt=None):
+        if cnt is None:
+            plain(S, U, th, C, cr, grad, part)
+        else:
+            counting(S, U, th, C, cr, grad, part, cnt)
+
+    return kern
