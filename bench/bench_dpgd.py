@@ -1,25 +1,27 @@
 """DP-GD inner loop vs its compute limit (issue 16, row "DP-GD in the sweep vs a plain numpy loop").
 
 The sweep's DP-GD (ridge on ccpp: 10 epsilons x 50 seeds = 500 runs as matrix columns, T = 100 steps,
-float32 products) does per step two matmuls, ``S (n, d+1) @ [theta; 1] (d+1, runs)`` and
-``U^T (d, n) @ s (n, runs)``, plus the clip and the update. Their FLOPs, ``2 n (2d + 1) runs T``, at the
-single-thread GFLOP/s of a large matmul in the same dtype (thread CPU time, measured in this run just
-before and after the loop) give the *compute limit*. Printed: loop wall and CPU time, the limit, wall/limit (the loop may use
-two threads) and CPU/limit (all cores' time against one core's limit), the load average, and the same
-for the logistic loop (adult-like sizes: the sweep's ``dp_gd_logistic_path`` on a synthetic design).
+float32) needs per step two products, ``S (n, d+1) @ [theta; 1] (d+1, runs)`` and ``U^T (d, n) @ s (n, runs)``,
+with the per-example clip of ``s`` between them. Their FLOPs, ``2 n (2d + 1) runs T``, at one core's
+GFLOP/s for a large matmul in the same dtype (thread CPU time, measured just before and after each loop)
+give the *compute limit*. Each round times both paths of :mod:`engine.pmt._gd` on the same problem: the
+fused kernel (:mod:`engine.pmt._gd_kernel`, the default for >= 32 runs per thread and d <= 8) and the
+numpy chunk loop it replaced (BLAS, ``np.clip``, BLAS), and prints wall and CPU time, the limit,
+wall/limit (the loop uses two threads on two cores: an idle machine allows ~0.5), CPU/limit (both
+threads' CPU against one core's limit) and the load average; first, whether the two paths' fixed-seed
+outputs are bit-identical. ``--logistic`` adds the logistic loop (synthetic n = 3e4, d = 15: above the
+kernel's d <= 8, so both paths are the numpy loop there).
 
-The machine is shared (load 5-10 on 2 cores): the limit and the loop are measured alternately
-(``--repeat`` rounds) and each round prints its own ratio; read the ratios side by side.
+The machine is shared (load 5-10 on 2 cores): wall time then measures the queue more than the loop, and
+CPU/limit is the figure to read; the paths alternate within each round so their ratio is fair.
 
-Figures (2026-11-30, 2 cores, load average 7-9 from other work): ridge loop CPU 201-236 ms against a
-limit of 82-87 ms at the core's 95-100 GFLOP/s (float32, thread CPU): CPU/limit 2.5-2.8; with the limit
-from wall-timed GFLOP/s (42-61 GFLOP/s on the busy machine) wall/limit 2.7-5.5 and CPU/limit 1.3-1.7.
-Where the rest goes (one thread, 250 runs, thread CPU): the two products run at 67-74 GFLOP/s (inner
-dimension 6 and output dimension 5 keep OpenBLAS below its square-matrix peak) and ``np.clip`` over the
-(rows x runs) residual chunk costs a third of the loop (it is a memory pass that no BLAS call can absorb).
-The clip was already a scalar clip of the signed gradient norm before this change (no (n, d, runs) arrays); this
-issue's change (preallocated residual and product buffers) keeps every value bit-identical and moved the
-loop's CPU from a median 214 ms to 205 ms, within the load's noise.
+Figures (2026-11-30, 2 cores, load 6, ``--repeat 4``): limit 82-84 ms (98-101 GFLOP/s). Fused: CPU
+107-115 ms, CPU/limit 1.28-1.38 (median 1.32), wall 167-238 ms (wall/limit 2.0-2.8 at load 6). Numpy
+loop: CPU 187-204 ms, CPU/limit 2.27-2.51 (median 2.33), wall 217-487 ms. Same seed: bit-identical.
+One thread, 250 runs (thread CPU): the kernel runs at 82 GFLOP/s (97 GFLOP/s with 500 runs in one
+thread), the numpy loop at 45 (the skinny products at 50-63 GFLOP/s plus the clip pass, a third).
+Logistic (n = 3e4, d = 15, load 8): CPU/limit 3.1-3.4 either way (unchanged: the sigmoid's tanh pass and
+the skinny products; a fused logistic kernel was tried and was not faster at d = 15).
 
 Usage::
 
