@@ -9,8 +9,8 @@ fused kernel (:mod:`engine.pmt._gd_kernel`, the default for >= 32 runs per threa
 numpy chunk loop it replaced (BLAS, ``np.clip``, BLAS), and prints wall and CPU time, the limit,
 wall/limit (the loop uses two threads on two cores: an idle machine allows ~0.5), CPU/limit (both
 threads' CPU against one core's limit) and the load average; first, whether the two paths' fixed-seed
-outputs are bit-identical. ``--logistic`` adds the logistic loop (synthetic n = 3e4, d = 15: above the
-kernel's d <= 8, so both paths are the numpy loop there).
+outputs are bit-identical. ``--logistic`` adds the logistic loop (synthetic n = 3e4, d = 15), timed once:
+there is no logistic kernel, so it is the numpy loop.
 
 The machine is shared (load 5-10 on 2 cores): wall time then measures the queue more than the loop, and
 CPU/limit is the figure to read; the paths alternate within each round so their ratio is fair.
