@@ -7,7 +7,9 @@ pass. Here each row's residuals for a vector of runs are computed, clipped and a
 registers, so nothing (rows x runs)-sized is ever stored.
 
 Arithmetic (the same as the numpy path's, so values are bit-identical wherever OpenBLAS accumulates a
-chunk's products sequentially, which it does for the sweep's shapes; see ``tests/test_dpgd_kernel.py``):
+chunk's products sequentially: it does for the ccpp sweep's 500 runs (chunks of 262 rows); with longer
+chunks (fewer runs) OpenBLAS splits a chunk's rows into blocks and the two differ by float rounding,
+<= 2e-7 relative on the sweep's metrics; ``tests/test_dpgd_kernel.py``):
 
 * ``s_ir = fma(S_i,m-1, th_m-1,r, ... fma(S_i,1, th_1,r, S_i,0 th_0,r))`` (sequential FMA over the columns);
 * ``c_ir = min(max(s_ir, -C), C)`` (NaN stays NaN, as ``np.clip``);
@@ -15,9 +17,11 @@ chunk's products sequentially, which it does for the sweep's shapes; see ``tests
   ``grad = part`` for the first chunk, then ``grad += part`` chunk after chunk.
 
 The kernel is generated for each ``(m, d)`` (columns of ``S`` and of ``U``) with the loops over columns
-unrolled, compiled by numba on first use (about 1-2 s per shape and dtype, once per process) and kept.
-numba is imported only here, lazily; :func:`ridge_kernel` returns None when numba is missing, and the
-caller then uses the numpy path (same values up to float rounding order, slower).
+unrolled, and compiled by numba on first use: 3-15 s per shape and dtype on the shared 2-core machine,
+once per machine (the source is written to :func:`kernel_dir` and numba caches the machine code there;
+loading it then takes ~15 ms, plus ~0.4 s to import numba once per process). numba is imported only here,
+lazily; :func:`ridge_kernel` returns None when numba is missing, and the caller then uses the numpy path
+(same values up to float rounding order, slower).
 """
 
 from __future__ import annotations
