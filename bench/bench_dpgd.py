@@ -1,25 +1,27 @@
 """DP-GD inner loop vs its compute limit (issue 16, row "DP-GD in the sweep vs a plain numpy loop").
 
 The sweep's DP-GD (ridge on ccpp: 10 epsilons x 50 seeds = 500 runs as matrix columns, T = 100 steps,
-float32 products) does per step two matmuls, ``S (n, d+1) @ [theta; 1] (d+1, runs)`` and
-``U^T (d, n) @ s (n, runs)``, plus the clip and the update. Their FLOPs, ``2 n (2d + 1) runs T``, at the
-single-thread GFLOP/s of a large matmul in the same dtype (thread CPU time, measured in this run just
-before and after the loop) give the *compute limit*. Printed: loop wall and CPU time, the limit, wall/limit (the loop may use
-two threads) and CPU/limit (all cores' time against one core's limit), the load average, and the same
-for the logistic loop (adult-like sizes: the sweep's ``dp_gd_logistic_path`` on a synthetic design).
+float32) needs per step two products, ``S (n, d+1) @ [theta; 1] (d+1, runs)`` and ``U^T (d, n) @ s (n, runs)``,
+with the per-example clip of ``s`` between them. Their FLOPs, ``2 n (2d + 1) runs T``, at one core's
+GFLOP/s for a large matmul in the same dtype (thread CPU time, measured just before and after each loop)
+give the *compute limit*. Each round times both paths of :mod:`engine.pmt._gd` on the same problem: the
+fused kernel (:mod:`engine.pmt._gd_kernel`, the default for >= 32 runs per thread and d <= 8) and the
+numpy chunk loop it replaced (BLAS, ``np.clip``, BLAS), and prints wall and CPU time, the limit,
+wall/limit (the loop uses two threads on two cores: an idle machine allows ~0.5), CPU/limit (both
+threads' CPU against one core's limit) and the load average; first, whether the two paths' fixed-seed
+outputs are bit-identical. ``--logistic`` adds the logistic loop (synthetic n = 3e4, d = 15), timed once:
+there is no logistic kernel, so it is the numpy loop.
 
-The machine is shared (load 5-10 on 2 cores): the limit and the loop are measured alternately
-(``--repeat`` rounds) and each round prints its own ratio; read the ratios side by side.
+The machine is shared (load 5-10 on 2 cores): wall time then measures the queue more than the loop, and
+CPU/limit is the figure to read; the paths alternate within each round so their ratio is fair.
 
-Figures (2026-11-30, 2 cores, load average 7-9 from other work): ridge loop CPU 201-236 ms against a
-limit of 82-87 ms at the core's 95-100 GFLOP/s (float32, thread CPU): CPU/limit 2.5-2.8; with the limit
-from wall-timed GFLOP/s (42-61 GFLOP/s on the busy machine) wall/limit 2.7-5.5 and CPU/limit 1.3-1.7.
-Where the rest goes (one thread, 250 runs, thread CPU): the two products run at 67-74 GFLOP/s (inner
-dimension 6 and output dimension 5 keep OpenBLAS below its square-matrix peak) and ``np.clip`` over the
-(rows x runs) residual chunk costs a third of the loop (it is a memory pass that no BLAS call can absorb).
-The clip was already a scalar clip of the signed gradient norm before this change (no (n, d, runs) arrays); this
-issue's change (preallocated residual and product buffers) keeps every value bit-identical and moved the
-loop's CPU from a median 214 ms to 205 ms, within the load's noise.
+Figures (2026-11-30, 2 cores, load 6, ``--repeat 4``): limit 82-84 ms (98-101 GFLOP/s). Fused: CPU
+107-115 ms, CPU/limit 1.28-1.38 (median 1.32), wall 167-238 ms (wall/limit 2.0-2.8 at load 6). Numpy
+loop: CPU 187-204 ms, CPU/limit 2.27-2.51 (median 2.33), wall 217-487 ms. Same seed: bit-identical.
+One thread, 250 runs (thread CPU): the kernel runs at 82 GFLOP/s (97 GFLOP/s with 500 runs in one
+thread), the numpy loop at 45 (the skinny products at 50-63 GFLOP/s plus the clip pass, a third).
+Logistic (n = 3e4, d = 15, load 8): CPU/limit 3.1-3.4 either way (unchanged: the sigmoid's tanh pass and
+the skinny products; a fused logistic kernel was tried and was not faster at d = 15).
 
 Usage::
 
@@ -38,6 +40,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.pmt._gd import _FUSED_MIN_RUNS as _FUSED_DEFAULT  # noqa: E402
 
 
 def gemm_gflops(dtype, size=768, reps=5):
@@ -93,30 +97,56 @@ def logistic_problem(runs, T, n=30000, d=15):
     return dict(Xa=X, y=y, clip_norm=1.0, lam=1e-3, Pm=np.eye(d), step_size=0.5, sigma=sigma, noise=noise, n_steps=T)
 
 
-def measure(name, path, prob, dtype, repeat):
+def _path_mode(fused: bool):
+    """Select the fused kernel (the default) or the numpy chunk loop (the path before it) for the next calls."""
+    from engine.pmt import _gd
+
+    _gd._FUSED_MIN_RUNS = _FUSED_DEFAULT if fused else 10 ** 9
+
+
+def measure(name, path, prob, dtype, repeat, compare):
     n, d = prob["Xa"].shape
     runs, T = prob["sigma"].shape[0], prob["n_steps"]
     k_in = d + 1 if name == "ridge" else d  # ridge's first product carries the -y column
     flops = 2.0 * n * (k_in + d) * runs * T
-    path(**prob, dtype=dtype)  # warm-up
+    from engine.pmt._gd_kernel import MAX_KERNEL_D
+
+    if name == "ridge" and d <= MAX_KERNEL_D:
+        modes = ("fused", "numpy") if compare else ("fused",)
+    else:  # no kernel for this loss or width: both settings would time the same numpy loop
+        modes, compare = ("numpy",), False
+        print(f"{name}: no fused kernel here (ridge with d <= {MAX_KERNEL_D} only): the numpy loop alone")
+    ref = {}
+    for mode in modes:  # warm-up (compiles or loads the kernel), and the fixed-seed outputs of each path
+        _path_mode(mode == "fused")
+        ref[mode] = path(**prob, dtype=dtype)
     print(f"{name}: n = {n}, d = {d}, runs = {runs}, T = {T}, dtype = {np.dtype(dtype).name},"
           f" two matmuls = {flops / 1e9:.2f} GFLOP")
-    ratios, cratios = [], []
+    if compare:
+        same = all(np.array_equal(a, b) for a, b in zip(ref["fused"], ref["numpy"]))
+        diff = float(np.max(np.abs(ref["fused"][0] - ref["numpy"][0])))
+        print(f"  fused kernel vs numpy path, same seed: bit-identical {same} (max |theta diff| {diff:.3g})")
+    out = {mode: ([], []) for mode in modes}
     for i in range(repeat):
-        g0 = gemm_gflops(dtype)
-        w0, c0 = time.perf_counter(), time.process_time()
-        path(**prob, dtype=dtype)
-        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-        g1 = gemm_gflops(dtype)
-        gf, gfw = max(g0[0], g1[0]), max(g0[1], g1[1])
-        limit, limit_w = flops / (gf * 1e9), flops / (gfw * 1e9)
-        ratios.append(wall / limit_w)
-        cratios.append(cpu / limit)
-        print(f"  round {i}: loop wall {wall * 1e3:7.1f} ms  CPU {cpu * 1e3:7.1f} ms | single-thread {gf:6.1f} GFLOP/s"
-              f" (thread CPU) -> limit {limit * 1e3:6.1f} ms, CPU/limit {cpu / limit:5.2f} | {gfw:6.1f} GFLOP/s (wall)"
-              f" -> limit {limit_w * 1e3:6.1f} ms, wall/limit {wall / limit_w:5.2f} | load {os.getloadavg()[0]:.2f}")
-    print(f"  median CPU/limit(CPU) {statistics.median(cratios):.2f} (best {min(cratios):.2f}),"
-          f" wall/limit(wall) {statistics.median(ratios):.2f} (best {min(ratios):.2f})   (issue 16 goal: <= 1.5)")
+        for mode in modes:
+            _path_mode(mode == "fused")
+            g0 = gemm_gflops(dtype)
+            w0, c0 = time.perf_counter(), time.process_time()
+            path(**prob, dtype=dtype)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            g1 = gemm_gflops(dtype)
+            gf = max(g0[0], g1[0])
+            limit = flops / (gf * 1e9)
+            out[mode][0].append(wall / limit)
+            out[mode][1].append(cpu / limit)
+            print(f"  round {i} {mode:5s}: wall {wall * 1e3:7.1f} ms  CPU {cpu * 1e3:7.1f} ms | limit {limit * 1e3:6.1f} ms"
+                  f" ({gf:5.1f} GFLOP/s, one thread) | wall/limit {wall / limit:5.2f}  CPU/limit {cpu / limit:5.2f}"
+                  f" | load {os.getloadavg()[0]:.2f}")
+    _path_mode(True)
+    for mode in modes:
+        w, c = out[mode]
+        print(f"  {mode:5s} median wall/limit {statistics.median(w):.2f} (best {min(w):.2f}),"
+              f" CPU/limit {statistics.median(c):.2f} (best {min(c):.2f})   (issue 16 goal: <= 1.5)")
 
 
 def main(argv=None):
@@ -126,14 +156,17 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--logistic", action="store_true", help="also the logistic loop (synthetic n = 3e4, d = 15)")
+    ap.add_argument("--no-compare", dest="compare", action="store_false",
+                    help="skip the numpy chunk loop (the path before the fused kernel) in each round")
     args = ap.parse_args(argv)
     from engine.pmt._gd import dp_gd_logistic_path, dp_gd_ridge_path
 
     dtype = np.dtype(args.dtype).type
     print(f"load average before: {tuple(round(x, 2) for x in os.getloadavg())}  (cores: {os.cpu_count()})")
-    measure("ridge", dp_gd_ridge_path, ridge_problem(args.runs, args.steps), dtype, args.repeat)
+    measure("ridge", dp_gd_ridge_path, ridge_problem(args.runs, args.steps), dtype, args.repeat, args.compare)
     if args.logistic:
-        measure("logistic", dp_gd_logistic_path, logistic_problem(args.runs, args.steps), dtype, args.repeat)
+        measure("logistic", dp_gd_logistic_path, logistic_problem(args.runs, args.steps), dtype, args.repeat,
+                args.compare)
     print(f"load average after : {tuple(round(x, 2) for x in os.getloadavg())}")
 
 

@@ -67,7 +67,26 @@ def _dp_gd_setup(Xa, sigma, lam, step_size, clip_norm, dtype):
     return Xa, n, d, sigma, runs, lam, step, float(clip_norm), rn, Ut
 
 
-def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_steps, Ut, dtype, chunk_rows, n_jobs):
+#: Fewest runs in a thread group for which the fused kernel (:mod:`engine.pmt._gd_kernel`) replaces the numpy
+#: chunk loop. Below, the kernel's vector loop over runs is too short to beat BLAS (equal at 32 runs, 1.4x
+#: faster from 48 on, ``bench/bench_dpgd.py``), and single fits (one run, where BLAS takes gemv paths of
+#: another rounding order) keep their values bit for bit.
+_FUSED_MIN_RUNS = 32
+
+
+def _clip_chunk(r, C):
+    """Clip a chunk of signed gradient norms in place at ``[-C, C]`` (the per-example clip, ``||g_i|| = |s_i|``).
+
+    The numpy path's clip (the fused kernel applies the same rule, ``min(max(s, -C), C)``): ``np.clip``'s
+    ufunc, called directly to skip its Python-level argument handling (about 10 % of the loop); NaN stays NaN."""
+    return _np_clip(r, -C, C, out=r)
+
+
+_np_clip = np._core.umath.clip if hasattr(np, "_core") else np.core.umath.clip  # the ufunc under np.clip
+
+
+def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_steps, Ut, dtype, chunk_rows, n_jobs,
+                fused=None):
     """T clipped gradient steps for every run (column), over thread groups (2 threads from 64 runs on).
 
     Per step: ``g = (1/n) U^T clip(s, -C, C) + sigma z_t + 2 lam P theta``, ``theta <- theta - step g``,
@@ -75,9 +94,13 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
     ``residuals(k)`` gives, for a group of k runs, ``(prepare, chunk)``: ``prepare(theta)`` the dtype
     operand of a step from the float64 iterate (d, k), ``chunk(th, s0, s1, out)`` returns
     the ``s_i`` of rows s0:s1 written into ``out`` (a preallocated (s1 - s0, k) dtype buffer, clipped in place
-    here). Returns ``theta`` (d, runs) and the fraction of
-    per-example gradients clipped at the last step (runs,).
+    here). ``fused``, when given, is used for groups of at least :data:`_FUSED_MIN_RUNS` runs instead of the
+    chunk loop: ``fused(th, cr, grad, part, cnt)`` writes ``U^T clip(s, -C, C)`` (same chunks, same
+    arithmetic) into ``grad`` and, unless ``cnt`` is None, adds the clipped count per run to ``cnt``
+    (:mod:`engine.pmt._gd_kernel`).
+    Returns ``theta`` (d, runs) and the fraction of per-example gradients clipped at the last step (runs,).
     """
+    Cd = np.asarray(C, dtype=dtype)[()]  # the clip bound in the working dtype (as np.clip casts a Python float)
 
     def run(cols):
         k = cols.size
@@ -86,23 +109,30 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
         theta = np.zeros((d, k))
         grad = np.empty((d, k), dtype=dtype)
         part = np.empty((d, k), dtype=dtype)  # U^T s of one chunk (BLAS writes here, then one in-place add)
-        rbuf = np.empty((cr, k), dtype=dtype)  # the chunk's residuals, reused by every chunk and step
+        use_fused = fused is not None and k >= _FUSED_MIN_RUNS
+        rbuf = None if use_fused else np.empty((cr, k), dtype=dtype)  # the chunk's residuals, reused
         frac = np.zeros(k)
+        cnt = np.zeros(k, dtype=np.int32)
         nz, sg, lm, st = noise[:, :, cols], sigma[cols], lam[cols], step[cols]
         for t in range(int(n_steps)):
             th = prepare(theta)
             last = t == n_steps - 1
-            for s0 in range(0, n, cr):
-                s1 = min(n, s0 + cr)
-                r = chunk(th, s0, s1, rbuf[:s1 - s0])
+            if use_fused:
+                fused(th, cr, grad, part, cnt if last else None)  # counts at the last step only
                 if last:
-                    frac += np.count_nonzero(np.abs(r) > C, axis=0)
-                np.clip(r, -C, C, out=r)  # fused per-example clip: ||g_i|| = |s_i| (no (n, d, runs) array)
-                if s0 == 0:
-                    np.matmul(Ut[:, s0:s1], r, out=grad)
-                else:
-                    np.matmul(Ut[:, s0:s1], r, out=part)
-                    grad += part
+                    frac += cnt
+            else:
+                for s0 in range(0, n, cr):
+                    s1 = min(n, s0 + cr)
+                    r = chunk(th, s0, s1, rbuf[:s1 - s0])
+                    if last:
+                        frac += np.count_nonzero(np.abs(r) > Cd, axis=0)
+                    _clip_chunk(r, Cd)  # fused per-example clip: ||g_i|| = |s_i| (no (n, d, runs) array)
+                    if s0 == 0:
+                        np.matmul(Ut[:, s0:s1], r, out=grad)
+                    else:
+                        np.matmul(Ut[:, s0:s1], r, out=part)
+                        grad += part
             g = grad.astype(float) / n + sg * nz[t] + 2.0 * lm * (Pm @ theta)
             theta = theta - st * g
         return cols, theta, frac / n
@@ -191,7 +221,30 @@ def dp_gd_ridge_path(
         return prepare, lambda th, s0, s1, out: np.matmul(S[s0:s1], th, out=out)
 
     return _dp_gd_loop(residuals, n=n, d=d, runs=runs, C=C, lam=lam, step=step, sigma=sigma, Pm=Pm, noise=noise,
-                       n_steps=n_steps, Ut=Ut, dtype=dtype, chunk_rows=chunk_rows, n_jobs=n_jobs)
+                       n_steps=n_steps, Ut=Ut, dtype=dtype, chunk_rows=chunk_rows, n_jobs=n_jobs,
+                       fused=_ridge_fused(S, Ut, C, dtype, runs, n_jobs))
+
+
+def _ridge_fused(S, Ut, C, dtype, runs, n_jobs):
+    """The fused ridge step ``fused(th, cr, grad, part, cnt)`` of :func:`_dp_gd_loop`, or None (numpy path).
+
+    None when no group reaches :data:`_FUSED_MIN_RUNS` runs, for dtypes other than float32 / float64, or when
+    :func:`engine.pmt._gd_kernel.ridge_kernel` has no kernel (numba missing, d above its limit)."""
+    groups = max(1, min(int(n_jobs if n_jobs is not None else (2 if runs >= 64 else 1)), runs))
+    if runs // groups < _FUSED_MIN_RUNS or np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return None
+    from engine.pmt._gd_kernel import ridge_kernel
+
+    kern = ridge_kernel(S.shape[1], Ut.shape[0])
+    if kern is None:
+        return None
+    U = np.ascontiguousarray(Ut.T)  # rows u_i (the kernel streams rows)
+    Cd = np.asarray(C, dtype=dtype)[()]
+
+    def fused(th, cr, grad, part, cnt):
+        kern(S, U, th, Cd, cr, grad, part, cnt)
+
+    return fused
 
 
 def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
