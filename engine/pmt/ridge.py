@@ -68,7 +68,14 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
-from engine.pmt._transform import MOMENT_ESTIMATORS, _kappa_from_eigs, pmt_transform, public_moment
+from engine.pmt._transform import (
+    MOMENT_ESTIMATORS,
+    _kappa_from_eigs,
+    _public_moment_rows,
+    _transform_rows,
+    pmt_transform,
+    public_moment,
+)
 
 __all__ = [
     "RESPONSES",
@@ -511,15 +518,16 @@ class PMTRidge(_LinearBase):
             return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
                                    self._penalty_mask(d))
 
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular,
-                           estimator=self.public_moment)
+        # the data were validated once above: the transform's own checks are not repeated (issue 16)
+        mom = _public_moment_rows(Xq, self.fit_intercept, self.on_singular, self.public_moment)
+        tr = _transform_rows(Xp, mom, eta)
         B_y = self._response_bound(yq, yv, n, eta)
         yc = np.clip(yv, -B_y, B_y)
         # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
         stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
                               n_y_clipped=int(np.count_nonzero(yc != yv)), eigenvalues_raw=tr.eigenvalues_raw * n)
         self.transform_ = tr
-        return self._release(stats, tr.moment, tr.radius, B_y, p)
+        return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor))
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
@@ -534,14 +542,15 @@ class PMTRidge(_LinearBase):
             raise ValueError(f"public_moment must be one of {MOMENT_ESTIMATORS}, got {self.public_moment!r}")
         return eps, dlt, nb, lam, eta, eig_floor
 
-    def _release(self, stats, moment, R, B_y, p):
+    def _release(self, stats, moment, R, B_y, p, params=None):
         """Release ``A`` and ``b`` of ``stats`` (noise, then the solve) and set the coefficients and report.
 
         The one release of ``response="clip"``, shared by the in-memory and the Dask path
         (:mod:`engine.pmt.dask`): both compute :class:`SSPStatistics` of the transformed and truncated
         private rows, then call this. Noise is drawn here, after all validation, and nowhere else.
+        ``params``: what :meth:`_check_params` returned in this ``fit`` (validated again when None).
         """
-        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
+        eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
         mu = _mu(eps, dlt, n)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
