@@ -109,7 +109,14 @@ def _add_row(Z: np.ndarray, v: np.ndarray) -> None:
     """
     if Z.shape[1] < 16 and Z.flags.c_contiguous:
         flat = Z.reshape(-1)
-        np.add(flat, np.tile(v, Z.shape[0]), out=flat)
+        tiled = np.empty_like(flat)  # v repeated n times, by doubling copies (np.tile is slower here)
+        k = v.size
+        tiled[:k] = v
+        while k < tiled.size:
+            m = min(k, tiled.size - k)
+            tiled[k:k + m] = tiled[:m]
+            k += m
+        np.add(flat, tiled, out=flat)
     else:
         Z += v
 

@@ -78,6 +78,12 @@ def _load(data, dataset_kwargs):
     if isinstance(data, str):
         from engine.datasets import load_dataset
 
+        key = data.strip().lower()
+        if key != "synthetic" and not dataset_kwargs:  # a bundled set: its arrays, cached read-only
+            from engine.datasets.bundled import _REGISTRY, _bundled_arrays
+
+            if key in _REGISTRY:
+                return _bundled_arrays(key)
         ds = load_dataset(data, **(dataset_kwargs or {}))
         X, y = ds.to_numpy()
         return X, y, ds.name
