@@ -648,8 +648,11 @@ class PMTTransform:
     gram : ndarray of shape (d, d)
         ``X~^T X~`` of the whitened and truncated rows (the statistic ``A`` that PMTRidge releases,
         before noise): computed once here and reused.
+    gram_untruncated : ndarray of shape (d, d)
+        ``U^T U`` of the whitened rows before truncation (private, display only: what ``gram_raw`` is
+        mapped back from).
     gram_raw : ndarray of shape (d, d)
-        ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
+        (Property, computed on first access.) ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
         without a second pass over the data: ``W^{-T} (X~^T X~ + sum over truncated rows of
         ((||u_i|| / R)^2 - 1) x~_i x~_i^T) W^{-1}``, ``u_i`` the untruncated whitened row. Private:
         display only (agrees with the direct product to float rounding relative to its largest
@@ -675,8 +678,16 @@ class PMTTransform:
     truncated: np.ndarray
     frac_truncated: float
     gram: np.ndarray
-    gram_raw: np.ndarray
+    gram_untruncated: np.ndarray
     norms_raw: np.ndarray | None = None
+
+    @functools.cached_property
+    def gram_raw(self) -> np.ndarray:
+        """``X^T X`` of the raw rows (intercept included), ``W^{-T} U^T U W^{-1}`` (computed on first access)."""
+        Wi = self.moment.Sigma_pub_sqrt
+        Gu = self.gram_untruncated
+        G_raw = Wi.T @ ((Gu + Gu.T) / 2.0) @ Wi
+        return (G_raw + G_raw.T) / 2.0
 
     @functools.cached_property
     def eigenvalues_raw(self) -> np.ndarray:
@@ -801,12 +812,10 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTran
         if idx.size:  # the untruncated rows' Gram: add back (||u||^2 / R^2 - 1) z z^T, >= 0 weights
             wgt = (norms_before[idx] / R) ** 2 - 1.0
             Gu = G + (Zt * wgt[:, None]).T @ Zt
-    Wi = moment.Sigma_pub_sqrt
-    G_raw = Wi.T @ ((Gu + Gu.T) / 2.0) @ Wi
     raw_sq = np.einsum("ij,ij->i", Xp, Xp)
     if moment.fit_intercept:
         raw_sq += 1.0
     return PMTTransform(
         moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        float(np.mean(truncated)), G, (G_raw + G_raw.T) / 2.0, np.sqrt(raw_sq),
+        idx.size / n, G, Gu, np.sqrt(raw_sq),  # idx.size / n: the mean of ``truncated``, the same float
     )

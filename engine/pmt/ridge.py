@@ -57,6 +57,7 @@ import numpy as np
 from engine import privacy as P
 from engine.pmt._base import (
     DEFAULT_EIG_FLOOR,
+    Lazy,
     METHOD_NAMES,
     _check_on_singular,
     _check_positive,
@@ -68,6 +69,7 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
+from engine.pmt._blas import stacked
 from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
@@ -199,6 +201,20 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     ([1.0, 1.0], False, 2.0)
     """
     A_priv = np.asarray(A_priv, dtype=float)
+    if A_priv.ndim == 3 and len(A_priv) >= _STACK_MIN:  # a sweep's stack: slices on idle cores, same numbers
+        k, d = A_priv.shape[0], A_priv.shape[-1]
+        pen = np.broadcast_to(np.asarray(penalty, dtype=float), (k, d, d))
+        return stacked(lambda A, b, P_: _ssp_solve(A, b, P_, eig_floor), A_priv,
+                       np.broadcast_to(np.asarray(b_priv, dtype=float), (k, d)), pen, min_batch=_STACK_MIN)
+    return _ssp_solve(A_priv, b_priv, penalty, eig_floor)
+
+
+#: Stacks of at least this many systems are split over idle cores (:func:`engine.pmt._blas.stacked`).
+_STACK_MIN = 128
+
+
+def _ssp_solve(A_priv, b_priv, penalty, eig_floor):
+    """:func:`ssp_solve` of one system or one stack, in this thread."""
     M = A_priv + penalty
     w, V = np.linalg.eigh(M)
     kappa = _kappa_from_eigs(w)
@@ -296,8 +312,18 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
     """
     A_priv = np.asarray(A_priv, dtype=float)
     c = np.asarray(noise_bound, dtype=float)
+    if A_priv.ndim == 3 and len(A_priv) >= _STACK_MIN:  # a sweep's stack: slices on idle cores, same numbers
+        k, d = A_priv.shape[0], A_priv.shape[-1]
+        return stacked(_noise_aware_solve, A_priv, np.broadcast_to(np.asarray(b_priv, dtype=float), (k, d)),
+                       np.broadcast_to(np.asarray(penalty, dtype=float), (k, d, d)), np.broadcast_to(c, (k,)),
+                       min_batch=_STACK_MIN)
+    return _noise_aware_solve(A_priv, b_priv, penalty, c)
+
+
+def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
+    """:func:`noise_aware_solve` of one system or one stack, in this thread (``kappa=False``: None for kappa)."""
     w, V = np.linalg.eigh(A_priv)
-    kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty))
+    kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
     # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
     # statistic without penalty still solves (the minimum-norm-like answer along that direction).
     c_eff = np.maximum(c, 1e-12 * np.max(np.abs(w), axis=-1))
@@ -525,9 +551,11 @@ class PMTRidge(_LinearBase):
         yc = np.clip(yv, -B_y, B_y)
         # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
         stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
-                              n_y_clipped=int(np.count_nonzero(yc != yv)), eigenvalues_raw=tr.eigenvalues_raw * n)
+                              n_y_clipped=int(np.count_nonzero(yc != yv)))
         self.transform_ = tr
-        return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor))
+        # kappa_raw (private, display only): from the transform's raw Gram when the report is read
+        return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor),
+                             kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
@@ -542,13 +570,14 @@ class PMTRidge(_LinearBase):
             raise ValueError(f"public_moment must be one of {MOMENT_ESTIMATORS}, got {self.public_moment!r}")
         return eps, dlt, nb, lam, eta, eig_floor
 
-    def _release(self, stats, moment, R, B_y, p, params=None):
+    def _release(self, stats, moment, R, B_y, p, params=None, kappa_raw=None):
         """Release ``A`` and ``b`` of ``stats`` (noise, then the solve) and set the coefficients and report.
 
         The one release of ``response="clip"``, shared by the in-memory and the Dask path
         (:mod:`engine.pmt.dask`): both compute :class:`SSPStatistics` of the transformed and truncated
         private rows, then call this. Noise is drawn here, after all validation, and nowhere else.
-        ``params``: what :meth:`_check_params` returned in this ``fit`` (validated again when None).
+        ``params``: what :meth:`_check_params` returned in this ``fit`` (validated again when None);
+        ``kappa_raw``: the report's value (a :class:`engine.pmt._base.Lazy`; default ``stats.kappa_raw``).
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
@@ -563,9 +592,11 @@ class PMTRidge(_LinearBase):
         self._set_theta(S_is @ th_t, p)
         self.report_ = _dp_report(
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
-            radius=R, n_pub=moment.n_pub, kappa_raw=stats.kappa_raw, kappa_pub=moment.kappa,
-            kappa_pmt=stats.kappa_A, frac_truncated=stats.frac_truncated, sigma_pub_regularized=moment.regularized,
-            tau=moment.tau, B_y=B_y, kappa_noisy=float(kappa_noisy), frac_y_clipped=stats.frac_y_clipped,
+            radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
+            kappa_pub=moment.kappa, kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
+            sigma_pub_regularized=moment.regularized, tau=moment.tau, B_y=B_y,
+            kappa_noisy=kappa_noisy if isinstance(kappa_noisy, Lazy) else float(kappa_noisy),
+            frac_y_clipped=stats.frac_y_clipped,
             eig_fixes=int(fixed), eig_floor=eig_floor,
             extra={"response": "clip", "solver": self.solver, "noise_bound": c, "public_moment": self.public_moment},
         )
@@ -576,7 +607,9 @@ class PMTRidge(_LinearBase):
         if self.solver == "paper":
             return (*ssp_solve(A_priv, b_priv, pen, eig_floor=eig_floor), math.nan)
         c = float(noise_spectral_bound(s_A, d, dlt))
-        return (*noise_aware_solve(A_priv, b_priv, pen, c), c)
+        theta, fixed, _ = _noise_aware_solve(A_priv, b_priv, pen, np.asarray(c), kappa=False)
+        # kappa of the system before the fix: display only, computed when the report is read
+        return theta, fixed, Lazy(lambda: _kappa_from_eigs(np.linalg.eigvalsh(A_priv + pen))), c
 
     def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
         Xa = self._with_intercept(Xp)
