@@ -1,4 +1,5 @@
-"""BLAS threads chosen per shape for the PMT products (issue 16), through one cached threadpoolctl controller.
+"""BLAS threads chosen per shape for the PMT products (issue 16), through one cached threadpoolctl controller,
+and a thread pool for work split into independent pieces (:func:`stacked`, the blocked transform).
 
 The transform's ``X W`` and ``Z^T Z`` are memory-bound below about ``d = 64`` and compute-bound above;
 on a shared machine a BLAS thread that waits for a busy core makes them slower, not faster. See
@@ -23,8 +24,10 @@ def blas_threads(n: int, d: int) -> int:
     slower than one thread (measured by ``bench/bench_pmt_fit.py``: n = 1e5, d = 200 at load 5 on 2
     cores, 1.0-1.7 s with one thread, 1.7-5 s with two). So the count is the number of idle cores,
     ``round(cores - 1-minute load average)``, at least 1. The machine's load is not data: the choice
-    cannot depend on the private rows, and OpenBLAS splits these products over output blocks, so the
-    result does not depend on it either.
+    cannot depend on the private rows. OpenBLAS's threads do change the last bits of large products
+    (measured: ``X W`` and ``Z^T Z`` at n = 1e5, d = 200 differ between one and two threads), so the
+    transform runs these shapes by fixed row blocks on its own threads instead
+    (:func:`engine.pmt._transform._whiten_blocks`), whose numbers do not depend on the count.
     """
     if d < 64 or n * d * d < 20_000_000:
         return 1

@@ -855,8 +855,8 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTran
     # quantity comes from d x d matrices or the truncated rows only (issue 16).
     if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
         Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
-    else:
-        with _blas_limit(n, d):
+    else:  # memory-bound or small: one BLAS thread (also keeps the numbers independent of the machine's load)
+        with blas_limit(1):
             if moment.fit_intercept:
                 Z = Xp @ W[:-1]
                 _add_row(Z, W[-1])
@@ -864,7 +864,7 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTran
                 Z = Xp @ W
             norms_before, truncated = truncate_rows_inplace(Z, R)
             G = Z.T @ Z
-    with _blas_limit(1, 1):
+    with blas_limit(1):
         idx = np.flatnonzero(truncated)
         norms_after = norms_before.copy()
         if idx.size:
