@@ -831,7 +831,7 @@ def _whiten_blocks(Xp: np.ndarray, W: np.ndarray, fit_intercept: bool, R: float)
         return Zb.T @ Zb
 
     threads = min(idle_cores(), len(starts))
-    with blas_limit(1):
+    with blas_limit(1):  # (a no-op when the caller holds one thread already)
         if threads <= 1:
             grams = [block(i) for i in range(len(starts))]
         else:
@@ -853,10 +853,12 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTran
     # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
     # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
     # quantity comes from d x d matrices or the truncated rows only (issue 16).
-    if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
-        Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
-    else:  # memory-bound or small: one BLAS thread (also keeps the numbers independent of the machine's load)
-        with blas_limit(1):
+    # one BLAS thread for everything below (the blocked shapes use their own threads, one BLAS thread each):
+    # memory-bound or small products, and numbers that do not depend on the machine's load
+    with blas_limit(1):
+        if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
+            Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
+        else:
             if moment.fit_intercept:
                 Z = Xp @ W[:-1]
                 _add_row(Z, W[-1])
@@ -864,7 +866,6 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTran
                 Z = Xp @ W
             norms_before, truncated = truncate_rows_inplace(Z, R)
             G = Z.T @ Z
-    with blas_limit(1):
         idx = np.flatnonzero(truncated)
         norms_after = norms_before.copy()
         if idx.size:
