@@ -272,7 +272,7 @@ def noise_spectral_bound(sigma_A, d: int, delta: float):
     return float(c) if c.ndim == 0 else c
 
 
-def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
+def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool = False):
     """The default PMT solve: PSD projection of the noisy statistic, then its eigenvalues raised to the noise level.
 
     ``A_priv = V diag(w) V^T``; the system solved is ``V diag(max(w, c)) V^T + penalty`` with
@@ -295,6 +295,9 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
         Positive semi-definite (``n lam`` times a whitened penalty).
     noise_bound : float or ndarray of shape (...)
         ``c >= 0``.
+    lazy_kappa : bool, default False
+        Return ``kappa`` of one system as a :class:`engine.pmt._base.Lazy` (its eigenvalues computed when a
+        report reads it; display only), as :class:`PMTRidge` does.
 
     Returns
     -------
@@ -317,6 +320,9 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
         return stacked(_noise_aware_solve, A_priv, np.broadcast_to(np.asarray(b_priv, dtype=float), (k, d)),
                        np.broadcast_to(np.asarray(penalty, dtype=float), (k, d, d)), np.broadcast_to(c, (k,)),
                        min_batch=_STACK_MIN)
+    if lazy_kappa:
+        theta, fixed, _ = _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=False)
+        return theta, fixed, Lazy(lambda: _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)))
     return _noise_aware_solve(A_priv, b_priv, penalty, c)
 
 
@@ -607,9 +613,8 @@ class PMTRidge(_LinearBase):
         if self.solver == "paper":
             return (*ssp_solve(A_priv, b_priv, pen, eig_floor=eig_floor), math.nan)
         c = float(noise_spectral_bound(s_A, d, dlt))
-        theta, fixed, _ = _noise_aware_solve(A_priv, b_priv, pen, np.asarray(c), kappa=False)
         # kappa of the system before the fix: display only, computed when the report is read
-        return theta, fixed, Lazy(lambda: _kappa_from_eigs(np.linalg.eigvalsh(A_priv + pen))), c
+        return (*noise_aware_solve(A_priv, b_priv, pen, c, lazy_kappa=True), c)
 
     def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
         Xa = self._with_intercept(Xp)
