@@ -69,7 +69,7 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
-from engine.pmt._blas import stacked
+from engine.pmt._blas import blas_limit, stacked
 from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
@@ -539,29 +539,33 @@ class PMTRidge(_LinearBase):
             from engine.pmt.dask import fit_dask
 
             return fit_dask(self, X, y, X_pub, y_pub)
-        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
-        joint = self.response == "joint"
-        need_y_pub = joint or self.response_bound is None
-        Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
-                                                 need_X_pub=True, need_y_pub=need_y_pub)
-        if joint and self.response_bound is not None:
-            raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
-        if joint:
-            return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
-                                   self._penalty_mask(d))
+        # every product and d x d factorisation of the fit on one BLAS thread (the blocked transform of large
+        # shapes runs its own threads, one BLAS thread each): OpenBLAS's threads on a d = 200 eigh took 0.5 s
+        # instead of 3 ms on this shared machine, and the numbers no longer depend on the machine's load
+        with blas_limit(1):
+            eps, dlt, nb, lam, eta, eig_floor = self._check_params()
+            joint = self.response == "joint"
+            need_y_pub = joint or self.response_bound is None
+            Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
+                                                     need_X_pub=True, need_y_pub=need_y_pub)
+            if joint and self.response_bound is not None:
+                raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
+            if joint:
+                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
+                                       self._penalty_mask(d))
 
-        # the data were validated once above: the transform's own checks are not repeated (issue 16)
-        mom = _public_moment_rows(Xq, self.fit_intercept, self.on_singular, self.public_moment)
-        tr = _transform_rows(Xp, mom, eta)
-        B_y = self._response_bound(yq, yv, n, eta)
-        yc = np.clip(yv, -B_y, B_y)
-        # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
-        stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
-                              n_y_clipped=int(np.count_nonzero(yc != yv)))
-        self.transform_ = tr
-        # kappa_raw (private, display only): from the transform's raw Gram when the report is read
-        return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor),
-                             kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
+            # the data were validated once above: the transform's own checks are not repeated (issue 16)
+            mom = _public_moment_rows(Xq, self.fit_intercept, self.on_singular, self.public_moment)
+            tr = _transform_rows(Xp, mom, eta)
+            B_y = self._response_bound(yq, yv, n, eta)
+            yc = np.clip(yv, -B_y, B_y)
+            # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
+            stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                                  n_y_clipped=int(np.count_nonzero(yc != yv)))
+            self.transform_ = tr
+            # kappa_raw (private, display only): from the transform's raw Gram when the report is read
+            return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor),
+                                 kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
