@@ -1,7 +1,7 @@
 """The fast paths of issue 16 (round 2) compute exactly what the plain code computes.
 
 Each test compares a fast path with the straightforward computation it replaces: bit for bit where the
-work is only reorganised (threads over a stack, memoised pure functions, codes for text columns), and
+work is only reorganised (memoised pure functions, codes for text columns), and
 to rounding where the blocked transform sums ``Z^T Z`` in another order (then it must not depend on the
 number of threads).
 """
@@ -20,43 +20,8 @@ from engine import privacy as P
 from engine.pmt import PMTRidge
 from engine.pmt import _transform as T
 from engine.pmt._base import FitReport, Lazy, _spawn_key, release_rng
-from engine.pmt.ridge import noise_aware_solve, ssp_solve
 from engine.pmt.sweep import _load, _str_column
 from engine.privacy import gdp
-
-
-@pytest.fixture
-def two_idle_cores(monkeypatch):
-    monkeypatch.setattr(B, "idle_cores", lambda: 2)
-
-
-def _stack(k=300, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    M = rng.normal(size=(k, d, d))
-    A = M @ np.swapaxes(M, 1, 2) + rng.normal(size=(k, d, d)) * 0.5
-    A = (A + np.swapaxes(A, 1, 2)) / 2  # symmetric, some indefinite
-    return A, rng.normal(size=(k, d)), np.diag(rng.uniform(0, 1, d))
-
-
-def test_stacked_solves_equal_the_unsplit_ones(two_idle_cores):
-    A, b, pen = _stack()
-    c = np.linspace(0.0, 3.0, len(A))
-    fast = noise_aware_solve(A, b, pen, c)
-    plain = B.stacked(lambda *a: noise_aware_solve(*a), A, b, np.broadcast_to(pen, A.shape), c, threads=1)
-    for u, v in zip(fast, plain):
-        assert np.array_equal(u, v)
-    fast = ssp_solve(A, b, pen, eig_floor=1e-3)
-    plain = ssp_solve(A[:100], b[:100], pen, eig_floor=1e-3)  # below the split size: one call
-    for u, v in zip(fast, plain):
-        assert np.array_equal(u[:100], v)
-    assert fast[1].any() and not fast[1].all()  # the floor fired on some systems: both branches were exercised
-
-
-def test_stacked_keeps_order_and_tuples(two_idle_cores):
-    x = np.arange(1000.0)
-    out = B.stacked(lambda v: (v * 2, v + 1), x, min_batch=10)
-    assert isinstance(out, tuple) and np.array_equal(out[0], x * 2) and np.array_equal(out[1], x + 1)
-    assert np.array_equal(B.stacked(np.sqrt, x, min_batch=10), np.sqrt(x))
 
 
 def _big(n=20_000, d=80, seed=0):

@@ -1,5 +1,5 @@
 """BLAS threads chosen per shape for the PMT products (issue 16), through one cached threadpoolctl controller,
-and a thread pool for work split into independent pieces (:func:`stacked`, the blocked transform).
+and a thread pool for work split into independent pieces (the blocked transform, :mod:`engine.pmt._whiten`).
 
 The transform's ``X W`` and ``Z^T Z`` are memory-bound below about ``d = 64`` and compute-bound above;
 on a shared machine a BLAS thread that waits for a busy core makes them slower, not faster. See
@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["blas_threads", "blas_limit", "idle_cores", "stacked"]
+__all__ = ["blas_threads", "blas_limit", "idle_cores"]
 
 
 def blas_threads(n: int, d: int) -> int:
@@ -35,61 +35,26 @@ def blas_threads(n: int, d: int) -> int:
 
 
 def idle_cores() -> int:
-    """``round(cores - 1-minute load average)``, at least 1: how many threads can run without waiting.
+    """Cores this process can use without waiting: ``round(cores - (load - 1))``, between 1 and ``cores``.
 
+    The 1-minute load average counts this process's own running thread too (a benchmark or a busy
+    dashboard keeps it near 1 on its own), so the other runnable tasks are about ``load - 1``. Used for
+    work split into independent pieces on this package's thread pool (the blocked transform): a piece
+    whose thread waits for a busy core is taken by the other thread, with no barrier to spin at.
     The machine's load is not data: nothing chosen from it can depend on the private rows."""
     cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - no load average on this platform
         return cores
-    return max(1, min(cores, int(cores - load + 0.5)))
+    return max(1, min(cores, int(cores - max(0.0, load - 1.0) + 0.5)))
 
 
 @functools.lru_cache(maxsize=1)
 def _executor():
     from concurrent.futures import ThreadPoolExecutor
 
-    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="engine-stacked")
-
-
-def stacked(func, *arrays, min_batch: int = 128, threads: int | None = None):
-    """``func(*arrays)`` over a stack of small matrices, split along axis 0 over idle cores (issue 16).
-
-    numpy's batched linear algebra (``eigh``, ``eigvalsh``, ``solve``) loops over the stack in C without the
-    GIL, one LAPACK call per matrix; the sweeps' 500 systems of size d x d spend most of their time there.
-    Contiguous slices of the stack go to a persistent thread pool (one BLAS thread each: these are
-    level-2 sized) and the results are concatenated back in order. Each matrix is computed by the same
-    LAPACK call as without the split, so the results are identical bit for bit.
-
-    Parameters
-    ----------
-    func : callable
-        Maps arrays whose axis 0 is the stack to an array or a tuple of arrays with the same axis 0.
-    *arrays : ndarray
-        Stacked along axis 0 (equal lengths).
-    min_batch : int, default 128
-        Below this many matrices (or with one idle core) ``func`` runs once, in this thread.
-    threads : int, optional
-        Number of slices (default :func:`idle_cores`).
-
-    Returns
-    -------
-    What ``func`` returns (a tuple is returned as a plain tuple).
-    """
-    k = len(arrays[0])
-    t = idle_cores() if threads is None else max(1, int(threads))
-    t = min(t, k // max(1, min_batch // 2)) if k >= min_batch else 1
-    if t <= 1:
-        return func(*arrays)
-    bounds = [k * i // t for i in range(t + 1)]
-    with blas_limit(1):
-        parts = list(_executor().map(lambda i: func(*(a[bounds[i]:bounds[i + 1]] for a in arrays)), range(t)))
-    import numpy as np
-
-    if isinstance(parts[0], tuple):
-        return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
-    return np.concatenate(parts)
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="engine-blocks")
 
 
 @functools.lru_cache(maxsize=1)

@@ -69,7 +69,7 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
-from engine.pmt._blas import blas_limit, stacked
+from engine.pmt._blas import blas_limit
 from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
@@ -201,20 +201,6 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     ([1.0, 1.0], False, 2.0)
     """
     A_priv = np.asarray(A_priv, dtype=float)
-    if A_priv.ndim == 3 and len(A_priv) >= _STACK_MIN:  # a sweep's stack: slices on idle cores, same numbers
-        k, d = A_priv.shape[0], A_priv.shape[-1]
-        pen = np.broadcast_to(np.asarray(penalty, dtype=float), (k, d, d))
-        return stacked(lambda A, b, P_: _ssp_solve(A, b, P_, eig_floor), A_priv,
-                       np.broadcast_to(np.asarray(b_priv, dtype=float), (k, d)), pen, min_batch=_STACK_MIN)
-    return _ssp_solve(A_priv, b_priv, penalty, eig_floor)
-
-
-#: Stacks of at least this many systems are split over idle cores (:func:`engine.pmt._blas.stacked`).
-_STACK_MIN = 128
-
-
-def _ssp_solve(A_priv, b_priv, penalty, eig_floor):
-    """:func:`ssp_solve` of one system or one stack, in this thread."""
     M = A_priv + penalty
     w, V = np.linalg.eigh(M)
     kappa = _kappa_from_eigs(w)
@@ -315,11 +301,6 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool 
     """
     A_priv = np.asarray(A_priv, dtype=float)
     c = np.asarray(noise_bound, dtype=float)
-    if A_priv.ndim == 3 and len(A_priv) >= _STACK_MIN:  # a sweep's stack: slices on idle cores, same numbers
-        k, d = A_priv.shape[0], A_priv.shape[-1]
-        return stacked(_noise_aware_solve, A_priv, np.broadcast_to(np.asarray(b_priv, dtype=float), (k, d)),
-                       np.broadcast_to(np.asarray(penalty, dtype=float), (k, d, d)), np.broadcast_to(c, (k,)),
-                       min_batch=_STACK_MIN)
     if lazy_kappa:
         theta, fixed, _ = _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=False)
         return theta, fixed, Lazy(lambda: _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)))
@@ -327,7 +308,7 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool 
 
 
 def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
-    """:func:`noise_aware_solve` of one system or one stack, in this thread (``kappa=False``: None for kappa)."""
+    """:func:`noise_aware_solve` of one system or a stack (``kappa=False``: None for kappa)."""
     w, V = np.linalg.eigh(A_priv)
     kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
     # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
