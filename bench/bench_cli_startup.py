@@ -4,7 +4,8 @@ Run: ``.venv/bin/python bench/bench_cli_startup.py [--repeats 7] [--root DIR]``.
 interpreter ``repeats`` times; the median and the minimum wall-clock seconds are printed with the load
 average (the machine is shared), beside the floor set by what the command must import (the bare
 interpreter, ``engine.privacy`` = numpy only since its log Phi is math.erfc-based, ``engine.datasets`` = that
-+ pandas). ``--root`` times another checkout instead (e.g. an older commit unpacked with
++ pandas; ``datasets`` no longer needs it: its listing is read from ``engine/datasets/manifest.json``
+with the standard library). ``--root`` times another checkout instead (e.g. an older commit unpacked with
 ``git archive``), for a before/after comparison. Tests never assert times (tests/test_cli_startup.py checks which modules are imported).
 """
 

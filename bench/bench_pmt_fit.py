@@ -1,6 +1,8 @@
 """Benchmark: one PMTRidge fit (issue 16) against the machine's limit and against diffprivlib.
 
-Run: ``.venv/bin/python bench/bench_pmt_fit.py [--repeats 5] [--n 100000] [--d 200]``.
+Run: ``.venv/bin/python bench/bench_pmt_fit.py [--repeats 5] [--n 100000] [--d 200] [--root DIR]``
+(``--root`` times another checkout's engine, e.g. an older commit unpacked with ``git archive``, for a
+before/after comparison; run both back to back and compare the ratios, the machine is shared).
 
 Rows printed (with the load average: the machine is shared, so wall and CPU seconds are both shown
 and the ratios are measured side by side in this one run):
@@ -30,9 +32,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from engine.pmt import PMTRidge  # noqa: E402
 
 
 def _clock(fn, repeats):
@@ -55,6 +54,8 @@ def gram_gflops(n=100_000, d=200, repeats=3) -> float:
 
 
 def big_fit(n, d, repeats):
+    from engine.pmt import PMTRidge
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, d))
     y = X @ rng.normal(size=d) + rng.normal(size=n)
@@ -67,6 +68,7 @@ def big_fit(n, d, repeats):
 
 def ccpp_per_fit(fits):
     from engine.datasets import load_dataset
+    from engine.pmt import PMTRidge
 
     ds = load_dataset("ccpp")
     X, y = ds.X.to_numpy(float), ds.y.to_numpy(float)
@@ -99,7 +101,10 @@ def main() -> None:
     ap.add_argument("--fits", type=int, default=200)
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--d", type=int, default=200)
+    ap.add_argument("--root", type=Path, default=ROOT, help="checkout whose engine is timed (default: this one)")
     args = ap.parse_args()
+    sys.path.insert(0, str(args.root.resolve()))
+    print(f"checkout: {args.root.resolve()}")
     print(f"load average at start: {os.getloadavg()}  (cores: {os.cpu_count()})")
     gf = gram_gflops(args.n, args.d)
     limit = args.n * (args.d + 1) ** 2 / gf / 1e9

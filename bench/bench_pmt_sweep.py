@@ -11,7 +11,7 @@ extrapolates to all 500.
 
 Usage::
 
-    .venv/bin/python bench/bench_pmt_sweep.py [--repeat 5] [--naive]
+    .venv/bin/python bench/bench_pmt_sweep.py [--repeat 5] [--naive] [--no-gd-only] [--root DIR]
 """
 
 from __future__ import annotations
@@ -25,9 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+METHODS = TASKS = run_sweep = sweep_split = None  # bound by _import_engine (after --root is read)
 
-from engine.experiments import METHODS, TASKS, run_sweep, sweep_split  # noqa: E402
+
+def _import_engine(root: Path) -> None:
+    global METHODS, TASKS, run_sweep, sweep_split
+    sys.path.insert(0, str(root.resolve()))
+    from engine.experiments import METHODS, TASKS, run_sweep, sweep_split  # noqa: F811
 
 EPSILONS = np.geomspace(0.1, 10.0, 10)
 ALL = ["pmt", "dp-rr", "dp-gd", "non-private"]
@@ -68,13 +73,58 @@ def naive_dpgd(n_runs=10, T=100):
     return (time.perf_counter() - t0) / n_runs
 
 
+def timed_cpu(fn, repeat):
+    """``(best wall, median wall, median CPU)`` seconds of ``repeat`` calls after a warm-up."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), statistics.median(wall), statistics.median(cpu)
+
+
+def no_gd_rows(repeat):
+    """Issue 16's rows: the whole sweep without DP-GD, and its three runners on a prepared split."""
+    import copy
+
+    from engine.datasets import load_dataset
+
+    b, m, c = timed_cpu(lambda: sweep(NO_GD), repeat)
+    print(f"whole sweep without DP-GD (ccpp, 10 eps x 50 seeds): best {b * 1e3:6.2f} ms  median {m * 1e3:6.2f} ms"
+          f"  CPU {c * 1e3:6.2f} ms   (issue 16 goal <= 5 ms)")
+    X, y = load_dataset("ccpp").to_numpy()
+    Xp, yp, Xtr, ytr, Xte, yte = sweep_split(X, y, n_pub=200)
+    ctx = TASKS["ridge"](Xtr, ytr, Xp, yp, Xte, yte, lams=[1e-3], delta=1e-5, eta=0.05, neighbouring="replace-one",
+                         dp_gd_steps=100, dtype=np.float32)
+
+    def runners():
+        c_ = copy.copy(ctx)
+        c_.__dict__.pop("_ssp_noise_cache", None)
+        for key in NO_GD:
+            METHODS[("ridge", key)].runner(c_, list(EPSILONS), list(range(50)))
+
+    b, m, c = timed_cpu(runners, 3 * repeat)
+    print(f"runners on a prepared split (PMT + DP-RR + non-private, 500 runs each): best {b * 1e3:6.2f} ms"
+          f"  median {m * 1e3:6.2f} ms  CPU {c * 1e3:6.2f} ms")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--naive", action="store_true", help="also time a plain per-run DP-GD loop")
+    ap.add_argument("--root", type=Path, default=ROOT, help="checkout whose engine is timed (default: this one)")
+    ap.add_argument("--no-gd-only", action="store_true", help="only the issue 16 rows without DP-GD (quick)")
     args = ap.parse_args(argv)
+    _import_engine(args.root)
+    print(f"checkout: {args.root.resolve()}")
 
     print(f"load average before: {tuple(round(x, 2) for x in os.getloadavg())}  (cores: {os.cpu_count()})")
+    if args.no_gd_only:
+        no_gd_rows(max(5, args.repeat))
+        print(f"load average after : {tuple(round(x, 2) for x in os.getloadavg())}")
+        return
     f = sweep(ALL)
     print(f"default sweep: ccpp, n_train = {f['n'].iloc[0]}, d = {f['d'].iloc[0]}, {len(EPSILONS)} epsilons x 50 seeds,"
           f" methods {sorted(f['method'].unique())}, {len(f)} rows")

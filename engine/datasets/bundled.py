@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -224,6 +226,47 @@ def load_dataset(name: str, **kwargs) -> Dataset:
     return _REGISTRY[key]["loader"](**kwargs)
 
 
+@functools.lru_cache(maxsize=None)
+def _bundled_arrays(key: str) -> tuple:
+    """``(X, y, name)`` of a bundled set as read-only float64 arrays (``load_dataset(key).to_numpy()``),
+    cached: the sweeps take arrays only, and building the Dataset's frames cost more than a whole ridge
+    sweep's arithmetic (issue 16). Read-only, so no caller can change the cache; copy before writing."""
+    ds = load_dataset(key)
+    X, y = ds.to_numpy()
+    X, y = np.array(X, dtype=np.float64), np.array(y, dtype=np.float64)  # own copies, then frozen
+    X.flags.writeable = False
+    y.flags.writeable = False
+    return X, y, ds.name
+
+
+#: The listing of the bundled sets (rows, features, task, target, DOI), read by :func:`list_datasets` and by
+#: ``python -m engine datasets`` without pandas or the data files (issue 16); checked against the loaded data
+#: by ``tests/test_datasets_manifest.py``.
+MANIFEST_PATH = Path(__file__).with_name("manifest.json")
+
+#: Columns of :func:`list_datasets`.
+LIST_COLUMNS = ["name", "rows", "features", "task", "target", "source"]
+
+
+def _manifest_records() -> list[dict]:
+    """The manifest's rows as :func:`list_datasets` records (``source`` = ``"doi:<DOI>"`` or ``"generated"``)."""
+    with open(MANIFEST_PATH, encoding="utf-8") as fh:
+        entries = json.load(fh)["datasets"]
+    return [{"name": e["name"], "rows": int(e["rows"]), "features": int(e["features"]), "task": e["task"],
+             "target": e["target"], "source": f"doi:{e['doi']}" if e["doi"] else "generated"} for e in entries]
+
+
+def _measured_records() -> list[dict]:
+    """:func:`list_datasets` records measured by loading every set (synthetic with its defaults): the
+    manifest's reference (slow: reads every bundled file)."""
+    rows = []
+    for key, spec in _REGISTRY.items():
+        ds = load_dataset(key)
+        rows.append({"name": key, "rows": ds.n, "features": ds.d, "task": ds.task, "target": ds.target_name,
+                     "source": f"doi:{spec['doi']}" if spec["doi"] else "generated"})
+    return rows
+
+
 def list_datasets() -> pd.DataFrame:
     """The registry as a table.
 
@@ -231,8 +274,9 @@ def list_datasets() -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per registry name with columns ``name, rows, features, task, target, source``
-        (``source`` is ``"doi:<DOI>"`` or ``"generated"``; rows/features are measured by loading the
-        data, with the defaults for ``synthetic``).
+        (``source`` is ``"doi:<DOI>"`` or ``"generated"``). Read from ``engine/datasets/manifest.json``
+        (no data file is read); rows/features are those of :func:`load_dataset` (the defaults for
+        ``synthetic``), which ``tests/test_datasets_manifest.py`` checks by loading every set.
 
     Examples
     --------
@@ -242,20 +286,7 @@ def list_datasets() -> pd.DataFrame:
     >>> t.set_index("name").loc["ccpp", ["rows", "features"]].tolist()
     [9568, 4]
     """
-    rows = []
-    for key, spec in _REGISTRY.items():
-        ds = load_dataset(key)
-        rows.append(
-            {
-                "name": key,
-                "rows": ds.n,
-                "features": ds.d,
-                "task": ds.task,
-                "target": ds.target_name,
-                "source": f"doi:{spec['doi']}" if spec["doi"] else "generated",
-            }
-        )
-    return pd.DataFrame(rows, columns=["name", "rows", "features", "task", "target", "source"])
+    return pd.DataFrame(_manifest_records(), columns=LIST_COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------------

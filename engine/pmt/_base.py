@@ -18,6 +18,7 @@ is drawn, randomness only from ``random_state``, learned attributes end in ``_``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import warnings
@@ -60,6 +61,42 @@ F32_BOUND_RANGE = (1e-100, 1e15)
 # --------------------------------------------------------------------------------------------
 # report
 # --------------------------------------------------------------------------------------------
+class Lazy:
+    """A :class:`FitReport` display value computed on first access: ``Lazy(fn)`` with ``fn()`` returning it.
+
+    The private display diagnostics of a fit (condition numbers of the raw and whitened Gram matrices and of
+    the noisy system: an eigendecomposition each) are rarely read; passing them as ``Lazy`` makes a fit pay
+    for them only when a page or a report asks (issue 16). The value is the same number either way.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+class _LazyField:
+    """Data descriptor behind a :class:`FitReport` field that may hold a :class:`Lazy` (resolved once, on read)."""
+
+    def __init__(self, default=math.nan):
+        self.default = default
+
+    def __set_name__(self, owner, name):
+        self.key = "_lazy_" + name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self.default  # the dataclass default
+        v = obj.__dict__.get(self.key, self.default)
+        if isinstance(v, Lazy):
+            v = float(v.fn())
+            obj.__dict__[self.key] = v
+        return v
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.key] = value
+
+
 @dataclass
 class FitReport:
     """What a fit released and how: noise scales, sensitivities, bounds, conditioning, budget.
@@ -85,7 +122,8 @@ class FitReport:
     kappa_raw, kappa_pub, kappa_pmt, kappa_noisy : float
         Condition numbers of the raw ``X^T X`` (intercept included; private, display only), of
         ``Sigma_pub``, of ``X~^T X~`` after PMT, and of the noisy system matrix actually solved
-        (inf if not positive definite); nan where not applicable.
+        (inf if not positive definite); nan where not applicable. ``kappa_raw``, ``kappa_pmt`` and
+        ``kappa_noisy`` may be given as :class:`Lazy` and are then computed on first access.
     frac_truncated, frac_y_clipped : float
         Fraction of rows truncated / clipped, of responses clipped (display only).
     eig_fixes : int
@@ -106,10 +144,10 @@ class FitReport:
     radius: float = math.nan
     B_y: float = math.nan
     n_pub: int = 0
-    kappa_raw: float = math.nan
+    kappa_raw: float = _LazyField()
     kappa_pub: float = math.nan
-    kappa_pmt: float = math.nan
-    kappa_noisy: float = math.nan
+    kappa_pmt: float = _LazyField()
+    kappa_noisy: float = _LazyField()
     frac_truncated: float = math.nan
     frac_y_clipped: float = math.nan
     eig_fixes: int = 0
@@ -124,6 +162,12 @@ class FitReport:
     def releases(self) -> list[dict]:
         """Per-release mu and epsilon at ``delta`` plus the composed total (from the ledger)."""
         return self.ledger.to_records()
+
+    def __getstate__(self):
+        """Pickling (e.g. ``st.cache_data``) stores the values: every :class:`Lazy` field is resolved first."""
+        for name in ("kappa_raw", "kappa_pmt", "kappa_noisy"):
+            getattr(self, name)
+        return dict(self.__dict__)
 
     def to_dict(self) -> dict:
         """A JSON-friendly dict (the ledger becomes its records)."""
@@ -207,9 +251,11 @@ def _check_y(y, n, name):
         raise ValueError(f"{name} must be 1-dimensional, got shape {v.shape}")
     if v.shape[0] != n:
         raise ValueError(f"{name} has {v.shape[0]} entries but the features have {n} rows; they must match")
-    if not np.all(np.isfinite(v)):
+    # max and min (NaN propagates, +-inf reached): the same two checks without |v| and isfinite temporaries
+    hi, lo = (float(np.max(v)), float(np.min(v))) if v.size else (0.0, 0.0)
+    if not (math.isfinite(hi) and math.isfinite(lo)):
         raise ValueError(f"{name} contains NaN or infinite values; all entries must be finite")
-    if v.size and float(np.max(np.abs(v))) > MAX_ABS_VALUE:
+    if max(hi, -lo) > MAX_ABS_VALUE:
         raise ValueError(f"{name} has entries with |value| > {MAX_ABS_VALUE:g}; rescale the response")
     return v
 
@@ -362,6 +408,27 @@ def _canonical(value) -> str:
     return repr(value)
 
 
+def _spawn_key(cls, values: tuple) -> tuple:
+    """Eight 32-bit words of SHA-256 over ``"Class|name=value|..."`` (names sorted, random_state left out)."""
+    names = [k for k in _param_names(cls) if k != "random_state"]
+    ident = cls.__name__ + "|" + "|".join(f"{k}={_canonical(v)}" for k, v in zip(names, values))
+    digest = hashlib.sha256(ident.encode()).digest()
+    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 32, 4))
+
+
+@functools.lru_cache(maxsize=4096)
+def _spawn_key_cached(cls, typed_values: tuple) -> tuple:
+    """:func:`_spawn_key` memoised; ``typed_values`` pairs each value with its type, so that settings equal
+    as numbers but written differently (``True`` and ``1``, whose text forms differ) never share an entry."""
+    return _spawn_key(cls, tuple(v for _, v in typed_values))
+
+
+@functools.lru_cache(maxsize=None)
+def _param_names(cls) -> tuple:
+    """``cls._get_param_names()`` (scikit-learn: the ``__init__`` keywords, sorted), once per class."""
+    return tuple(cls._get_param_names())
+
+
 def release_rng(estimator) -> np.random.Generator:
     """The noise generator of one release from ``estimator.random_state`` (issue 12, item 4).
 
@@ -385,10 +452,14 @@ def release_rng(estimator) -> np.random.Generator:
     if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool):
         if rs < 0:
             raise ValueError(f"random_state must be None, an int >= 0 or a numpy.random.Generator, got {rs!r}")
-        params = {k: v for k, v in estimator.get_params(deep=False).items() if k != "random_state"}
-        ident = type(estimator).__name__ + "|" + "|".join(f"{k}={_canonical(v)}" for k, v in sorted(params.items()))
-        digest = hashlib.sha256(ident.encode()).digest()
-        key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 32, 4))
+        # = get_params(deep=False) without random_state, the names cached per class (get_params inspects the
+        # __init__ signature at every call: half of this function's time on a small fit, issue 16)
+        cls = type(estimator)
+        values = tuple(getattr(estimator, k) for k in _param_names(cls) if k != "random_state")
+        try:  # the spawn key is a pure function of (class, settings): memoised when the settings are hashable
+            key = _spawn_key_cached(cls, tuple((type(v), v) for v in values))
+        except TypeError:  # an array-valued setting (e.g. a clip grid)
+            key = _spawn_key(cls, values)
         return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=key))
     return P.check_random_state(rs)
 

@@ -1,4 +1,5 @@
-"""BLAS threads chosen per shape for the PMT products (issue 16), through one cached threadpoolctl controller.
+"""BLAS threads chosen per shape for the PMT products (issue 16), through one cached threadpoolctl controller,
+and a thread pool for work split into independent pieces (the blocked transform, :mod:`engine.pmt._whiten`).
 
 The transform's ``X W`` and ``Z^T Z`` are memory-bound below about ``d = 64`` and compute-bound above;
 on a shared machine a BLAS thread that waits for a busy core makes them slower, not faster. See
@@ -10,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["blas_threads", "blas_limit"]
+__all__ = ["blas_threads", "blas_limit", "idle_cores"]
 
 
 def blas_threads(n: int, d: int) -> int:
@@ -23,17 +24,37 @@ def blas_threads(n: int, d: int) -> int:
     slower than one thread (measured by ``bench/bench_pmt_fit.py``: n = 1e5, d = 200 at load 5 on 2
     cores, 1.0-1.7 s with one thread, 1.7-5 s with two). So the count is the number of idle cores,
     ``round(cores - 1-minute load average)``, at least 1. The machine's load is not data: the choice
-    cannot depend on the private rows, and OpenBLAS splits these products over output blocks, so the
-    result does not depend on it either.
+    cannot depend on the private rows. OpenBLAS's threads do change the last bits of large products
+    (measured: ``X W`` and ``Z^T Z`` at n = 1e5, d = 200 differ between one and two threads), so the
+    transform runs these shapes by fixed row blocks on its own threads instead
+    (:func:`engine.pmt._transform._whiten_blocks`), whose numbers do not depend on the count.
     """
     if d < 64 or n * d * d < 20_000_000:
         return 1
+    return idle_cores()
+
+
+def idle_cores() -> int:
+    """Cores this process can use without waiting: ``round(cores - (load - 1))``, between 1 and ``cores``.
+
+    The 1-minute load average counts this process's own running thread too (a benchmark or a busy
+    dashboard keeps it near 1 on its own), so the other runnable tasks are about ``load - 1``. Used for
+    work split into independent pieces on this package's thread pool (the blocked transform): a piece
+    whose thread waits for a busy core is taken by the other thread, with no barrier to spin at.
+    The machine's load is not data: nothing chosen from it can depend on the private rows."""
     cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - no load average on this platform
         return cores
-    return max(1, min(cores, int(cores - load + 0.5)))
+    return max(1, min(cores, int(cores - max(0.0, load - 1.0) + 0.5)))
+
+
+@functools.lru_cache(maxsize=1)
+def _executor():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="engine-blocks")
 
 
 @functools.lru_cache(maxsize=1)

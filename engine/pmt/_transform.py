@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.pmt._blas import _blas_limit, blas_limit, blas_threads  # noqa: F401  (re-exported)
+from engine.pmt._whiten import _add_row, _chunked, _whiten_blocks, truncate_rows_inplace  # noqa: F401
 
 __all__ = [
     "ON_SINGULAR",
@@ -139,7 +140,11 @@ def second_moment(X_pub) -> np.ndarray:
     array([[1., 1.],
            [1., 2.]])
     """
-    A = _as_2d_finite(X_pub, "X_pub")
+    return _second_moment_rows(_as_2d_finite(X_pub, "X_pub"))
+
+
+def _second_moment_rows(A: np.ndarray) -> np.ndarray:
+    """:func:`second_moment` of rows already validated (float64, 2-D, finite)."""
     S = A.T @ A / A.shape[0]
     return (S + S.T) / 2.0
 
@@ -261,40 +266,6 @@ def truncate_rows(Z, radius: float):
     return Z * scale[:, None], norms, truncated
 
 
-def truncate_rows_inplace(Z, radius: float):
-    """In-place :func:`truncate_rows` (no copy of ``Z``): rows with ``||z_i|| > radius`` onto the sphere.
-
-    Used by :func:`pmt_transform` on the freshly whitened rows it owns (issue 16: no second n x d array).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, d), float64, C-contiguous
-        Modified in place.
-    radius : float
-        ``radius > 0`` (checked by the caller: :func:`pmt_radius` is always finite and positive).
-
-    Returns
-    -------
-    norms_before : ndarray of shape (n,)
-    truncated : ndarray of bool, shape (n,)
-        Which rows were scaled (display only).
-
-    Examples
-    --------
-    >>> Z = np.array([[3.0, 4.0], [0.3, 0.4]])
-    >>> nb, tr = truncate_rows_inplace(Z, 1.0)
-    >>> Z.round(3).tolist(), nb.tolist(), tr.tolist()
-    ([[0.6, 0.8], [0.3, 0.4]], [5.0, 0.5], [True, False])
-    """
-    r = float(radius)
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    truncated = norms > r
-    idx = np.flatnonzero(truncated)
-    if idx.size:
-        Z[idx] *= (r / norms[idx])[:, None]  # rows on the sphere of radius r (the others untouched)
-    return norms, truncated
-
-
 def condition_number(M) -> float:
     """Spectral condition number of a symmetric matrix: ``max|w| / min w``.
 
@@ -321,7 +292,11 @@ def condition_number(M) -> float:
 
 
 def _kappa_from_eigs(w):
+    """``max|w| / min w`` of ascending eigenvalues ``w`` (..., d), inf where ``min w <= 0``."""
     w = np.asarray(w, dtype=float)
+    if w.ndim == 1:  # one ascending spectrum: max|w| is at an end; the same float as below, without ufunc overhead
+        lo = float(w[0])
+        return max(abs(lo), abs(float(w[-1]))) / lo if lo > 0 else math.inf
     lo, hi = w[..., 0], np.max(np.abs(w), axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         k = np.where(lo > 0, hi / np.where(lo > 0, lo, 1.0), np.inf)
@@ -555,13 +530,18 @@ def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regu
         raise ValueError(f"on_singular must be one of {ON_SINGULAR}, got {on_singular!r}")
     if estimator not in MOMENT_ESTIMATORS:
         raise ValueError(f"public moment estimator must be one of {MOMENT_ESTIMATORS}, got {estimator!r}")
-    A = _as_2d_finite(X_pub, "X_pub")
+    return _public_moment_rows(_as_2d_finite(X_pub, "X_pub"), fit_intercept, on_singular, estimator)
+
+
+def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, estimator: str) -> PublicMoment:
+    """:func:`public_moment` of public rows already validated (float64, 2-D, at least one row, finite) with
+    options already checked: the estimators' ``fit`` validates once, then calls this (issue 16)."""
     if fit_intercept:
         A = add_intercept(A)
     m, d = A.shape
     if not np.any(A):
         raise ValueError("the public second moment is zero (all public rows are zero); PMT cannot whiten")
-    S = second_moment(A) if estimator == "sample" else tyler_moment(A)
+    S = _second_moment_rows(A) if estimator == "sample" else tyler_moment(A)
     scale = np.sqrt(np.diag(S))
     scale = np.where(scale > 0, scale, 1.0)
     C = S / np.outer(scale, scale)
@@ -614,8 +594,11 @@ class PMTTransform:
     gram : ndarray of shape (d, d)
         ``X~^T X~`` of the whitened and truncated rows (the statistic ``A`` that PMTRidge releases,
         before noise): computed once here and reused.
+    gram_untruncated : ndarray of shape (d, d)
+        ``U^T U`` of the whitened rows before truncation (private, display only: what ``gram_raw`` is
+        mapped back from).
     gram_raw : ndarray of shape (d, d)
-        ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
+        (Property, computed on first access.) ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
         without a second pass over the data: ``W^{-T} (X~^T X~ + sum over truncated rows of
         ((||u_i|| / R)^2 - 1) x~_i x~_i^T) W^{-1}``, ``u_i`` the untruncated whitened row. Private:
         display only (agrees with the direct product to float rounding relative to its largest
@@ -641,8 +624,16 @@ class PMTTransform:
     truncated: np.ndarray
     frac_truncated: float
     gram: np.ndarray
-    gram_raw: np.ndarray
+    gram_untruncated: np.ndarray
     norms_raw: np.ndarray | None = None
+
+    @functools.cached_property
+    def gram_raw(self) -> np.ndarray:
+        """``X^T X`` of the raw rows (intercept included), ``W^{-T} U^T U W^{-1}`` (computed on first access)."""
+        Wi = self.moment.Sigma_pub_sqrt
+        Gu = self.gram_untruncated
+        G_raw = Wi.T @ ((Gu + Gu.T) / 2.0) @ Wi
+        return (G_raw + G_raw.T) / 2.0
 
     @functools.cached_property
     def eigenvalues_raw(self) -> np.ndarray:
@@ -736,6 +727,12 @@ def pmt_transform(
         if Xpub.shape[1] != Xp.shape[1]:
             raise ValueError(f"X_pub has {Xpub.shape[1]} columns but X has {Xp.shape[1]}; they must match")
         moment = public_moment(Xpub, fit_intercept=fit_intercept, on_singular=on_singular, estimator=estimator)
+    return _transform_rows(Xp, moment, eta)
+
+
+def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTransform:
+    """:func:`pmt_transform` of private rows already validated (float64, 2-D, finite): the estimators' ``fit``
+    validates its data once, then calls this (issue 16). Checks the columns against the moment and eta."""
     n, d = Xp.shape[0], Xp.shape[1] + int(moment.fit_intercept)
     if d != moment.d:
         raise ValueError(f"X has {d} columns after the intercept but the public moment has {moment.d}")
@@ -744,29 +741,32 @@ def pmt_transform(
     # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
     # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
     # quantity comes from d x d matrices or the truncated rows only (issue 16).
-    with _blas_limit(n, d):
-        if moment.fit_intercept:
-            Z = Xp @ W[:-1]
-            Z += W[-1]
+    # one BLAS thread for everything below (the blocked shapes use their own threads, one BLAS thread each):
+    # memory-bound or small products, and numbers that do not depend on the machine's load
+    with blas_limit(1):
+        if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
+            Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
         else:
-            Z = Xp @ W
-        norms_before, truncated = truncate_rows_inplace(Z, R)
+            if moment.fit_intercept:
+                Z = Xp @ W[:-1]
+                _add_row(Z, W[-1])
+            else:
+                Z = Xp @ W
+            norms_before, truncated = truncate_rows_inplace(Z, R)
+            G = Z.T @ Z
         idx = np.flatnonzero(truncated)
         norms_after = norms_before.copy()
         if idx.size:
             Zt = Z[idx]
             norms_after[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
-        G = Z.T @ Z
         Gu = G
         if idx.size:  # the untruncated rows' Gram: add back (||u||^2 / R^2 - 1) z z^T, >= 0 weights
             wgt = (norms_before[idx] / R) ** 2 - 1.0
             Gu = G + (Zt * wgt[:, None]).T @ Zt
-    Wi = moment.Sigma_pub_sqrt
-    G_raw = Wi.T @ ((Gu + Gu.T) / 2.0) @ Wi
     raw_sq = np.einsum("ij,ij->i", Xp, Xp)
     if moment.fit_intercept:
         raw_sq += 1.0
     return PMTTransform(
         moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        float(np.mean(truncated)), G, (G_raw + G_raw.T) / 2.0, np.sqrt(raw_sq),
+        idx.size / n, G, Gu, np.sqrt(raw_sq),  # idx.size / n: the mean of ``truncated``, the same float
     )

@@ -57,6 +57,7 @@ import numpy as np
 from engine import privacy as P
 from engine.pmt._base import (
     DEFAULT_EIG_FLOOR,
+    Lazy,
     METHOD_NAMES,
     _check_on_singular,
     _check_positive,
@@ -68,7 +69,15 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
-from engine.pmt._transform import MOMENT_ESTIMATORS, _kappa_from_eigs, pmt_transform, public_moment
+from engine.pmt._blas import blas_limit
+from engine.pmt._transform import (
+    MOMENT_ESTIMATORS,
+    _kappa_from_eigs,
+    _public_moment_rows,
+    _transform_rows,
+    pmt_transform,
+    public_moment,
+)
 
 __all__ = [
     "RESPONSES",
@@ -249,7 +258,7 @@ def noise_spectral_bound(sigma_A, d: int, delta: float):
     return float(c) if c.ndim == 0 else c
 
 
-def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
+def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool = False):
     """The default PMT solve: PSD projection of the noisy statistic, then its eigenvalues raised to the noise level.
 
     ``A_priv = V diag(w) V^T``; the system solved is ``V diag(max(w, c)) V^T + penalty`` with
@@ -272,6 +281,9 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
         Positive semi-definite (``n lam`` times a whitened penalty).
     noise_bound : float or ndarray of shape (...)
         ``c >= 0``.
+    lazy_kappa : bool, default False
+        Return ``kappa`` of one system as a :class:`engine.pmt._base.Lazy` (its eigenvalues computed when a
+        report reads it; display only), as :class:`PMTRidge` does.
 
     Returns
     -------
@@ -289,8 +301,16 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound):
     """
     A_priv = np.asarray(A_priv, dtype=float)
     c = np.asarray(noise_bound, dtype=float)
+    if lazy_kappa:
+        theta, fixed, _ = _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=False)
+        return theta, fixed, Lazy(lambda: _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)))
+    return _noise_aware_solve(A_priv, b_priv, penalty, c)
+
+
+def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
+    """:func:`noise_aware_solve` of one system or a stack (``kappa=False``: None for kappa)."""
     w, V = np.linalg.eigh(A_priv)
-    kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty))
+    kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
     # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
     # statistic without penalty still solves (the minimum-norm-like answer along that direction).
     c_eff = np.maximum(c, 1e-12 * np.max(np.abs(w), axis=-1))
@@ -500,26 +520,33 @@ class PMTRidge(_LinearBase):
             from engine.pmt.dask import fit_dask
 
             return fit_dask(self, X, y, X_pub, y_pub)
-        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
-        joint = self.response == "joint"
-        need_y_pub = joint or self.response_bound is None
-        Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
-                                                 need_X_pub=True, need_y_pub=need_y_pub)
-        if joint and self.response_bound is not None:
-            raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
-        if joint:
-            return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
-                                   self._penalty_mask(d))
+        # every product and d x d factorisation of the fit on one BLAS thread (the blocked transform of large
+        # shapes runs its own threads, one BLAS thread each): OpenBLAS's threads on a d = 200 eigh took 0.5 s
+        # instead of 3 ms on this shared machine, and the numbers no longer depend on the machine's load
+        with blas_limit(1):
+            eps, dlt, nb, lam, eta, eig_floor = self._check_params()
+            joint = self.response == "joint"
+            need_y_pub = joint or self.response_bound is None
+            Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
+                                                     need_X_pub=True, need_y_pub=need_y_pub)
+            if joint and self.response_bound is not None:
+                raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
+            if joint:
+                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
+                                       self._penalty_mask(d))
 
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular,
-                           estimator=self.public_moment)
-        B_y = self._response_bound(yq, yv, n, eta)
-        yc = np.clip(yv, -B_y, B_y)
-        # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
-        stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
-                              n_y_clipped=int(np.count_nonzero(yc != yv)), eigenvalues_raw=tr.eigenvalues_raw * n)
-        self.transform_ = tr
-        return self._release(stats, tr.moment, tr.radius, B_y, p)
+            # the data were validated once above: the transform's own checks are not repeated (issue 16)
+            mom = _public_moment_rows(Xq, self.fit_intercept, self.on_singular, self.public_moment)
+            tr = _transform_rows(Xp, mom, eta)
+            B_y = self._response_bound(yq, yv, n, eta)
+            yc = np.clip(yv, -B_y, B_y)
+            # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
+            stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                                  n_y_clipped=int(np.count_nonzero(yc != yv)))
+            self.transform_ = tr
+            # kappa_raw (private, display only): from the transform's raw Gram when the report is read
+            return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor),
+                                 kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
@@ -534,14 +561,16 @@ class PMTRidge(_LinearBase):
             raise ValueError(f"public_moment must be one of {MOMENT_ESTIMATORS}, got {self.public_moment!r}")
         return eps, dlt, nb, lam, eta, eig_floor
 
-    def _release(self, stats, moment, R, B_y, p):
+    def _release(self, stats, moment, R, B_y, p, params=None, kappa_raw=None):
         """Release ``A`` and ``b`` of ``stats`` (noise, then the solve) and set the coefficients and report.
 
         The one release of ``response="clip"``, shared by the in-memory and the Dask path
         (:mod:`engine.pmt.dask`): both compute :class:`SSPStatistics` of the transformed and truncated
         private rows, then call this. Noise is drawn here, after all validation, and nowhere else.
+        ``params``: what :meth:`_check_params` returned in this ``fit`` (validated again when None);
+        ``kappa_raw``: the report's value (a :class:`engine.pmt._base.Lazy`; default ``stats.kappa_raw``).
         """
-        eps, dlt, nb, lam, eta, eig_floor = self._check_params()
+        eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
         mu = _mu(eps, dlt, n)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
@@ -554,9 +583,11 @@ class PMTRidge(_LinearBase):
         self._set_theta(S_is @ th_t, p)
         self.report_ = _dp_report(
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
-            radius=R, n_pub=moment.n_pub, kappa_raw=stats.kappa_raw, kappa_pub=moment.kappa,
-            kappa_pmt=stats.kappa_A, frac_truncated=stats.frac_truncated, sigma_pub_regularized=moment.regularized,
-            tau=moment.tau, B_y=B_y, kappa_noisy=float(kappa_noisy), frac_y_clipped=stats.frac_y_clipped,
+            radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
+            kappa_pub=moment.kappa, kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
+            sigma_pub_regularized=moment.regularized, tau=moment.tau, B_y=B_y,
+            kappa_noisy=kappa_noisy if isinstance(kappa_noisy, Lazy) else float(kappa_noisy),
+            frac_y_clipped=stats.frac_y_clipped,
             eig_fixes=int(fixed), eig_floor=eig_floor,
             extra={"response": "clip", "solver": self.solver, "noise_bound": c, "public_moment": self.public_moment},
         )
@@ -567,7 +598,8 @@ class PMTRidge(_LinearBase):
         if self.solver == "paper":
             return (*ssp_solve(A_priv, b_priv, pen, eig_floor=eig_floor), math.nan)
         c = float(noise_spectral_bound(s_A, d, dlt))
-        return (*noise_aware_solve(A_priv, b_priv, pen, c), c)
+        # kappa of the system before the fix: display only, computed when the report is read
+        return (*noise_aware_solve(A_priv, b_priv, pen, c, lazy_kappa=True), c)
 
     def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
         Xa = self._with_intercept(Xp)

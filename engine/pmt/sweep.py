@@ -15,6 +15,7 @@ resolving methods, loading and splitting the data, running the grid, the tidy fr
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Sequence
@@ -78,6 +79,12 @@ def _load(data, dataset_kwargs):
     if isinstance(data, str):
         from engine.datasets import load_dataset
 
+        key = data.strip().lower()
+        if key != "synthetic" and not dataset_kwargs:  # a bundled set: its arrays, cached read-only
+            from engine.datasets.bundled import _REGISTRY, _bundled_arrays
+
+            if key in _REGISTRY:
+                return _bundled_arrays(key)
         ds = load_dataset(data, **(dataset_kwargs or {}))
         X, y = ds.to_numpy()
         return X, y, ds.name
@@ -402,6 +409,34 @@ def _frame_columns(ctx, spec, out, epsilons, seeds, name, standardize) -> dict:
     return {c: np.broadcast_to(np.asarray(v), (k,)) for c, v in cols.items()}
 
 
+def _str_column(arrs: list) -> pd.api.extensions.ExtensionArray:
+    """``pd.array(concatenated strings, dtype="str")``, built from codes when every part repeats one value.
+
+    A runner's text columns (data set, method name and key) are one value broadcast over its rows; converting
+    1,500 Python strings one by one cost more than all the sweep's arithmetic (issue 16). The codes are
+    expanded by pyarrow's dictionary cast (or by indexing an object array without pyarrow): the same array.
+    """
+    if not all(a.ndim == 1 and (a.strides[0] == 0 or a.shape[0] <= 1) for a in arrs):
+        return pd.array(np.concatenate(arrs).astype(object), dtype="str")
+    values = [str(a[0]) if a.shape[0] else "" for a in arrs]
+    uniq = list(dict.fromkeys(values))
+    codes = np.repeat(np.array([uniq.index(v) for v in values], dtype=np.int32), [a.shape[0] for a in arrs])
+    arrow_type = _str_arrow_type()
+    if arrow_type is not None:
+        import pyarrow as pa
+
+        dense = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(uniq, type=arrow_type)).cast(arrow_type)
+        return pd.array(dense, dtype="str")
+    return pd.array(np.array(uniq, dtype=object)[codes], dtype="str")
+
+
+@functools.lru_cache(maxsize=1)
+def _str_arrow_type():
+    """The pyarrow type behind pandas' ``"str"`` dtype here (None when it is not Arrow-backed)."""
+    storage = getattr(pd.array(np.array(["x"], dtype=object), dtype="str"), "_pa_array", None)
+    return None if storage is None else storage.type
+
+
 def _build_frame(parts: list[dict]) -> pd.DataFrame:
     """The tidy frame, built once from the runners' column arrays (issue 16: no frame per runner + concat).
 
@@ -413,7 +448,7 @@ def _build_frame(parts: list[dict]) -> pd.DataFrame:
     for c in parts[0]:
         arrs = [p[c] for p in parts]
         if arrs[0].dtype.kind in "US":
-            cols[c] = pd.array(np.concatenate(arrs).astype(object), dtype="str")
+            cols[c] = _str_column(arrs)
         elif all(a.dtype == arrs[0].dtype for a in arrs):
             cols[c] = np.concatenate(arrs)
         else:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from fractions import Fraction
 
 import numpy as np
 
@@ -190,7 +189,8 @@ def check_delta(delta, n=None) -> float:
             raise TypeError(f"n (number of private rows) must be an integer, got {n!r}")
         if n < 1:
             raise ValueError(f"n (number of private rows) must be >= 1, got {n!r}")
-        if Fraction(d) * int(n) > 1:  # delta > 1/n, in exact arithmetic
+        num, den = d.as_integer_ratio()
+        if num * int(n) > den:  # delta > 1/n, in exact arithmetic (delta = num / den exactly)
             warnings.warn(
                 f"delta = {d:g} exceeds 1/n = 1/{int(n)} = {1 / int(n):.3g}: (epsilon, delta)-DP then allows "
                 f"a release that exposes whole rows with probability delta; choose delta much smaller "

@@ -289,14 +289,23 @@ def _sqrt_up(s: Fraction) -> float:
 
 
 def _div_up(num: float, den: float) -> float:
-    """The smallest float q with q >= num / den exactly (num >= 0, den > 0, both finite)."""
+    """The smallest float q with q >= num / den exactly (num >= 0, den > 0, both finite).
+
+    The exact comparison ``Fraction(q) >= Fraction(num) / Fraction(den)`` done on the floats' integer ratios
+    (``q = qn/qd``, ``num = a/b``, ``den = c/e``: ``qn b c >= a e qd``), without building Fractions: the same
+    answer in a few microseconds less (issue 16: four of these per SSP release).
+    """
     q = num / den
-    exact = Fraction(num) / Fraction(den)
     if math.isinf(q):
         return q
-    while Fraction(q) < exact:
+    a, b = float(num).as_integer_ratio()
+    c, e = float(den).as_integer_ratio()
+    lhs, rhs = b * c, a * e  # q >= exact  <=>  qn * lhs >= rhs * qd  (b, c, e, qd > 0)
+    while True:
+        qn, qd = q.as_integer_ratio()
+        if qn * lhs >= rhs * qd:
+            return q
         q = math.nextafter(q, math.inf)
-    return q
 
 
 def compose_gdp(mus: Iterable[float]) -> float:
@@ -360,10 +369,16 @@ def split_mu(mu: float, k: int) -> float:
     if math.isinf(m):
         return m
     part = m / math.sqrt(k)
-    target = Fraction(m) ** 2
-    while k * Fraction(part) ** 2 > target:
+    mn, md = m.as_integer_ratio()
+    tn, td = mn * mn, md * md  # target m^2 = tn / td exactly
+
+    def above(v: float) -> bool:  # k v^2 > m^2, in exact (integer) arithmetic
+        vn, vd = v.as_integer_ratio()
+        return k * vn * vn * td > tn * vd * vd
+
+    while above(part):
         part = math.nextafter(part, 0.0)
-    while k * Fraction(math.nextafter(part, math.inf)) ** 2 <= target:
+    while not above(math.nextafter(part, math.inf)):
         part = math.nextafter(part, math.inf)
     return part
 
