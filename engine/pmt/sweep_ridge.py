@@ -25,7 +25,8 @@ Design (what is computed once, what per seed)
   per-epsilon medians are still over independent seeds).
 * **Solves.** All (lam, epsilon, seed) systems are solved as one stack of d x d eigenproblems.
 * **DP-GD.** All runs are columns of one ``d x runs`` matrix; per step two ``n x d`` by ``d x runs``
-  products (float32 by default) and two in-place clips, chunked over rows for the cache
+  products (float32 by default) and one per-example clip, chunked over rows for the cache; for d <= 8
+  and enough runs the three are one fused numba pass (:mod:`engine.pmt._gd_kernel`)
   (:func:`engine.pmt._gd.dp_gd_ridge_path`).
 
 Metrics (PMT.md section 6), each against the non-private ridge ``theta_np`` fitted on the
