@@ -120,7 +120,7 @@ def bench_first_and_sliders(repeat: int) -> None:
         moves = {k: (lambda i, w, f=f: ("slider", f(i, w))) for k, f in moves.items()}
         moves["nvdp_renyi_order"] = lambda i, w: ("select_slider", (1.2, 1.5, 2.0, 1.05, 1.1, 3.0, 1.01)[i % 7])
         for key, val in moves.items():
-            walls, cpus, answers = [], [], []
+            walls, cpus, answers, answers_cpu = [], [], [], []
             for i in range(repeat):
                 kind, v = val(i, at.slider(key=key) if key != "nvdp_renyi_order" else None)
                 w = getattr(at, kind)(key=key)
@@ -132,9 +132,11 @@ def bench_first_and_sliders(repeat: int) -> None:
                 # the page's own mark: the headline bounds and the open tab's figure are drawn (the
                 # accuracy of the new caps follows in the same run, see pages/nvdp.py "Live sliders")
                 answers.append(at.session_state["_nvdp_timing"]["answer"] - t)
+                answers_cpu.append(at.session_state["_nvdp_timing"]["answer_cpu"] - c)
             print(f"  {key[5:]:>11} moves: rerun median {statistics.median(walls):.3f} s wall, "
                   f"{statistics.median(cpus):.3f} s CPU (max {max(walls):.3f} s); bounds + figure on screen after "
-                  f"median {statistics.median(answers):.3f} s; over {repeat} ({_load()})", flush=True)
+                  f"median {statistics.median(answers):.3f} s wall, {statistics.median(answers_cpu):.3f} s CPU; "
+                  f"over {repeat} ({_load()})", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

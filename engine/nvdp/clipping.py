@@ -447,6 +447,10 @@ class RepeatedClipper:
         """What the clipped sigma depends on."""
         return ("sigma", (cfg.sigma_min, cfg.sigma_max) if cfg.enabled else None)
 
+    def alpha_key(self, cfg: ClipConfig):
+        """What the clipped alpha depends on."""
+        return ("alpha", (cfg.alpha_min, cfg.alpha_max) if cfg.enabled else None)
+
     def __call__(self, cfg: ClipConfig):
         """``clip_posteriors(mu, sigma, alpha, mask, cfg)`` for the stored inputs: (mu, sigma, alpha, stats).
 
@@ -490,5 +494,5 @@ class RepeatedClipper:
 
             mu = self._part(self.mu_key(cfg), mu_c)
             sigma = self._part(self.sigma_key(cfg), lambda: torch.clamp(self.sigma, min=s_floor, max=cfg.sigma_max))
-            alpha = self._part(("alpha", cfg.alpha_min, cfg.alpha_max), alpha_c)
+            alpha = self._part(self.alpha_key(cfg), alpha_c)
         return mu, sigma, alpha, stats

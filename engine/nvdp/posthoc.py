@@ -240,6 +240,7 @@ class LiveEvaluator:
         # computed) and keeps each rule's output for the settings it depends on
         self.clipper = RepeatedClipper(self.raw.mu, self.raw.sigma, self.raw.alpha, self.raw.mask)
         self._acc_cache: dict = {}
+        self._noise: dict = {}
         self._bounds_cache: dict = {}
         self._before: dict = {}
         # pair terms that a slider move leaves unchanged (e.g. the Gaussian sums on an alpha move),
@@ -300,12 +301,23 @@ class LiveEvaluator:
         correct = nan = inf = 0
         # A private generator seeded like ``evaluate``'s global one: the same draws, and safe when two
         # sessions of the dashboard evaluate at the same time (the global generator is left alone).
-        gen = torch.Generator().manual_seed(int(seed))
+        # The draws depend on the seed and the clipped alpha only (the Gamma sampler's use of the stream
+        # depends on alpha, so every later draw does too), not on mu or sigma: a C_mu or order move
+        # reuses them, z = mu + sigma * eps being the same operation on the same values.
+        nkey = (self.clipper.alpha_key(clip), int(seed))
+        noise = self._noise.get(nkey)
+        gen = torch.Generator().manual_seed(int(seed)) if noise is None else None
+        fresh = []
         with torch.no_grad():
-            for idx, h, mask, raw, q in self.batches:
+            for b, (idx, h, mask, raw, q) in enumerate(self.batches):
                 k = raw.mu.shape[1]  # rows idx, first k positions of the clipped padded posteriors (same values)
                 post = Posteriors(clipped.mu[idx, :k], clipped.sigma[idx, :k], clipped.alpha[idx, :k], raw.mask)
-                z, pi = sample_latents_with(post, gen)
+                if noise is None:
+                    z, pi, eps = sample_latents_with(post, gen, return_eps=True)
+                    fresh.append((eps, pi))
+                else:
+                    eps, pi = noise[b]
+                    z = post.mu + post.sigma * eps
                 a = m_.attn(h, z, pi, q=q)
                 x = m_.ffn_norm(m_.ffn(a) + a)
                 w = mask.to(x.dtype).unsqueeze(-1)
@@ -316,11 +328,14 @@ class LiveEvaluator:
                     if not bool(torch.isfinite(t).all()):  # one pass in the usual all-finite case
                         nan += int(torch.isnan(t).sum())
                         inf += int(torch.isinf(t).sum())
+        if noise is None:
+            self._noise.clear()  # one set of draws kept (about 4 bytes x n x k x d)
+            self._noise[nkey] = fresh
         return correct / self.n, nan, inf
 
     def _bounds(self, clip: ClipConfig, post: Posteriors, protocol: EvalProtocol):
-        key = (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), clip.alpha_min if clip.enabled else None,
-               clip.alpha_max if clip.enabled else None, clip.renyi_order, protocol)
+        key = (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), self.clipper.alpha_key(clip), clip.renyi_order,
+               protocol)
         if key not in self._bounds_cache:
             if len(self._bounds_cache) > 32:
                 self._bounds_cache.clear()
@@ -377,12 +392,19 @@ class LiveEvaluator:
         return replace(res, accuracy=float(acc), nan_count=int(nan), inf_count=int(inf))
 
 
-def sample_latents_with(post: Posteriors, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_latents_with(post: Posteriors, generator: torch.Generator, *, return_eps: bool = False):
     """:func:`engine.nvdp.layer.sample_latents` drawing from ``generator`` instead of torch's global one.
 
     The same operations in the same order (normal draws for the Gaussians, then Gamma draws in float64
     for the weights), so a generator seeded with s gives the draws of ``sample_latents`` after
     ``torch.manual_seed(s)`` (``tests/test_nvdp_live_speed.py``). No gradient (evaluation only).
+
+    Returns
+    -------
+    z : torch.Tensor of shape (B, k, d)
+    pi : torch.Tensor of shape (B, k)
+    eps : torch.Tensor of shape (B, k, d)
+        Only with ``return_eps``: the standard normal draws, z = mu + sigma * eps.
     """
     eps = torch.randn(post.mu.shape, dtype=post.mu.dtype, generator=generator)
     z = post.mu + post.sigma * eps
@@ -398,7 +420,7 @@ def sample_latents_with(post: Posteriors, generator: torch.Generator) -> tuple[t
         prior_only = torch.zeros_like(pi)
         prior_only[..., 0] = 1.0
         pi = torch.where(degenerate, prior_only, pi)
-    return z, pi.to(post.mu.dtype)
+    return (z, pi.to(post.mu.dtype), eps) if return_eps else (z, pi.to(post.mu.dtype))
 
 
 def posthoc_evaluate(
