@@ -126,12 +126,17 @@ def _posthoc(key: str, which: str, clip_json: str, _models, _data, seed: int) ->
                                                       protocol=PROTOCOL, with_accuracy=False)
 
 
+def _curve_clip(clip_json: str) -> ClipConfig:
+    """The clipping of an order curve's key (its order is null: the curve sets each of its own)."""
+    return ClipConfig.from_dict({k: v for k, v in json.loads(clip_json).items() if k != "renyi_order"})
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _order_curve(key: str, which: str, clip_json: str, _models, _data) -> dict:
     from engine.nvdp.order_curve import bdp_order_curve
 
-    raw = _live(key, which, _models, _data).raw
-    return bdp_order_curve(raw, ClipConfig.from_dict(json.loads(clip_json)), protocol=PROTOCOL)
+    live = _live(key, which, _models, _data)
+    return bdp_order_curve(live.raw, _curve_clip(clip_json), protocol=PROTOCOL, live=live)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -187,8 +192,8 @@ def _orders(key, which, clip_json, models, data):
         return _order_curve(key, which, clip_json, models, data)
     from engine.nvdp.order_curve import bdp_order_curve
 
-    return bdp_order_curve(_user_live(key, which, models, data).raw, ClipConfig.from_dict(json.loads(clip_json)),
-                           protocol=PROTOCOL)
+    live = _user_live(key, which, models, data)
+    return bdp_order_curve(live.raw, _curve_clip(clip_json), protocol=PROTOCOL, live=live)
 
 
 def _inspect_on() -> None:
@@ -601,7 +606,8 @@ with main:
         if st.toggle("BDP epsilon over Renyi orders (tightest order; why the guarantee is infinite)",
                      key="nvdp_order_curve"):
             with st.spinner("Evaluating both forms at six orders ..."):
-                cur = _orders(mkey, which, clip_json, models, data)
+                # the curve re-clips at each of its orders: keyed without the slider's order, so an order move reuses it
+                cur = _orders(mkey, which, json.dumps({**clip.to_dict(), "renyi_order": None}, sort_keys=True), models, data)
             st.dataframe(pd.DataFrame({"Renyi order": cur["orders"],
                                        "BDP epsilon, guarantee": [P.fmt_bound(e) for e in cur["eps_guarantee"]],
                                        "BDP epsilon, paper protocol": [P.fmt_bound(e) for e in cur["eps_paper"]]}),

@@ -157,3 +157,23 @@ def test_live_accuracy_after_the_bounds_is_that_of_a_fresh_evaluation(tiny_live)
             _same(full, evaluate_bounds(post, cfg.renyi_order, proto))
     assert {k[0] for k in live._noise} <= {("alpha", (0.1, 1.0)), ("alpha", (0.0, 5.0)), ("alpha", None), ("alpha", (0.3, 0.8)),
                                             ("alpha", (0.3, 1.0))}
+
+
+def test_order_curve_from_the_live_caches_is_the_fresh_curve_and_ignores_the_slider_order(tiny_live):
+    from engine.nvdp.order_curve import bdp_order_curve
+
+    model, states, y = tiny_live
+    live = LiveEvaluator(model, states, y, batch_size=16)
+    proto = EvalProtocol(n_eval=20, batch_size=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for lam in (1.1, 2.0):
+            clip = ClipConfig(C_mu=2.0, alpha_min=0.4, alpha_max=0.9, renyi_order=lam, sigma_max=0.99)
+            fresh = bdp_order_curve(live.raw, clip, orders=(1.05, 1.5, 3.0), protocol=proto)
+            cached = bdp_order_curve(live.raw, clip, orders=(1.05, 1.5, 3.0), protocol=proto, live=live)
+            assert fresh == cached
+        # the page's evaluation at a curve order is then a cache hit with the same values
+        at = ClipConfig(C_mu=2.0, alpha_min=0.4, alpha_max=0.9, renyi_order=1.5, sigma_max=0.99)
+        assert live.bounds(at, proto).rd_exact is live.evaluate(at, protocol=proto, with_accuracy=False).rd_exact
+        assert live.evaluate(at, protocol=proto, with_accuracy=False).bdp.epsilon == fresh["eps_guarantee"][1] or \
+            np.isnan(fresh["eps_guarantee"][1])

@@ -333,7 +333,11 @@ class LiveEvaluator:
             self._noise[nkey] = fresh
         return correct / self.n, nan, inf
 
-    def _bounds(self, clip: ClipConfig, post: Posteriors, protocol: EvalProtocol):
+    def bounds(self, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PROTOCOL):
+        """:func:`engine.nvdp.protocol.evaluate_bounds` of ``self.clip(clip)`` at ``clip.renyi_order``, cached per clipping."""
+        return self._bounds(clip, None, protocol)
+
+    def _bounds(self, clip: ClipConfig, post: Posteriors | None, protocol: EvalProtocol):
         key = (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), self.clipper.alpha_key(clip), clip.renyi_order,
                protocol)
         if key not in self._bounds_cache:
@@ -341,6 +345,7 @@ class LiveEvaluator:
                 self._bounds_cache.clear()
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
             mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
+            post = self.clip(clip)[0] if post is None else post
             self._bounds_cache[key] = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
         return self._bounds_cache[key]
 
