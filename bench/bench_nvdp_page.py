@@ -12,7 +12,10 @@ Measures, with the page's default settings:
 2. ``sliders`` (same fresh process, after the first visit): median AppTest rerun after moving each
    of C_mu, alpha_min, alpha_max and the Renyi order to new values, with the CPU time of the
    process per move (a load-independent proxy: on a quiet 2-core machine the wall time is at most
-   the CPU time);
+   the CPU time), and when the page had drawn the bounds and the open tab's figure (its own
+   ``_nvdp_timing`` mark; the accuracy of the new caps follows in the same run, pages/nvdp.py
+   "Live sliders"). The scripts are compiled once, as the server does (``--recompile``: AppTest's
+   recompilation on every run);
 3. ``posthoc``: the engine call behind a slider move (``LiveEvaluator.evaluate``), for several C_mu;
 4. ``cold`` (only with ``--cold``): the first AppTest run with an empty cache and no bundle
    (``NVDP_ASSET_DIR=``): encoding the 3,000 sentences + training both models, with progress.

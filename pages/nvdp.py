@@ -5,6 +5,15 @@ post-hoc clipping of the trained posteriors; the sentence inspector), caches the
 (model key, settings), draws figures from ``engine.plots_nvdp`` and explains them. It computes no
 privacy quantity itself.
 
+Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order first
+draws the headline's bounds (RD and BDP, both forms, both models) and the figure of the open tab;
+the accuracy of the new caps (the model re-run after the bottleneck on every test sentence: real
+FLOPs, most of a move's time) is computed last in the same run and written into its metric, which
+reads "computing ..." until then, so an accuracy of other caps is never shown for the new ones.
+Only the open tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the
+accuracy. Every number is that of ``python -m engine nvdp evaluate`` (tests/test_nvdp_explore.py)
+and of a fresh computation (tests/test_nvdp_live_speed.py). Timings: ``bench/bench_nvdp_page.py``.
+
 Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENTENCES``,
 ``NVDP_PAGE_EPOCHS``, ``NVDP_PAGE_N_TRAIN``; the model cache lives in ``NVDP_CACHE_DIR``), see
 :meth:`engine.nvdp.explore.ExploreSettings.from_env`.
@@ -355,10 +364,10 @@ with main:
         pass
     elif is_bundled:
         est = estimate_seconds(settings)
-        b1_, b2_ = status.columns([3, 1])
-        b1_.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
-                    "them bit for bit). Only the evaluation sentences were encoded on this machine.")
-        b2_.button("Retrain here", on_click=_train_here, key="nvdp_train_here",
+        # in the controls' column, so that the headline numbers and the figure share the first screen
+        ctrl.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
+                     "them bit for bit). Only the evaluation sentences were encoded on this machine.")
+        ctrl.button("Retrain here", on_click=_train_here, key="nvdp_train_here",
                    help=f"Train both models on this machine instead (estimated {fmt_seconds(est['total'])}, "
                    "with a progress bar, a time estimate and Cancel).")
     elif use_bundled is False and bundled_matches(settings):
@@ -447,10 +456,7 @@ with main:
     unclip = ClipConfig(enabled=False, renyi_order=lam)
     mkey = ckey if which == "clipped" else ukey
     clip_json = json.dumps(clip.to_dict(), sort_keys=True)
-    # Live sliders (issue 14 item 7): the bounds of the new caps are computed and drawn first; the
-    # accuracy (the model re-run after the bottleneck on every test sentence, most of a move's time)
-    # is computed at the end of the run and written into its metric, which says "computing" until
-    # then, so no accuracy of other caps is ever shown. The Utility and Export tabs wait for it.
+    # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run.
     with st.spinner("Applying the clipping to the test sentences ..."):
         res_c = _with_accuracy(mkey, which, _evaluate(mkey, which, clip_json, models, data, settings.seed),
                                models, data, now=False)
@@ -743,11 +749,9 @@ with main:
                     pass  # the inspector tab shows the error
             return figs
 
-        def report(**kw):
-            return nvdp_report_html(figures=report_figures(), bounds=bounds_table(), **kw)
-
         report = functools.partial(
-            report, label_c=label_c, res_c=res_c, res_u=res_u,
+            lambda **kw: nvdp_report_html(figures=report_figures(), bounds=bounds_table(), **kw), label_c=label_c,
+            res_c=res_c, res_u=res_u,
             settings={**settings.to_dict(), "applied clipping": json.dumps(clip.to_dict()), "apply to": ss["nvdp_target"],
                       "sentence A": ss.get("nvdp_sent_a", ""), "sentence B": ss.get("nvdp_sent_b", "")},
             commands=cli_lines)

@@ -197,11 +197,16 @@ class LiveEvaluator:
     ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
 
     Per slider move (issue 14 item 7) the posteriors are clipped once and shared by the accuracy
-    (per-batch slices) and the bounds; the attention queries (clean states only) are computed once
-    per model; NaN / inf counts skip the clipped posteriors of finite raw ones (clipping keeps them
-    finite); and the pair terms that a move leaves unchanged (the Gaussian sums on an alpha move)
-    are reused through a content-keyed memo (:func:`engine.nvdp.protocol.evaluate_bounds`). All of
-    this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
+    (per-batch slices) and the bounds, by a :class:`~engine.nvdp.clipping.RepeatedClipper` (the raw
+    posteriors validated once, each rule's output kept for the settings it depends on); the
+    attention queries (clean states only) are computed once per model; the random draws behind the
+    accuracy come from a private generator and are reused while the clipped alpha is unchanged;
+    NaN / inf counts skip the clipped posteriors of finite raw ones (clipping keeps them finite);
+    the bounds are cached per clipping, and the pair terms that a move leaves unchanged (the
+    Gaussian sums on an alpha move) are reused through a memo keyed by the settings
+    (:func:`engine.nvdp.protocol.evaluate_bounds`). ``evaluate(..., with_accuracy=False)`` returns
+    the bounds alone and :meth:`complete` adds the accuracy (the page draws the bounds first). All
+    of this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
 
     Parameters
     ----------
