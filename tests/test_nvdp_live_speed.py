@@ -177,3 +177,24 @@ def test_order_curve_from_the_live_caches_is_the_fresh_curve_and_ignores_the_sli
         assert live.bounds(at, proto).rd_exact is live.evaluate(at, protocol=proto, with_accuracy=False).rd_exact
         assert live.evaluate(at, protocol=proto, with_accuracy=False).bdp.epsilon == fresh["eps_guarantee"][1] or \
             np.isnan(fresh["eps_guarantee"][1])
+
+
+def test_repeated_clipper_shared_by_threads_gives_the_same_values():
+    """The page shares one evaluator (and clipper) between sessions: concurrent moves must not mix caches."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    raw = _post(n=40, K=6, D=32, seed=7)
+    rc = RepeatedClipper(raw.mu * 3.0, raw.sigma, raw.alpha, raw.mask, keep=1)
+    cfgs = [ClipConfig(**kw) for kw in MOVES]
+    refs = [clip_posteriors(raw.mu * 3.0, raw.sigma, raw.alpha, raw.mask, c) for c in cfgs]
+
+    def run(i):
+        for j in range(40):
+            k = (i + j) % len(cfgs)
+            got = rc(cfgs[k])
+            if not (all(torch.equal(a, b) for a, b in zip(got[:3], refs[k][:3])) and got[3] == refs[k][3]):
+                return False
+        return True
+
+    with ThreadPoolExecutor(4) as ex:
+        assert all(ex.map(run, range(4)))

@@ -38,6 +38,7 @@ every Gaussian, Gamma and Dirichlet term finite.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass
 
 import torch
@@ -417,20 +418,23 @@ class RepeatedClipper:
         self.keep = max(1, int(keep))
         self._valid = False
         self._parts: dict = {}
+        # the dashboard shares one clipper between sessions (threads): its caches change under a lock
+        self._lock = threading.RLock()
 
     def _part(self, key, make):
-        cache = self._parts.setdefault(key[0], {})
-        if key not in cache:
-            while len(cache) >= self.keep:
-                cache.pop(next(iter(cache)))
-            cache[key] = make()
-        return cache[key]
+        with self._lock:
+            cache = self._parts.setdefault(key[0], {})
+            if key not in cache:
+                while len(cache) >= self.keep:
+                    cache.pop(next(iter(cache)))
+                cache[key] = make()
+            return cache[key]
 
     def _setup(self) -> None:
         if self._valid:
             return
         _check_finite_posteriors(self.mu, self.sigma, self.alpha)  # raises on every call until valid
-        with torch.no_grad():
+        with self._lock, torch.no_grad():
             self._real = _real_token_mask(self.mask)
             self._n_real = int(self._real.sum())
             self._norm = torch.linalg.vector_norm(self.mu, dim=-1, keepdim=True)
