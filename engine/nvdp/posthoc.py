@@ -285,13 +285,15 @@ class LiveEvaluator:
         clipping each batch).
         """
         key = self._acc_key(clip, seed)
-        if key not in self._acc_cache:
-            if len(self._acc_cache) > 64:
-                self._acc_cache.clear()
+        out = self._acc_cache.get(key)  # (sessions share an evaluator: read once, never after a clear)
+        if out is None:
             if clipped is None:
                 clipped = self.clip(clip)[0]
-            self._acc_cache[key] = self._accuracy(clip, seed, clipped)
-        return self._acc_cache[key]
+            out = self._accuracy(clip, seed, clipped)
+            if len(self._acc_cache) > 64:
+                self._acc_cache.clear()
+            self._acc_cache[key] = out
+        return out
 
     def _distributions_before(self, max_values: int) -> dict:
         """The unclipped distributions (fixed per model), computed once per ``max_values``."""
@@ -345,14 +347,16 @@ class LiveEvaluator:
     def _bounds(self, clip: ClipConfig, post: Posteriors | None, protocol: EvalProtocol):
         key = (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), self.clipper.alpha_key(clip), clip.renyi_order,
                protocol)
-        if key not in self._bounds_cache:
-            if len(self._bounds_cache) > 32:
-                self._bounds_cache.clear()
+        out = self._bounds_cache.get(key)
+        if out is None:
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
             mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
             post = self.clip(clip)[0] if post is None else post
-            self._bounds_cache[key] = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
-        return self._bounds_cache[key]
+            out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
+            if len(self._bounds_cache) > 32:
+                self._bounds_cache.clear()
+            self._bounds_cache[key] = out
+        return out
 
     def evaluate(self, clip: ClipConfig, *, protocol: EvalProtocol = DEFAULT_PROTOCOL, seed: int | None = None,
                  max_values: int = 20000, with_accuracy: bool = True) -> "PosthocResult":
