@@ -24,6 +24,7 @@ INTRO = (
 
 
 def float_in(lo, hi):
+    """A link parser: a finite float in [lo, hi], else ValueError naming the range."""
     def parse(text):
         v = float(text)
         if not (math.isfinite(v) and lo <= v <= hi):
@@ -33,6 +34,7 @@ def float_in(lo, hi):
 
 
 def choice(options):
+    """A link parser: one of ``options`` (floats, compared with a relative tolerance 1e-9), else ValueError."""
     def parse(text):
         v = float(text)
         for o in options:
@@ -43,6 +45,7 @@ def choice(options):
 
 
 def int_in(lo, hi):
+    """A link parser: an int in lo..hi, else ValueError naming the range."""
     def parse(text):
         v = int(text)
         if not lo <= v <= hi:
