@@ -5,6 +5,15 @@ post-hoc clipping of the trained posteriors; the sentence inspector), caches the
 (model key, settings), draws figures from ``engine.plots_nvdp`` and explains them. It computes no
 privacy quantity itself.
 
+Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order first
+draws the headline's bounds (RD and BDP, both forms, both models) and the figure of the open tab;
+the accuracy of the new caps (the model re-run after the bottleneck on every test sentence: real
+FLOPs, most of a move's time) is computed last in the same run and written into its metric, which
+reads "computing ..." until then, so an accuracy of other caps is never shown for the new ones.
+Only the open tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the
+accuracy. Every number is that of ``python -m engine nvdp evaluate`` (tests/test_nvdp_explore.py)
+and of a fresh computation (tests/test_nvdp_live_speed.py). Timings: ``bench/bench_nvdp_page.py``.
+
 Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENTENCES``,
 ``NVDP_PAGE_EPOCHS``, ``NVDP_PAGE_N_TRAIN``; the model cache lives in ``NVDP_CACHE_DIR``), see
 :meth:`engine.nvdp.explore.ExploreSettings.from_env`.
@@ -15,8 +24,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import math
-import platform
 import time
 
 import pandas as pd
@@ -30,6 +37,7 @@ from engine.nvdp.hints import hint
 from engine.nvdp.headline import headline_verdict, paired_comparison
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
+from ui.nvdp_parts import INTRO, choice, float_in, int_in, nvdp_formulas
 from ui.nvdp_upload import user_data_flow
 from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
 from ui.state import ensure_frame, init_state, persist
@@ -63,42 +71,14 @@ NVDP_DEFAULTS = {
 }
 
 
-def _float_in(lo, hi):
-    def parse(text):
-        v = float(text)
-        if not (math.isfinite(v) and lo <= v <= hi):
-            raise ValueError(f"{text} is outside [{lo:g}, {hi:g}]")
-        return v
-    return parse
-
-
-def _choice(options):
-    def parse(text):
-        v = float(text)
-        for o in options:
-            if math.isclose(v, o, rel_tol=1e-9):
-                return o
-        raise ValueError(f"{text} is not one of {', '.join(f'{o:g}' for o in options)}")
-    return parse
-
-
-def _int_in(lo, hi):
-    def parse(text):
-        v = int(text)
-        if not lo <= v <= hi:
-            raise ValueError(f"{v} is outside {lo}..{hi}")
-        return v
-    return parse
-
-
 #: URL name -> (session key, parse). A shared link reproduces the view.
 URL = {
-    "kl": ("nvdp_kl_weight", _choice(X.KL_WEIGHTS)),
-    "seed": ("nvdp_seed", _int_in(0, 99)),
-    "C_mu": ("nvdp_C_mu", _float_in(0.1, 100.0)),
-    "alpha_min": ("nvdp_alpha_min", _float_in(0.0, 2.0)),
-    "alpha_max": ("nvdp_alpha_max", _float_in(0.05, 5.0)),
-    "renyi_order": ("nvdp_renyi_order", _choice(RENYI_ORDERS)),
+    "kl": ("nvdp_kl_weight", choice(X.KL_WEIGHTS)),
+    "seed": ("nvdp_seed", int_in(0, 99)),
+    "C_mu": ("nvdp_C_mu", float_in(0.1, 100.0)),
+    "alpha_min": ("nvdp_alpha_min", float_in(0.0, 2.0)),
+    "alpha_max": ("nvdp_alpha_max", float_in(0.05, 5.0)),
+    "renyi_order": ("nvdp_renyi_order", choice(RENYI_ORDERS)),
     "sigma_cap": ("nvdp_sigma_cap", lambda t: {"1": True, "0": False}[t]),
     "apply_to": ("nvdp_target", lambda t: t if t in TARGETS else (_ for _ in ()).throw(ValueError(f"{t!r} is not one of {', '.join(TARGETS)}"))),
 }
@@ -150,16 +130,22 @@ def _mu_range(key: str, which: str, _models, _data) -> tuple[float, float]:
 
 @st.cache_resource(max_entries=128, show_spinner=False)  # a resource: no pickling on every rerun
 def _posthoc(key: str, which: str, clip_json: str, _models, _data, seed: int) -> X.PosthocResult:
+    """The bounds of one clipping, without the accuracy (:func:`_with_accuracy` adds it)."""
     return _live(key, which, _models, _data).evaluate(ClipConfig.from_dict(json.loads(clip_json)), seed=seed,
-                                                      protocol=PROTOCOL)
+                                                      protocol=PROTOCOL, with_accuracy=False)
+
+
+def _curve_clip(clip_json: str) -> ClipConfig:
+    """The clipping of an order curve's key (its order is null: the curve sets each of its own)."""
+    return ClipConfig.from_dict({k: v for k, v in json.loads(clip_json).items() if k != "renyi_order"})
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _order_curve(key: str, which: str, clip_json: str, _models, _data) -> dict:
     from engine.nvdp.order_curve import bdp_order_curve
 
-    raw = _live(key, which, _models, _data).raw
-    return bdp_order_curve(raw, ClipConfig.from_dict(json.loads(clip_json)), protocol=PROTOCOL)
+    live = _live(key, which, _models, _data)
+    return bdp_order_curve(live.raw, _curve_clip(clip_json), protocol=PROTOCOL, live=live)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -196,8 +182,18 @@ def _evaluate(key, which, clip_json, models, data, seed):
             for x in [x for x in store if x[0] == "posthoc"]:
                 store.pop(x)
         store[k] = _user_live(key, which, models, data).evaluate(ClipConfig.from_dict(json.loads(clip_json)),
-                                                                  seed=seed, protocol=PROTOCOL)
+                                                                  seed=seed, protocol=PROTOCOL, with_accuracy=False)
     return store[k]
+
+
+def _evaluator(key, which, models, data) -> X.LiveEvaluator:
+    return _user_live(key, which, models, data) if key.startswith("user:") else _live(key, which, models, data)
+
+
+def _with_accuracy(key, which, res, models, data, *, now: bool = True):
+    """``res`` with its accuracy: computed now (``now``; memoised per clipping) or only if already known."""
+    live = _evaluator(key, which, models, data)
+    return live.complete(res) if now or live.has_accuracy(res.clip, res.seed) else res
 
 
 def _orders(key, which, clip_json, models, data):
@@ -205,20 +201,8 @@ def _orders(key, which, clip_json, models, data):
         return _order_curve(key, which, clip_json, models, data)
     from engine.nvdp.order_curve import bdp_order_curve
 
-    return bdp_order_curve(_user_live(key, which, models, data).raw, ClipConfig.from_dict(json.loads(clip_json)),
-                           protocol=PROTOCOL)
-
-
-def _versions() -> dict:
-    import importlib.metadata as md
-
-    out = {"python": platform.python_version()}
-    for name in ("torch", "numpy", "pandas", "streamlit", "transformers", "plotly"):
-        try:
-            out[name] = md.version(name)
-        except md.PackageNotFoundError:
-            out[name] = None
-    return out
+    live = _user_live(key, which, models, data)
+    return bdp_order_curve(live.raw, _curve_clip(clip_json), protocol=PROTOCOL, live=live)
 
 
 def _inspect_on() -> None:
@@ -272,20 +256,7 @@ for msg in url_problems:
 
 _intro = st.expander("What am I looking at? NVDP, RD, BDP and clipping in plain words") if not presenter \
     else st.container(key="teach_intro")
-_intro.markdown(
-    "A sentence is turned into numbers by a small language model (all-MiniLM-L6-v2). **NVDP** "
-    "(*nonparametric variational differential privacy*) does not share those numbers: a "
-    "**bottleneck** (NVIB, *nonparametric variational information bottleneck*) replaces each word piece by a "
-    "blurred, weighted cloud, and only one random draw from it is shared. A sentiment classifier "
-    "(positive / negative, on 3,000 product, film and restaurant reviews) reads only that draw.  \n"
-    "**How private?** If the draws of any two sentences look alike, an observer cannot tell which sentence was "
-    "used. The **RD** (*Renyi divergence*) between the two draw distributions measures that: smaller = more "
-    "private. **BDP** epsilon (*Bayesian differential privacy*) turns the RDs over many pairs into one privacy "
-    "budget (smaller = more private; 10.47 is the floor when all RDs are 0).  \n"
-    "**Clipping** (El Zein, Kumar & Henderson 2026) caps the bottleneck's parameters: the length of each "
-    "cloud's centre (**C_mu**), the smallest blur (**sigma**), and the weights (**alpha** between "
-    "**alpha_min** and **alpha_max**). Caps bound how different two sentences can look, which tightens the RD."
-)
+_intro.markdown(INTRO)
 
 ctrl, main = st.columns([1, 3], gap="large")
 main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.layout: phones)
@@ -393,10 +364,10 @@ with main:
         pass
     elif is_bundled:
         est = estimate_seconds(settings)
-        b1_, b2_ = status.columns([3, 1])
-        b1_.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
-                    "them bit for bit). Only the evaluation sentences were encoded on this machine.")
-        b2_.button("Retrain here", on_click=_train_here, key="nvdp_train_here",
+        # in the controls' column, so that the headline numbers and the figure share the first screen
+        ctrl.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
+                     "them bit for bit). Only the evaluation sentences were encoded on this machine.")
+        ctrl.button("Retrain here", on_click=_train_here, key="nvdp_train_here",
                    help=f"Train both models on this machine instead (estimated {fmt_seconds(est['total'])}, "
                    "with a progress bar, a time estimate and Cancel).")
     elif use_bundled is False and bundled_matches(settings):
@@ -484,11 +455,19 @@ with main:
         st.stop()
     unclip = ClipConfig(enabled=False, renyi_order=lam)
     mkey = ckey if which == "clipped" else ukey
+    clip_json = json.dumps(clip.to_dict(), sort_keys=True)
+    # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run.
     with st.spinner("Applying the clipping to the test sentences ..."):
-        res_c = _evaluate(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data, settings.seed)
-        res_u = _evaluate(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
-                         models, data, settings.seed)
+        res_c = _with_accuracy(mkey, which, _evaluate(mkey, which, clip_json, models, data, settings.seed),
+                               models, data, now=False)
+        res_u = _with_accuracy(ukey, "unclipped", _evaluate(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
+                                                            models, data, settings.seed), models, data, now=False)
     label_c = "clipped" if which == "clipped" else "clipped at release"
+
+    def _complete():
+        global res_c, res_u
+        res_c = _with_accuracy(mkey, which, res_c, models, data)
+        res_u = _with_accuracy(ukey, "unclipped", res_u, models, data)
 
     # ---- headline metrics -------------------------------------------------------------------
 
@@ -510,8 +489,19 @@ with main:
            "Bayesian differential privacy budget at delta = 1e-5 from the authors' accountant (scalar blurs, "
            f"moment order 2, subsampling q = 16/{N_EVAL}), the figure the papers report (10.4-22). 10.47 is the "
            "floor reached when every RD is 0. Not a guarantee.")
-    metric(r[3], "Accuracy", res_c.accuracy, res_u.accuracy,
-           "Share of held-out sentences whose sentiment is predicted correctly (chance = 50 %).", pct=True)
+    acc_slot = r[3].empty()
+
+    def show_accuracy():
+        metric(acc_slot, "Accuracy", res_c.accuracy, res_u.accuracy,
+               "Share of held-out sentences whose sentiment is predicted correctly (chance = 50 %).", pct=True)
+        if res_c.nan_count or res_u.nan_count:
+            warn_slot.warning(f"Numerical failures: {res_c.nan_count} NaN values with clipping, {res_u.nan_count} "
+                              "without.", icon=":material/warning:")
+
+    if res_c.accuracy is None or res_u.accuracy is None:
+        acc_slot.metric("Accuracy", "computing ...", delta="for the new caps", delta_color="off", **_NO_ARROW,
+                        help="The model is being re-run on the held-out sentences with the new caps (about a second); "
+                        "the bounds beside it are already those of the new caps.")
     if not presenter:
         r2 = st.columns(4)
         metric(r2[0], "RD max (exact)", res_c.rd_exact.max, res_u.rd_exact.max,
@@ -531,67 +521,99 @@ with main:
                      delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **_NO_ARROW)
-    verdict = [headline_verdict(res_c, res_u, label_c)]
-    if res_c.nan_count or res_u.nan_count:
-        st.warning(f"Numerical failures: {res_c.nan_count} NaN values with clipping, {res_u.nan_count} without.",
-                   icon=":material/warning:")
+    warn_slot = st.empty()
+    verdict_slot = None
+    if res_c.accuracy is not None and res_u.accuracy is not None:
+        show_accuracy()
 
-    tabs = st.tabs(["Privacy bound", "Utility", "Posterior parameters", "Sentence inspector", "Export"])
-    shown_figures: list = []
+    # Only the open tab is built (on_change="rerun" tracks it): a slider move draws the headline and
+    # the one figure on screen; the other tabs are built when opened.
+    tabs = st.tabs(["Privacy bound", "Utility", "Posterior parameters", "Sentence inspector", "Export"],
+                   key="nvdp_tab", on_change="rerun")
 
-    def _shown(caption: str, fig):
-        """Keep each figure drawn on screen for the report (sized to share the first screen with the headline)."""
+    def _sized(fig):
+        """Size a figure to share the first screen with the headline (and for a room in presenter mode)."""
         fig.update_layout(height=FIGURE_HEIGHT[presenter])
         if fig.layout.legend.orientation == "h":  # a legend below the plot: at the figure's bottom, under the x title
             fig.update_layout(legend=dict(yref="container", yanchor="bottom", y=0.0),
                               margin=dict(b=max(int(fig.layout.margin.b or 0), 130)))
         if presenter:
             fig.update_layout(font=dict(size=17))
-        shown_figures.append((caption, fig))
         return fig
 
-    with tabs[0]:
-        form_slot = st.empty()  # the figure first (first screen); its form switch is drawn under it
+    def fig_headline():  # the headline comparison (issue 14): the same pairs under both models, both forms
+        return P.paired_figure([paired_comparison(res_c.rd_paper, res_u.rd_paper),
+                                paired_comparison(res_c.rd_exact, res_u.rd_exact)],
+                               kind=ss.get("nvdp_headline_kind", "scatter"), label=label_c)
+
+    def fig_rd():
         form = ss.get("nvdp_form", "paper")
         rc, ru = (res_c.rd_paper, res_u.rd_paper) if form == "paper" else (res_c.rd_exact, res_u.rd_exact)
         notes = None
         if form == "paper":
             notes = {label_c: f"(reported after the authors' outlier filter: max {P.fmt_bound(rc.max)})",
                      "unclipped": f"(reported after the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
-        # the headline comparison (issue 14): the same pairs under both models, in both forms of the bound
-        st.plotly_chart(_shown("Clipped vs unclipped on the same pairs",
-                               P.paired_figure([paired_comparison(res_c.rd_paper, res_u.rd_paper),
-                                                paired_comparison(res_c.rd_exact, res_u.rd_exact)],
-                                               kind=ss.get("nvdp_headline_kind", "scatter"), label=label_c)),
-                        config=CFG, key="nvdp_fig_headline")
-        if verdict:  # under the figure, so that the headline numbers and the figure share the first screen
-            st.markdown(" ".join(verdict))
-        st.radio("Headline view", ["scatter", "diff"], horizontal=True, key="nvdp_headline_kind",
-                 format_func={"scatter": "each pair: clipped vs unclipped",
-                              "diff": "distribution of the per-pair difference"}.get,
-                 help="The same pairs of test sentences under both models, in both forms of the bound. Below the "
-                 "diagonal (left of 0): clipping makes that pair harder to tell apart.")
-        st.plotly_chart(_shown("Privacy bound: RD over sentence pairs",
-                               P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)),
-                        config=CFG, key="nvdp_fig_rd")
-        form_slot = st.container()
-        form_slot.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
-                        format_func={"paper": "paper protocol (comparable with the papers)",
-                                     "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
+        return P.rd_distribution_figure({label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)
+
+    def fig_acc():
+        hist = {label_c: [h["val_accuracy"] for h in models[which].history],
+                "unclipped": [h["val_accuracy"] for h in models["unclipped"].history]}
+        if which == "unclipped":
+            hist = {"unclipped": hist["unclipped"]}
+        return P.accuracy_figure({label_c: res_c.accuracy, "unclipped": res_u.accuracy}, hist, n_test=res_c.n_test)
+
+    def fig_post():
+        d = res_c.distributions
+        return P.posterior_histograms_figure(d["before"], d["after"], C_mu=clip.C_mu, sigma_min=clip.sigma_min,
+                                             sigma_max=clip.sigma_max, alpha_min=clip.alpha_min,
+                                             alpha_max=clip.alpha_max, fractions=res_c.clip_stats.to_dict())
+
+    FIGURES = {"nvdp_fig_headline": ("Clipped vs unclipped on the same pairs", fig_headline),
+               "nvdp_fig_rd": ("Privacy bound: RD over sentence pairs", fig_rd),
+               "nvdp_fig_acc": ("Utility: held-out accuracy", fig_acc),
+               "nvdp_fig_post": ("Posterior parameters before and after clipping", fig_post)}
+
+    def chart(key):
+        st.plotly_chart(_sized(FIGURES[key][1]()), config=CFG, key=key)
+
+    def bounds_table():
         def col(rr):
             return [P.fmt_bound(rr.rd_paper.max), P.fmt_bound(rr.rd_paper.mean), P.fmt_bound(rr.rd_exact.max),
                     P.fmt_bound(rr.rd_exact.mean), f"{rr.rd_exact.n_inf} of {rr.rd_exact.n_pairs}",
                     P.fmt_bound(rr.bdp_paper.epsilon), P.fmt_bound(rr.bdp.epsilon)]
 
-        table = pd.DataFrame({"": ["RD max, paper protocol", "RD mean, paper protocol", "RD max, exact (nats)",
-                                   "RD mean, exact (nats)", "pairs with an infinite exact bound",
-                                   "BDP epsilon, papers' figure (delta 1e-5)", "BDP epsilon, guarantee (delta 1e-5)"],
-                              label_c: col(res_c), "unclipped": col(res_u)})
-        st.dataframe(table, hide_index=True, width="stretch")
+        return pd.DataFrame({"": ["RD max, paper protocol", "RD mean, paper protocol", "RD max, exact (nats)",
+                                  "RD mean, exact (nats)", "pairs with an infinite exact bound",
+                                  "BDP epsilon, papers' figure (delta 1e-5)", "BDP epsilon, guarantee (delta 1e-5)"],
+                             label_c: col(res_c), "unclipped": col(res_u)})
+
+    def show_verdict():
+        if verdict_slot is not None:
+            verdict_slot.markdown(headline_verdict(res_c, res_u, label_c))
+
+    def _tab_privacy():
+        global verdict_slot
+        chart("nvdp_fig_headline")
+        verdict_slot = st.empty()  # under the figure, so that the headline numbers and the figure share the first screen
+        if res_c.accuracy is not None and res_u.accuracy is not None:
+            show_verdict()
+        else:
+            verdict_slot.caption("The verdict follows with the accuracy of the new caps ...")
+        st.radio("Headline view", ["scatter", "diff"], horizontal=True, key="nvdp_headline_kind",
+                 format_func={"scatter": "each pair: clipped vs unclipped",
+                              "diff": "distribution of the per-pair difference"}.get,
+                 help="The same pairs of test sentences under both models, in both forms of the bound. Below the "
+                 "diagonal (left of 0): clipping makes that pair harder to tell apart.")
+        chart("nvdp_fig_rd")
+        st.radio("Form of the bound", ["paper", "exact"], horizontal=True, **persist("nvdp_form"),
+                        format_func={"paper": "paper protocol (comparable with the papers)",
+                                     "exact": f"guarantee (exact, nats, all pairs of {N_EVAL} sentences)"}.get)
+        st.dataframe(bounds_table(), hide_index=True, width="stretch")
         if st.toggle("BDP epsilon over Renyi orders (tightest order; why the guarantee is infinite)",
                      key="nvdp_order_curve"):
             with st.spinner("Evaluating both forms at six orders ..."):
-                cur = _orders(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), models, data)
+                # the curve re-clips at each of its orders: keyed without the slider's order, so an order move reuses it
+                cur = _orders(mkey, which, json.dumps({**clip.to_dict(), "renyi_order": None}, sort_keys=True), models, data)
             st.dataframe(pd.DataFrame({"Renyi order": cur["orders"],
                                        "BDP epsilon, guarantee": [P.fmt_bound(e) for e in cur["eps_guarantee"]],
                                        "BDP epsilon, paper protocol": [P.fmt_bound(e) for e in cur["eps_paper"]]}),
@@ -616,29 +638,12 @@ with main:
                 "many tokens a sentence has: the guarantee form is infinite for every pair of different lengths "
                 "(counted in the table), whatever the caps.\n\n" + hint("alpha_min"))
         with st.expander("The formulas"):
-            st.latex(r"D_\lambda(P\,\|\,Q) = \frac{1}{\lambda-1}\ln \int p^\lambda q^{1-\lambda}")
-            st.latex(r"\mathrm{RD}(a,b) \le D_\lambda\big(\mathrm{Dir}(\alpha^a)\,\|\,\mathrm{Dir}(\alpha^b)\big)"
-                     r" + \sum_{k}\sum_{d} D_\lambda\big(\mathcal N(\mu^a_{kd},\sigma^{a\,2}_{kd})\,\|\,"
-                     r"\mathcal N(\mu^b_{kd},\sigma^{b\,2}_{kd})\big)")
-            st.latex(r"D_\lambda\big(\mathcal N(m_a,s_a^2)\|\mathcal N(m_b,s_b^2)\big) = "
-                     r"\frac{\lambda (m_a-m_b)^2}{2 s^2} + \frac{1}{1-\lambda}\ln\frac{s}{s_a^{1-\lambda}s_b^{\lambda}},"
-                     r"\quad s^2=\lambda s_b^2+(1-\lambda)s_a^2 > 0")
-            st.latex(r"\mu \leftarrow \mu\,\min\!\left(1,\tfrac{C_\mu}{\|\mu\|_2}\right),\quad "
-                     r"\sigma \leftarrow \max\!\left(\sigma, \sqrt{\tfrac{\lambda-1}{\lambda}}\right),\quad "
-                     r"\alpha \leftarrow \operatorname{clamp}(\alpha, \alpha_{\min}, \alpha_{\max})")
-            st.latex(r"\varepsilon_{\mathrm{BDP}} = \frac{\sum_t c_t - \ln\!\big(\delta - (1-\text{conf}^B)\big)}{\lambda},"
-                     r"\quad c_t = \ln \widehat{\mathbb E}_{\text{pairs in batch }t}\big[e^{\lambda D}\big]"
-                     r" \text{ (Student-t upper bound)}")
-            st.caption("Clipped means lie within C_mu of the prior's centre 0, so (m_a - m_b)^2 summed over dims is "
-                       "at most 4 C_mu^2; the blur floor keeps s^2 > 0 against the prior's blur 1.")
+            nvdp_formulas()
 
-    with tabs[1]:
-        hist = {label_c: [h["val_accuracy"] for h in models[which].history],
-                "unclipped": [h["val_accuracy"] for h in models["unclipped"].history]}
-        if which == "unclipped":
-            hist = {"unclipped": hist["unclipped"]}
-        st.plotly_chart(_shown("Utility: held-out accuracy", P.accuracy_figure(
-            {label_c: res_c.accuracy, "unclipped": res_u.accuracy}, hist, n_test=res_c.n_test)), config=CFG, key="nvdp_fig_acc")
+    def _tab_utility():
+        with st.spinner("Computing the accuracy of the new caps ..."):
+            _complete()
+        chart("nvdp_fig_acc")
         with st.expander("What this shows, and what to try"):
             st.markdown(
                 "Left: the share of held-out sentences whose sentiment the classifier gets right when it only sees "
@@ -649,13 +654,8 @@ with main:
                 "classifier was not trained on, so it can cost more accuracy than training with the caps.\n\n"
                 + hint("retrain"))
 
-    with tabs[2]:
-        d = res_c.distributions
-        st.plotly_chart(_shown("Posterior parameters before and after clipping", P.posterior_histograms_figure(
-                                                      d["before"], d["after"], C_mu=clip.C_mu, sigma_min=clip.sigma_min,
-                                                      sigma_max=clip.sigma_max, alpha_min=clip.alpha_min,
-                                                      alpha_max=clip.alpha_max, fractions=res_c.clip_stats.to_dict())),
-                        config=CFG, key="nvdp_fig_post")
+    def _tab_posterior():
+        chart("nvdp_fig_post")
         s = res_c.clip_stats
         st.caption(f"{s.n_components} token clouds of {res_c.n_test} test sentences ({TARGETS[ss['nvdp_target']]}). "
                    f"Shrunk means: {100 * s.frac_mu:.1f}%; blur raised: {100 * s.frac_sigma:.2f}% and lowered: "
@@ -669,7 +669,7 @@ with main:
                 "after). Caps inside the bulk change many tokens, which may protect more and may cost accuracy.\n\n"
                 + hint("c_mu") + "\n\n" + hint("order_floor"))
 
-    with tabs[3]:
+    def _tab_inspector():
         st.markdown("Type two sentences. See what the bottleneck keeps of each token, which caps touched it, and "
                     "how distinguishable the two shared draws are.")
         c1, c2 = st.columns(2)
@@ -685,8 +685,7 @@ with main:
         ins = None
         try:
             if ss.get("nvdp_inspect_on"):
-                ins = _inspect(mkey, which, json.dumps(clip.to_dict(), sort_keys=True), ss["nvdp_sent_a"], ss["nvdp_sent_b"],
-                               models, settings.max_length)
+                ins = _inspect(mkey, which, clip_json, ss["nvdp_sent_a"], ss["nvdp_sent_b"], models, settings.max_length)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot inspect these sentences.** {exc}", icon=":material/error:")
         if ins is not None:
@@ -701,8 +700,7 @@ with main:
             changed = sum(int((t["clipped"] != "").sum()) for t in ins.components)
             total = sum(len(t) - 1 for t in ins.components)
             m3.metric("Tokens touched by the caps", f"{changed} of {total}")
-            st.plotly_chart(_shown("Sentence inspector: A vs B", P.inspector_figure(
-                                ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max)),
+            st.plotly_chart(_sized(P.inspector_figure(ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max)),
                             config=CFG, key="nvdp_fig_inspect")
             cols = {"component": "#", "token": "token", "weight": st.column_config.NumberColumn(
                         "weight", help="expected share of the draw: alpha / sum of alpha", format="%.3f"),
@@ -718,7 +716,11 @@ with main:
                 with st.expander(f"Sentence {name}: all {len(t)} components (row 0 is the prior cloud)"):
                     st.dataframe(t[shown], hide_index=True, column_config=cols, width="stretch")
 
-    with tabs[4]:
+    def _tab_export():
+        from engine.figures.report import safe_csv
+        from ui.nvdp_report import evaluate_command, export_notes, nvdp_report_html, package_versions
+        with st.spinner("Computing the accuracy of the new caps ..."):
+            _complete()
         summ = pd.DataFrame([{"model": label_c, **res_c.summary()}, {"model": "unclipped", **res_u.summary()}])
         settings_out = {
             "data": ({"source": "uploaded CSV (texts not included)", "n_rows": len(data.sentences),
@@ -730,15 +732,26 @@ with main:
             "protocol": PROTOCOL.to_dict(),
             "n_test": res_c.n_test,
             "diagnostics": summ.to_dict(orient="records"),
-            "versions": _versions(),
+            "versions": package_versions(),
         }
-        from engine.figures.report import safe_csv
-        from ui.nvdp_report import nvdp_report_html
 
         cli_lines = [X.cli_command(settings, model_dir="artifacts/nvdp/clipped"),
                      X.cli_command(settings, ClipConfig(enabled=False), model_dir="artifacts/nvdp/unclipped")]
+
+        def report_figures():  # built when the report is downloaded: every figure of the page, as shown
+            figs = [(cap, _sized(make())) for cap, make in FIGURES.values()]
+            if ss.get("nvdp_inspect_on"):
+                try:
+                    ins = _inspect(mkey, which, clip_json, ss["nvdp_sent_a"], ss["nvdp_sent_b"], models, settings.max_length)
+                    figs.append(("Sentence inspector: A vs B", _sized(P.inspector_figure(
+                        ins.components, ("A", "B"), C_mu=clip.C_mu, alpha_max=clip.alpha_max))))
+                except (ValueError, TypeError):
+                    pass  # the inspector tab shows the error
+            return figs
+
         report = functools.partial(
-            nvdp_report_html, label_c=label_c, res_c=res_c, res_u=res_u, figures=list(shown_figures), bounds=table,
+            lambda **kw: nvdp_report_html(figures=report_figures(), bounds=bounds_table(), **kw), label_c=label_c,
+            res_c=res_c, res_u=res_u,
             settings={**settings.to_dict(), "applied clipping": json.dumps(clip.to_dict()), "apply to": ss["nvdp_target"],
                       "sentence A": ss.get("nvdp_sent_a", ""), "sentence B": ss.get("nvdp_sent_b", "")},
             commands=cli_lines)
@@ -755,23 +768,17 @@ with main:
                            help="Every setting, the seed, the live sizes and the package versions.")
         st.markdown("Train the two models from a terminal (each prints accuracy, both RD forms and BDP):")
         st.code("\n".join(cli_lines), language="bash", wrap_lines=True)
-        ev_model = "artifacts/nvdp/clipped" if which == "clipped" else "artifacts/nvdp/unclipped"
         st.markdown("Evaluate with the clipping on the sliders:")
-        st.code(f".venv/bin/python -m engine nvdp evaluate --model-dir {ev_model} --clip --C-mu {clip.C_mu:.10g} "
-                f"--alpha-min {clip.alpha_min:.10g} --alpha-max {clip.alpha_max:.10g} --renyi-order {clip.renyi_order:g} "
-                f"--seed {settings.seed} --split-seed {settings.split_seed}"
-                + (f" --n-sentences {settings.n_sentences}" if settings.n_sentences else "") + " --json",
-                language="bash", wrap_lines=True)
-        notes = [f"The CLI, the results script and this page use one protocol (bounds on the first {N_EVAL} test "
-                 f"sentences, accuracy on all {res_c.n_test}): the same model and clipping give the same numbers."]
-        if clip.sigma_max is not None or settings.train_clip.sigma_max is not None:
-            notes.append("The CLI has no flag for the sigma cap; its runs clip sigma only from below.")
-        if settings.n_sentences:
-            notes.append(f"This page runs on a subset of {settings.n_sentences} sentences (NVDP_PAGE_N_SENTENCES); "
-                         "the command above passes the same --n-sentences.")
+        st.code(evaluate_command(settings, clip, which), language="bash", wrap_lines=True)
+        notes = export_notes(settings, clip, N_EVAL, res_c.n_test)
         for n in notes:
             st.caption(f":material/info: {n}")
         st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
+
+    for _tab, _body in zip(tabs, (_tab_privacy, _tab_utility, _tab_posterior, _tab_inspector, _tab_export)):
+        if _tab.open:
+            with _tab:
+                _body()
 
 # URL: settings that differ from the defaults (a shared link reproduces the view)
 want = {}
@@ -781,3 +788,11 @@ for name, (key, _) in URL.items():
         want[name] = ("1" if v else "0") if isinstance(v, bool) else (f"{v:g}" if isinstance(v, float) else str(v))
 if {k: st.query_params[k] for k in st.query_params} != want:
     st.query_params.from_dict(want)
+
+# The accuracy of the new caps, last (see "Live sliders" above): the bounds and the figure are on screen already.
+ss["_nvdp_timing"] = {"answer": time.perf_counter(), "answer_cpu": time.process_time()}  # bench_nvdp_page.py
+if res_c.accuracy is None or res_u.accuracy is None:
+    _complete()
+    show_accuracy()
+    show_verdict()
+ss["_nvdp_timing"]["done"] = time.perf_counter()

@@ -57,3 +57,144 @@ def test_memo_gives_the_values_of_a_fresh_computation(lam):
         warnings.simplefilter("ignore", RuntimeWarning)
         _same(evaluate_bounds(post, lam, proto, memo=memo), evaluate_bounds(post, lam, proto))
     assert {k for k in memo if k[0] == "gauss"} == keys
+
+
+# ---- the live path's other reuses: clipping parts, draws, the accuracy after the bounds ----------------------------
+
+from engine.nvdp.clipping import RepeatedClipper, clip_posteriors  # noqa: E402
+from engine.nvdp.encoder import TokenStates  # noqa: E402
+from engine.nvdp.layer import NVDPClassifier, NVIBConfig, sample_latents  # noqa: E402
+from engine.nvdp.posthoc import LiveEvaluator, sample_latents_with  # noqa: E402
+from engine.nvdp.training import evaluate  # noqa: E402
+
+#: a slider session: every rule moved, back and forth, off and on again
+MOVES = [dict(C_mu=3.0, alpha_min=0.1, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99),
+         dict(C_mu=2.0, alpha_min=0.1, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99),
+         dict(C_mu=2.0, alpha_min=0.3, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99),
+         dict(C_mu=2.0, alpha_min=0.3, alpha_max=0.8, renyi_order=2.0, sigma_max=0.99),
+         dict(C_mu=2.0, alpha_min=0.3, alpha_max=0.8, renyi_order=2.0, sigma_max=None),
+         dict(enabled=False),
+         dict(C_mu=3.0, alpha_min=0.1, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99),
+         dict(C_mu=0.05, alpha_min=0.0, alpha_max=5.0, renyi_order=3.0, sigma_max=None)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_repeated_clipper_gives_clip_posteriors_bit_for_bit(dtype):
+    raw = _post(n=30, K=7, D=16, seed=3)
+    raw = type(raw)(raw.mu.to(dtype) * 3.0, raw.sigma.to(dtype), raw.alpha.to(dtype), raw.mask)
+    rc = RepeatedClipper(raw.mu, raw.sigma, raw.alpha, raw.mask)
+    for kw in MOVES:
+        cfg = ClipConfig(**kw)
+        got = rc(cfg)
+        ref = clip_posteriors(raw.mu, raw.sigma, raw.alpha, raw.mask, cfg)
+        for a, b in zip(got[:3], ref[:3]):
+            assert a.dtype == b.dtype and torch.equal(a, b), kw
+        assert got[3] == ref[3], kw
+        if cfg.enabled:  # the stored floats lie in the ball, as clip_posteriors promises
+            assert bool((torch.linalg.vector_norm(got[0].double(), dim=-1) <= cfg.C_mu).all())
+    assert not rc(ClipConfig(C_mu=0.05)).__getitem__(0).requires_grad
+
+
+def test_repeated_clipper_refuses_bad_inputs_on_every_call():
+    raw = _post(n=6, K=4, D=3)
+    mu = raw.mu.clone()
+    mu[2, 1, 0] = float("nan")
+    rc = RepeatedClipper(mu, raw.sigma, raw.alpha, raw.mask)
+    for _ in range(2):  # not validated once and then trusted: nothing is ever clipped
+        with pytest.raises(ValueError, match="mu has 1 non-finite entries"):
+            rc(ClipConfig())
+    with pytest.raises(TypeError, match="ClipConfig"):
+        RepeatedClipper(raw.mu, raw.sigma, raw.alpha, raw.mask)({"C_mu": 1.0})
+    with pytest.raises(ValueError, match="shape mismatch"):
+        RepeatedClipper(raw.mu, raw.sigma[:, :2], raw.alpha, raw.mask)
+
+
+def test_private_generator_draws_are_those_of_sample_latents_and_leave_the_global_stream_alone():
+    raw = _post(n=12, K=5, D=6, seed=4)
+    torch.manual_seed(11)
+    z_ref, pi_ref = sample_latents(raw)
+    torch.manual_seed(99)
+    before = torch.random.get_rng_state()
+    z, pi, eps = sample_latents_with(raw, torch.Generator().manual_seed(11), return_eps=True)
+    assert torch.equal(z, z_ref) and torch.equal(pi, pi_ref)
+    assert torch.equal(z, raw.mu + raw.sigma * eps)
+    assert torch.equal(torch.random.get_rng_state(), before)
+
+
+@pytest.fixture(scope="module")
+def tiny_live():
+    torch.manual_seed(0)
+    model = NVDPClassifier(NVIBConfig(d=16, n_heads=2, ffn_dim=24)).eval()
+    g = torch.Generator().manual_seed(5)
+    n, L = 37, 9
+    lengths = torch.randint(2, L + 1, (n,), generator=g)
+    mask = torch.arange(L)[None, :] < lengths[:, None]
+    states = TokenStates(torch.randn(n, L, 16, generator=g) * 3.0, mask)
+    y = torch.randint(0, 2, (n,), generator=g)
+    return model, states, y
+
+
+def test_live_accuracy_after_the_bounds_is_that_of_a_fresh_evaluation(tiny_live):
+    """Every move of a slider session: bounds first (no accuracy), then the accuracy, equal to ``evaluate``."""
+    model, states, y = tiny_live
+    live = LiveEvaluator(model, states, y, batch_size=16)  # 3 batches: the draws of later batches depend on earlier alphas
+    proto = EvalProtocol(n_eval=20, batch_size=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        seen = set()
+        for kw in MOVES:
+            cfg = ClipConfig(**kw)
+            quick = live.evaluate(cfg, protocol=proto, seed=3, with_accuracy=False)
+            assert quick.accuracy is None and quick.nan_count == -1
+            assert live.has_accuracy(cfg, 3) == (str(kw) in seen)  # memoised only once computed
+            seen.add(str(kw))
+            full = live.complete(quick)
+            ref = evaluate(model, states, y, clip=cfg, seed=3, batch_size=16)
+            assert (full.accuracy, full.nan_count, full.inf_count) == (ref.accuracy, ref.nan_count, ref.inf_count), kw
+            assert live.has_accuracy(cfg, 3) and live.complete(full) is full
+            # the bounds with the settings-keyed memo are those of the fresh posteriors
+            post, _ = live.raw.clip(cfg)
+            _same(full, evaluate_bounds(post, cfg.renyi_order, proto))
+    assert {k[0] for k in live._noise} <= {("alpha", (0.1, 1.0)), ("alpha", (0.0, 5.0)), ("alpha", None), ("alpha", (0.3, 0.8)),
+                                            ("alpha", (0.3, 1.0))}
+
+
+def test_order_curve_from_the_live_caches_is_the_fresh_curve_and_ignores_the_slider_order(tiny_live):
+    from engine.nvdp.order_curve import bdp_order_curve
+
+    model, states, y = tiny_live
+    live = LiveEvaluator(model, states, y, batch_size=16)
+    proto = EvalProtocol(n_eval=20, batch_size=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for lam in (1.1, 2.0):
+            clip = ClipConfig(C_mu=2.0, alpha_min=0.4, alpha_max=0.9, renyi_order=lam, sigma_max=0.99)
+            fresh = bdp_order_curve(live.raw, clip, orders=(1.05, 1.5, 3.0), protocol=proto)
+            cached = bdp_order_curve(live.raw, clip, orders=(1.05, 1.5, 3.0), protocol=proto, live=live)
+            assert fresh == cached
+        # the page's evaluation at a curve order is then a cache hit with the same values
+        at = ClipConfig(C_mu=2.0, alpha_min=0.4, alpha_max=0.9, renyi_order=1.5, sigma_max=0.99)
+        assert live.bounds(at, proto).rd_exact is live.evaluate(at, protocol=proto, with_accuracy=False).rd_exact
+        assert live.evaluate(at, protocol=proto, with_accuracy=False).bdp.epsilon == fresh["eps_guarantee"][1] or \
+            np.isnan(fresh["eps_guarantee"][1])
+
+
+def test_repeated_clipper_shared_by_threads_gives_the_same_values():
+    """The page shares one evaluator (and clipper) between sessions: concurrent moves must not mix caches."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    raw = _post(n=40, K=6, D=32, seed=7)
+    rc = RepeatedClipper(raw.mu * 3.0, raw.sigma, raw.alpha, raw.mask, keep=1)
+    cfgs = [ClipConfig(**kw) for kw in MOVES]
+    refs = [clip_posteriors(raw.mu * 3.0, raw.sigma, raw.alpha, raw.mask, c) for c in cfgs]
+
+    def run(i):
+        for j in range(40):
+            k = (i + j) % len(cfgs)
+            got = rc(cfgs[k])
+            if not (all(torch.equal(a, b) for a, b in zip(got[:3], refs[k][:3])) and got[3] == refs[k][3]):
+                return False
+        return True
+
+    with ThreadPoolExecutor(4) as ex:
+        assert all(ex.map(run, range(4)))

@@ -132,7 +132,7 @@ def test_shared_link_sets_the_sliders_and_bad_values_are_reported(tiny_cache):
 
 
 def test_sentence_inspector_identical_and_empty_sentences(tiny_cache):
-    at = _app(nvdp_sent_a="Great food.", nvdp_sent_b="Great food.").run()
+    at = _app(nvdp_tab="Sentence inspector", nvdp_sent_a="Great food.", nvdp_sent_b="Great food.").run()
     _no_exceptions(at)
     assert "RD bound between A and B (exact)" not in _metrics(at)  # the encoder loads only on request
     at.button(key="nvdp_inspect_go").click().run()
@@ -147,6 +147,8 @@ def test_sentence_inspector_identical_and_empty_sentences(tiny_cache):
 def test_export_command_matches_the_models(tiny_cache):
     settings, *_ = tiny_cache
     at = _app().run()
+    assert not at.code  # only the open tab (Privacy bound) is built
+    at = _app(nvdp_tab="Export").run()
     codes = [c.value for c in at.code]
     train = codes[0].splitlines()
     assert train[0] == X.cli_command(settings, model_dir="artifacts/nvdp/clipped")
@@ -186,3 +188,28 @@ def test_bdp_over_renyi_orders_reports_the_tightest_order_and_why_infinite(tiny_
     assert "Tightest order, guarantee:" in caps and "Tightest order, paper protocol: lambda =" in caps
     # 10 test sentences of different lengths in one batch: the guarantee is infinite and the page says why
     assert "different lengths" in caps
+
+
+def test_a_slider_move_shows_the_accuracy_of_the_new_caps_and_builds_only_the_open_tab(tiny_cache):
+    """Issue 14 item 7: the bounds are drawn first, the accuracy last in the same run, never one of other caps."""
+    settings, data, models = tiny_cache
+    at = _app().run()
+    states, y = data.split("test")
+    for c_mu in (2.0, 3.0):
+        at.slider(key="nvdp_C_mu").set_value(c_mu).run()
+        _no_exceptions(at)
+        clip = ClipConfig(**{**settings.train_clip.to_dict(), "C_mu": c_mu})
+        fresh = X.posthoc_evaluate(models["clipped"], states, y, clip, seed=0)
+        m = _metrics(at)
+        assert m["Accuracy"][0] == f"{100 * fresh.accuracy:.1f}%"
+        assert m["RD mean (paper)"][0] == f"{fresh.rd_paper.mean:.3g}"
+        timing = at.session_state["_nvdp_timing"]
+        assert timing["answer"] <= timing["done"]
+    assert not any("computing" in v for v, _ in _metrics(at).values())
+    verdict = " ".join(md.value for md in at.markdown if "Same pairs" in md.value)
+    assert f"Accuracy {100 * fresh.accuracy:.1f}%" in verdict
+    # the Utility tab, when opened, shows the same accuracy; the Privacy bound tab's table is then not built
+    at.session_state["nvdp_tab"] = "Utility"
+    at.run()
+    _no_exceptions(at)
+    assert not at.dataframe and _metrics(at)["Accuracy"][0] == f"{100 * fresh.accuracy:.1f}%"

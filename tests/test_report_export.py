@@ -232,6 +232,7 @@ def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, 
     evil = "<script>alert(1)</script> =1+1"
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.session_state["nvdp_sent_a"] = evil
+    at.session_state["nvdp_tab"] = "Export"  # only the open tab is built; the report still holds every figure
     at.switch_page("pages/nvdp.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]

@@ -59,3 +59,47 @@ def nvdp_report_html(*, label_c: str, res_c, res_u, figures: list, bounds: pd.Da
         subtitle=f"{label_c} vs unclipped, {res_c.n_test} held-out sentences; smaller RD and BDP = more private",
         headline=cards, figures=figures, settings=settings, ledgers={"Privacy bounds (both forms)": bounds},
         provenance=sentiment_provenance(), commands=commands, notes=list(notes))
+
+
+def package_versions() -> dict:
+    """Python and the versions of the packages behind the numbers (for the settings JSON)."""
+    import importlib.metadata as md
+    import platform
+
+    out = {"python": platform.python_version()}
+    for name in ("torch", "numpy", "pandas", "streamlit", "transformers", "plotly"):
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def evaluate_command(settings, clip, which: str) -> str:
+    """The ``python -m engine nvdp evaluate`` command that reproduces the page's numbers for ``clip``.
+
+    Parameters
+    ----------
+    settings : engine.nvdp.explore.ExploreSettings
+    clip : engine.nvdp.clipping.ClipConfig
+        The clipping on the sliders.
+    which : {"clipped", "unclipped"}
+        The model the sliders apply to.
+    """
+    model = "artifacts/nvdp/clipped" if which == "clipped" else "artifacts/nvdp/unclipped"
+    return (f".venv/bin/python -m engine nvdp evaluate --model-dir {model} --clip --C-mu {clip.C_mu:.10g} "
+            f"--alpha-min {clip.alpha_min:.10g} --alpha-max {clip.alpha_max:.10g} --renyi-order {clip.renyi_order:g} "
+            f"--seed {settings.seed} --split-seed {settings.split_seed}"
+            + (f" --n-sentences {settings.n_sentences}" if settings.n_sentences else "") + " --json")
+
+
+def export_notes(settings, clip, n_eval: int, n_test: int) -> list[str]:
+    """The Export tab's notes on what the commands reproduce."""
+    notes = [f"The CLI, the results script and this page use one protocol (bounds on the first {n_eval} test "
+             f"sentences, accuracy on all {n_test}): the same model and clipping give the same numbers."]
+    if clip.sigma_max is not None or settings.train_clip.sigma_max is not None:
+        notes.append("The CLI has no flag for the sigma cap; its runs clip sigma only from below.")
+    if settings.n_sentences:
+        notes.append(f"This page runs on a subset of {settings.n_sentences} sentences (NVDP_PAGE_N_SENTENCES); "
+                     "the command above passes the same --n-sentences.")
+    return notes

@@ -277,9 +277,12 @@ def posterior_histograms_figure(
     def pct(key):
         return f"{100 * float(f[key]):.1f}%" if key in f else None
 
+    # Each cap on its own short line, and short two-line axis titles: a panel gets a third of the
+    # figure's width, which in presenter mode (larger font) is about 200 px (issue 15).
     t_mu = "||mu|| per token"
     if C_mu is not None:
-        t_mu += f"<br><span style='font-size:12px'>C_mu = {C_mu:.3g}" + (f": {pct('frac_mu')} of tokens shrunk" if pct("frac_mu") else "") + "</span>"
+        t_mu += f"<br><span style='font-size:12px'>C_mu = {C_mu:.3g}</span>" + (
+            f"<br><span style='font-size:12px'>{pct('frac_mu')} of tokens shrunk</span>" if pct("frac_mu") else "")
     t_sig = "sigma per dimension"
     parts = []
     if sigma_min is not None:
@@ -287,7 +290,7 @@ def posterior_histograms_figure(
     if sigma_max is not None:
         parts.append(f"cap {sigma_max:.3g}" + (f": {pct('frac_sigma_high')} lowered" if pct("frac_sigma_high") else ""))
     if parts:
-        t_sig += "<br><span style='font-size:12px'>" + "; ".join(parts) + "</span>"
+        t_sig += "".join(f"<br><span style='font-size:12px'>{p}</span>" for p in parts)
     t_a = "alpha per token"
     parts = []
     if alpha_min is not None:
@@ -295,10 +298,10 @@ def posterior_histograms_figure(
     if alpha_max is not None:
         parts.append(f"max {alpha_max:.3g}" + (f": {pct('frac_alpha_high')} lowered" if pct("frac_alpha_high") else ""))
     if parts:
-        t_a += "<br><span style='font-size:12px'>" + "; ".join(parts) + "</span>"
+        t_a += "".join(f"<br><span style='font-size:12px'>{p}</span>" for p in parts)
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t_mu, t_sig, t_a], horizontal_spacing=0.07)
     keys = ("mu_norm", "sigma", "alpha")
-    units = ("mean length ||mu|| (L2 norm, 384 dims)", "std sigma (prior = 1)", "pseudo-count alpha (prior = 1)")
+    units = ("mean length ||mu||<br>(L2 norm, 384 dims)", "std sigma<br>(prior: 1)", "pseudo-count alpha<br>(prior: 1)")
     for col, (k, unit) in enumerate(zip(keys, units), start=1):
         b = np.asarray(before[k], dtype=float)
         b = b[np.isfinite(b)]
@@ -332,13 +335,13 @@ def posterior_histograms_figure(
                            (3, alpha_min, "alpha_min"), (3, alpha_max, "alpha_max")):
         if th is not None:
             fig.add_vline(x=float(th), line=_RULE, row=1, col=col, annotation_text=label,
-                          annotation_position="top right" if label not in ("floor", "alpha_min") else "bottom left")
+                          annotation_position="top right" if label not in ("floor", "alpha_min") else "bottom right")
     fig.update_layout(barmode="overlay")
     if title is None:
         title = ("Posterior parameters of the test sentences' tokens, before and after clipping"
                  "<br><sup>dashed rules = your caps; values beyond them are moved onto them</sup>")
     fig = _layout(fig, title=title, height=470)
-    fig.update_layout(margin=dict(t=140))
+    fig.update_layout(margin=dict(t=175))
     return fig
 
 

@@ -38,6 +38,7 @@ every Gaussian, Gamma and Dirichlet term finite.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass
 
 import torch
@@ -46,6 +47,7 @@ __all__ = [
     "ClipConfig",
     "ClipStats",
     "clip_posteriors",
+    "RepeatedClipper",
     "sigma_floor",
     "finite_alpha_min",
     "DEFAULT_C_MU",
@@ -352,3 +354,149 @@ def clip_posteriors(mu, sigma, alpha, mask, cfg: ClipConfig):
     alpha_c = torch.clamp(alpha, min=cfg.alpha_min, max=cfg.alpha_max)
     alpha_c = torch.where(mask, alpha_c, torch.zeros_like(alpha_c))
     return mu_c, sigma_c, alpha_c, stats
+
+
+def _shrink_rows_nograd(mu_c: torch.Tensor, C_mu: float) -> torch.Tensor:
+    """:func:`_shrink_to_ball` without autograd, touching only the rows that are over the limit.
+
+    The same float operations row by row (the float64 norm of a row, ``limit / norm * (1 - eps)``
+    cast to the dtype, one product per entry), applied in place to the rows still over the limit,
+    so the values are those of :func:`_shrink_to_ball` (rows it multiplies by exactly 1 are left
+    as they are). ``mu_c`` must be a fresh contiguous tensor (it is modified in place).
+    """
+    d = mu_c.shape[-1]
+    limit = C_mu / (1.0 + (d + 2) * 2.0**-53)
+    eps = torch.finfo(mu_c.dtype).eps
+    flat = mu_c.view(-1, d)
+    norm = torch.linalg.vector_norm(flat.double(), dim=-1, keepdim=True)
+    idx = torch.nonzero(norm[:, 0] > limit).squeeze(1)
+    for _ in range(16):
+        if idx.numel() == 0:
+            return mu_c
+        rows = flat[idx] * (limit / norm[idx] * (1.0 - eps)).to(mu_c.dtype)
+        flat[idx] = rows
+        norm = torch.zeros_like(norm)
+        norm[idx] = torch.linalg.vector_norm(rows.double(), dim=-1, keepdim=True)
+        idx = idx[norm[idx, 0] > limit]
+    raise AssertionError("mean projection did not converge into the C_mu ball")  # pragma: no cover
+
+
+class RepeatedClipper:
+    """Clip one fixed set of posteriors under many settings (the dashboard's live sliders).
+
+    Gives the values of :func:`clip_posteriors` (bit for bit, ``tests/test_nvdp_live_speed.py``)
+    with less work per call: the inputs are validated once, on the first call (invalid inputs raise
+    the same ``ValueError`` on every call, as :func:`clip_posteriors` does: nothing is clipped or
+    released), the norms of mu are computed once, and each rule's output and counts are kept for the
+    settings it depends on (the mean rule for C_mu, the std rule for the order and ``sigma_max``,
+    the pseudo-count rule for (alpha_min, alpha_max)), so a move of one slider recomputes one rule.
+    The ``keep`` most recent outputs of each rule are kept (about 4 bytes x n x k x d each for mu
+    and sigma). No autograd: for stored posteriors only.
+
+    Parameters
+    ----------
+    mu, sigma : torch.Tensor of shape (n, k, d)
+    alpha, mask : torch.Tensor of shape (n, k)
+        As for :func:`clip_posteriors`; not modified, and must not be modified afterwards.
+    keep : int, default 2
+
+    Examples
+    --------
+    >>> mu = torch.tensor([[[0.0, 0.0], [3.0, 4.0]]]); sig = torch.tensor([[[1.0, 1.0], [0.1, 2.0]]])
+    >>> a = torch.tensor([[1.0, 5.0]]); m = torch.tensor([[True, True]])
+    >>> cfg = ClipConfig(enabled=True, C_mu=1.0, alpha_max=2.0)
+    >>> out, ref = RepeatedClipper(mu, sig, a, m)(cfg), clip_posteriors(mu, sig, a, m, cfg)
+    >>> all(torch.equal(x, y) for x, y in zip(out[:3], ref[:3])) and out[3] == ref[3]
+    True
+    """
+
+    def __init__(self, mu, sigma, alpha, mask, *, keep: int = 2):
+        if mu.shape != sigma.shape or mu.shape[:-1] != alpha.shape or alpha.shape != mask.shape:
+            raise ValueError(f"shape mismatch: mu {tuple(mu.shape)}, sigma {tuple(sigma.shape)}, "
+                             f"alpha {tuple(alpha.shape)}, mask {tuple(mask.shape)}")
+        self.mu, self.sigma, self.alpha, self.mask = (t.detach() for t in (mu, sigma, alpha, mask.bool()))
+        self.keep = max(1, int(keep))
+        self._valid = False
+        self._parts: dict = {}
+        # the dashboard shares one clipper between sessions (threads): its caches change under a lock
+        self._lock = threading.RLock()
+
+    def _part(self, key, make):
+        with self._lock:
+            cache = self._parts.setdefault(key[0], {})
+            if key not in cache:
+                while len(cache) >= self.keep:
+                    cache.pop(next(iter(cache)))
+                cache[key] = make()
+            return cache[key]
+
+    def _setup(self) -> None:
+        if self._valid:
+            return
+        _check_finite_posteriors(self.mu, self.sigma, self.alpha)  # raises on every call until valid
+        with self._lock, torch.no_grad():
+            self._real = _real_token_mask(self.mask)
+            self._n_real = int(self._real.sum())
+            self._norm = torch.linalg.vector_norm(self.mu, dim=-1, keepdim=True)
+            self._norm_real = self._norm[..., 0][self._real]
+            self._sigma_real = self.sigma[self._real]
+            self._alpha_real = self.alpha[self._real]
+        self._valid = True
+
+    def mu_key(self, cfg: ClipConfig):
+        """What the clipped mu depends on (a part of a content key for these inputs)."""
+        return ("mu", cfg.C_mu if cfg.enabled else None)
+
+    def sigma_key(self, cfg: ClipConfig):
+        """What the clipped sigma depends on."""
+        return ("sigma", (cfg.sigma_min, cfg.sigma_max) if cfg.enabled else None)
+
+    def alpha_key(self, cfg: ClipConfig):
+        """What the clipped alpha depends on."""
+        return ("alpha", (cfg.alpha_min, cfg.alpha_max) if cfg.enabled else None)
+
+    def __call__(self, cfg: ClipConfig):
+        """``clip_posteriors(mu, sigma, alpha, mask, cfg)`` for the stored inputs: (mu, sigma, alpha, stats).
+
+        Raises
+        ------
+        TypeError
+            If ``cfg`` is not a :class:`ClipConfig`.
+        ValueError
+            As :func:`clip_posteriors` for non-finite or out-of-range inputs.
+        """
+        if not isinstance(cfg, ClipConfig):
+            raise TypeError(f"cfg must be a ClipConfig; got {type(cfg).__name__}")
+        self._setup()
+        n_real, d = self._n_real, self.mu.shape[-1]
+        s_floor = cfg.sigma_min
+        with torch.no_grad():
+            if n_real:
+                f_mu = self._part(("frac_mu", cfg.C_mu), lambda: float((self._norm_real > cfg.C_mu).float().mean()))
+                f_s = self._part(("frac_sigma", s_floor), lambda: float((self._sigma_real < s_floor).float().sum()
+                                                                      / (n_real * d)))
+                f_sh = (self._part(("frac_sigma_high", cfg.sigma_max), lambda: float(
+                    (self._sigma_real > cfg.sigma_max).float().sum() / (n_real * d))) if cfg.sigma_max is not None else 0.0)
+                f_al = self._part(("frac_alpha_low", cfg.alpha_min),
+                                  lambda: float((self._alpha_real < cfg.alpha_min).float().mean()))
+                f_ah = self._part(("frac_alpha_high", cfg.alpha_max),
+                                  lambda: float((self._alpha_real > cfg.alpha_max).float().mean()))
+                stats = ClipStats(frac_mu=f_mu, frac_sigma=f_s, frac_alpha_low=f_al, frac_alpha_high=f_ah,
+                                  n_components=n_real, frac_sigma_high=f_sh)
+            else:
+                stats = ClipStats()
+            if not cfg.enabled:
+                return self.mu, self.sigma, self.alpha, stats
+
+            def mu_c():
+                scale = torch.clamp(cfg.C_mu / self._norm.clamp_min(1e-12), max=1.0)
+                return _shrink_rows_nograd((self.mu * scale).contiguous(), cfg.C_mu)
+
+            def alpha_c():
+                a = torch.clamp(self.alpha, min=cfg.alpha_min, max=cfg.alpha_max)
+                return torch.where(self.mask, a, torch.zeros_like(a))
+
+            mu = self._part(self.mu_key(cfg), mu_c)
+            sigma = self._part(self.sigma_key(cfg), lambda: torch.clamp(self.sigma, min=s_floor, max=cfg.sigma_max))
+            alpha = self._part(self.alpha_key(cfg), alpha_c)
+        return mu, sigma, alpha, stats

@@ -42,6 +42,11 @@ def infinity_reasons(post, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PR
     clip : ClipConfig
         The clipping they were clipped with (its order lambda; the accountant uses lambda + 1).
     protocol : EvalProtocol
+    live : engine.nvdp.posthoc.LiveEvaluator, optional
+        The evaluator whose ``raw`` this is: the clipping and the bounds of each order then come
+        from its caches (the same values), so the curve and the page's evaluation at the slider's
+        order share their work, and the curve does not depend on ``clip.renyi_order`` at all
+        (cache it per clipping without the order).
 
     Returns
     -------
@@ -81,7 +86,7 @@ def infinity_reasons(post, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PR
 
 
 def bdp_order_curve(raw, clip: ClipConfig, orders=(1.05, 1.1, 1.2, 1.5, 2.0, 3.0),
-                    protocol: EvalProtocol = DEFAULT_PROTOCOL) -> dict:
+                    protocol: EvalProtocol = DEFAULT_PROTOCOL, *, live=None) -> dict:
     """BDP epsilon over Renyi orders for both forms, the tightest order of each, and the reasons for infinity.
 
     Parameters
@@ -94,6 +99,11 @@ def bdp_order_curve(raw, clip: ClipConfig, orders=(1.05, 1.1, 1.2, 1.5, 2.0, 3.0
     orders : sequence of float
         Renyi orders lambda > 1.
     protocol : EvalProtocol
+    live : engine.nvdp.posthoc.LiveEvaluator, optional
+        The evaluator whose ``raw`` this is: the clipping and the bounds of each order then come
+        from its caches (the same values), so the curve and the page's evaluation at the slider's
+        order share their work, and the curve does not depend on ``clip.renyi_order`` at all
+        (cache it per clipping without the order).
 
     Returns
     -------
@@ -104,9 +114,13 @@ def bdp_order_curve(raw, clip: ClipConfig, orders=(1.05, 1.1, 1.2, 1.5, 2.0, 3.0
     eps_g, eps_p, reasons = [], [], []
     for lam in orders:
         c = replace(clip, renyi_order=float(lam))
-        with torch.no_grad():
-            post, _ = raw.clip(c)
-        b = evaluate_bounds(post, float(lam), protocol)
+        if live is not None:
+            post, _ = live.clip(c)
+            b = live.bounds(c, protocol)
+        else:
+            with torch.no_grad():
+                post, _ = raw.clip(c)
+            b = evaluate_bounds(post, float(lam), protocol)
         eps_g.append(float(b.bdp.epsilon))
         eps_p.append(float(b.bdp_paper.epsilon))
         reasons.append(infinity_reasons(post, c, protocol) if not math.isfinite(b.bdp.epsilon) else [])

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from engine.nvdp.bdp import BDPResult, bdp_epsilon, bdp_from_posteriors
-from engine.nvdp.clipping import ClipConfig, ClipStats
+from engine.nvdp.clipping import ClipConfig, ClipStats, RepeatedClipper
 from engine.nvdp.divergence import RDBoundResult, pairwise_rd_bound
 from engine.nvdp.encoder import TokenStates
 from engine.nvdp.layer import Posteriors
 from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol, evaluate_bounds
 
-__all__ = ["PosthocResult", "LiveEvaluator", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
+__all__ = ["PosthocResult", "LiveEvaluator", "sample_latents_with", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
 
 
 def raw_posteriors(trained, states: TokenStates) -> Posteriors:
@@ -67,8 +67,9 @@ class PosthocResult:
 
     Attributes
     ----------
-    accuracy : float
-        Test accuracy with this clipping applied inside the model (samples seeded by ``seed``).
+    accuracy : float or None
+        Test accuracy with this clipping applied inside the model (samples seeded by ``seed``);
+        None when evaluated with ``with_accuracy=False`` (see :meth:`LiveEvaluator.complete`).
     clip : ClipConfig
     rd_exact : RDBoundResult
         Guarantee form: exact bound (nats, summed over components and dims, max of both orders,
@@ -86,9 +87,12 @@ class PosthocResult:
     distributions : dict
         ``{"before": {...}, "after": {...}}`` with arrays ``mu_norm``, ``sigma``, ``alpha``.
     nan_count, inf_count : int
-        Non-finite values in posteriors, samples and logits.
+        Non-finite values in posteriors, samples and logits (-1 until the accuracy is computed).
     n_test : int
     seconds : float
+    protocol : EvalProtocol
+    seed : int
+        Seed of the samples behind the accuracy.
     """
 
     accuracy: float
@@ -104,6 +108,7 @@ class PosthocResult:
     n_test: int
     seconds: float = 0.0
     protocol: EvalProtocol = DEFAULT_PROTOCOL
+    seed: int = 0
 
     def summary(self) -> dict:
         """Flat JSON-ready dict of the headline numbers (for CSV/JSON export)."""
@@ -192,11 +197,16 @@ class LiveEvaluator:
     ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
 
     Per slider move (issue 14 item 7) the posteriors are clipped once and shared by the accuracy
-    (per-batch slices) and the bounds; the attention queries (clean states only) are computed once
-    per model; NaN / inf counts skip the clipped posteriors of finite raw ones (clipping keeps them
-    finite); and the pair terms that a move leaves unchanged (the Gaussian sums on an alpha move)
-    are reused through a content-keyed memo (:func:`engine.nvdp.protocol.evaluate_bounds`). All of
-    this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
+    (per-batch slices) and the bounds, by a :class:`~engine.nvdp.clipping.RepeatedClipper` (the raw
+    posteriors validated once, each rule's output kept for the settings it depends on); the
+    attention queries (clean states only) are computed once per model; the random draws behind the
+    accuracy come from a private generator and are reused while the clipped alpha is unchanged;
+    NaN / inf counts skip the clipped posteriors of finite raw ones (clipping keeps them finite);
+    the bounds are cached per clipping, and the pair terms that a move leaves unchanged (the
+    Gaussian sums on an alpha move) are reused through a memo keyed by the settings
+    (:func:`engine.nvdp.protocol.evaluate_bounds`). ``evaluate(..., with_accuracy=False)`` returns
+    the bounds alone and :meth:`complete` adds the accuracy (the page draws the bounds first). All
+    of this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
 
     Parameters
     ----------
@@ -231,11 +241,27 @@ class LiveEvaluator:
         # Finite raw posteriors stay finite under clipping (scaling by a factor in [0, 1] and clamps;
         # clip_posteriors rejects non-finite inputs): their NaN / inf counts are then 0 without a pass.
         self._raw_finite = all(bool(torch.isfinite(t).all()) for t in (self.raw.mu, self.raw.sigma, self.raw.alpha))
+        # validates the raw posteriors once (a non-finite one raises on every call, before anything is
+        # computed) and keeps each rule's output for the settings it depends on
+        self.clipper = RepeatedClipper(self.raw.mu, self.raw.sigma, self.raw.alpha, self.raw.mask)
         self._acc_cache: dict = {}
+        self._noise: dict = {}
+        self._bounds_cache: dict = {}
         self._before: dict = {}
         # pair terms that a slider move leaves unchanged (e.g. the Gaussian sums on an alpha move),
-        # keyed by the content of their inputs (engine.nvdp.protocol.evaluate_bounds)
+        # keyed by what the evaluated mu and sigma depend on (engine.nvdp.protocol.evaluate_bounds)
         self._memo: dict = {}
+
+    def clip(self, clip: ClipConfig) -> tuple[Posteriors, ClipStats]:
+        """``self.raw.clip(clip)``, the same values, with the rules' outputs reused across calls.
+
+        Raises
+        ------
+        ValueError
+            Non-finite or out-of-range raw posteriors (on every call; see :class:`RepeatedClipper`).
+        """
+        mu, sigma, alpha, stats = self.clipper(clip)
+        return Posteriors(mu, sigma, alpha, self.raw.mask), stats
 
     @staticmethod
     def _acc_key(clip: ClipConfig, seed: int) -> str:
@@ -246,20 +272,28 @@ class LiveEvaluator:
         d = clip.to_dict() if clip.enabled else {"enabled": False}
         return json.dumps(d, sort_keys=True, default=float) + f"|{int(seed)}"
 
+    def has_accuracy(self, clip: ClipConfig, seed: int = 0) -> bool:
+        """Whether :meth:`accuracy` for (``clip``, ``seed``) is memoised (then it returns at once)."""
+        return self._acc_key(clip, seed) in self._acc_cache
+
     def accuracy(self, clip: ClipConfig, seed: int = 0, *, clipped: Posteriors | None = None) -> tuple[float, int, int]:
         """Accuracy with ``clip`` applied before sampling, and the NaN / inf counts (posteriors, samples, logits).
 
         Memoised per (effective clipping, seed): a disabled clipping ignores its Renyi order.
-        ``clipped`` may pass ``self.raw.clip(clip)[0]`` when the caller has it already (the
-        per-batch posteriors are then slices of it: clipping is per component, so the values are
-        those of clipping each batch).
+        ``clipped`` may pass ``self.clip(clip)[0]`` when the caller has it already (the per-batch
+        posteriors are then slices of it: clipping is per component, so the values are those of
+        clipping each batch).
         """
         key = self._acc_key(clip, seed)
-        if key not in self._acc_cache:
+        out = self._acc_cache.get(key)  # (sessions share an evaluator: read once, never after a clear)
+        if out is None:
+            if clipped is None:
+                clipped = self.clip(clip)[0]
+            out = self._accuracy(clip, seed, clipped)
             if len(self._acc_cache) > 64:
                 self._acc_cache.clear()
-            self._acc_cache[key] = self._accuracy(clip, seed, clipped)
-        return self._acc_cache[key]
+            self._acc_cache[key] = out
+        return out
 
     def _distributions_before(self, max_values: int) -> dict:
         """The unclipped distributions (fixed per model), computed once per ``max_values``."""
@@ -269,20 +303,28 @@ class LiveEvaluator:
             self._before[max_values] = posterior_distributions(self.raw, max_values=max_values)
         return self._before[max_values]
 
-    def _accuracy(self, clip: ClipConfig, seed: int = 0, clipped: Posteriors | None = None) -> tuple[float, int, int]:
-        from engine.nvdp.layer import sample_latents
-
+    def _accuracy(self, clip: ClipConfig, seed: int, clipped: Posteriors) -> tuple[float, int, int]:
         m_ = self.model
         correct = nan = inf = 0
-        with torch.no_grad(), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(seed))
-            for idx, h, mask, raw, q in self.batches:
-                if clipped is None:
-                    post, _ = raw.clip(clip)
-                else:  # rows idx, first k positions of the clipped padded posteriors (same values)
-                    k = raw.mu.shape[1]
-                    post = Posteriors(clipped.mu[idx, :k], clipped.sigma[idx, :k], clipped.alpha[idx, :k], raw.mask)
-                z, pi = sample_latents(post)
+        # A private generator seeded like ``evaluate``'s global one: the same draws, and safe when two
+        # sessions of the dashboard evaluate at the same time (the global generator is left alone).
+        # The draws depend on the seed and the clipped alpha only (the Gamma sampler's use of the stream
+        # depends on alpha, so every later draw does too), not on mu or sigma: a C_mu or order move
+        # reuses them, z = mu + sigma * eps being the same operation on the same values.
+        nkey = (self.clipper.alpha_key(clip), int(seed))
+        noise = self._noise.get(nkey)
+        gen = torch.Generator().manual_seed(int(seed)) if noise is None else None
+        fresh = []
+        with torch.no_grad():
+            for b, (idx, h, mask, raw, q) in enumerate(self.batches):
+                k = raw.mu.shape[1]  # rows idx, first k positions of the clipped padded posteriors (same values)
+                post = Posteriors(clipped.mu[idx, :k], clipped.sigma[idx, :k], clipped.alpha[idx, :k], raw.mask)
+                if noise is None:
+                    z, pi, eps = sample_latents_with(post, gen, return_eps=True)
+                    fresh.append((eps, pi))
+                else:
+                    eps, pi = noise[b]
+                    z = post.mu + post.sigma * eps
                 a = m_.attn(h, z, pi, q=q)
                 x = m_.ffn_norm(m_.ffn(a) + a)
                 w = mask.to(x.dtype).unsqueeze(-1)
@@ -293,11 +335,38 @@ class LiveEvaluator:
                     if not bool(torch.isfinite(t).all()):  # one pass in the usual all-finite case
                         nan += int(torch.isnan(t).sum())
                         inf += int(torch.isinf(t).sum())
+        if noise is None:
+            self._noise.clear()  # one set of draws kept (about 4 bytes x n x k x d)
+            self._noise[nkey] = fresh
         return correct / self.n, nan, inf
 
+    def bounds(self, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PROTOCOL):
+        """:func:`engine.nvdp.protocol.evaluate_bounds` of ``self.clip(clip)`` at ``clip.renyi_order``, cached per clipping."""
+        return self._bounds(clip, None, protocol)
+
+    def _bounds(self, clip: ClipConfig, post: Posteriors | None, protocol: EvalProtocol):
+        key = (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), self.clipper.alpha_key(clip), clip.renyi_order,
+               protocol)
+        out = self._bounds_cache.get(key)
+        if out is None:
+            # the memo's content key: the evaluated mu and sigma are functions of these settings alone
+            mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
+            post = self.clip(clip)[0] if post is None else post
+            out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
+            if len(self._bounds_cache) > 32:
+                self._bounds_cache.clear()
+            self._bounds_cache[key] = out
+        return out
+
     def evaluate(self, clip: ClipConfig, *, protocol: EvalProtocol = DEFAULT_PROTOCOL, seed: int | None = None,
-                 max_values: int = 20000) -> "PosthocResult":
-        """See :func:`posthoc_evaluate`."""
+                 max_values: int = 20000, with_accuracy: bool = True) -> "PosthocResult":
+        """See :func:`posthoc_evaluate`.
+
+        ``with_accuracy=False`` skips the accuracy (the model re-run after the bottleneck, most of the
+        time of a call): the result then has ``accuracy=None`` and NaN / inf counts of -1 until
+        :meth:`complete` fills them in. The page uses this to show the bounds of a slider move at once
+        and the accuracy when it is ready (never an accuracy of other caps).
+        """
         from engine.nvdp.diagnostics import posterior_distributions
 
         if not isinstance(clip, ClipConfig):
@@ -306,18 +375,16 @@ class LiveEvaluator:
             raise TypeError(f"protocol must be an EvalProtocol; got {type(protocol).__name__}")
         seed = protocol.seed if seed is None else seed
         t0 = time.perf_counter()
-        with torch.no_grad():
-            post, stats = self.raw.clip(clip)  # once, for the accuracy and the bounds
-        acc, nan, inf = self.accuracy(clip, seed, clipped=post)
-        b = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo)
-        rd_exact, rd_paper, bdp, bdp_paper = b.rd_exact, b.rd_paper, b.bdp, b.bdp_paper
+        post, stats = self.clip(clip)  # once, for the accuracy and the bounds
+        acc, nan, inf = self.accuracy(clip, seed, clipped=post) if with_accuracy else (None, -1, -1)
+        b = self._bounds(clip, post, protocol)
         return PosthocResult(
-            accuracy=float(acc),
+            accuracy=None if acc is None else float(acc),
             clip=clip,
-            rd_exact=rd_exact,
-            rd_paper=rd_paper,
-            bdp=bdp,
-            bdp_paper=bdp_paper,
+            rd_exact=b.rd_exact,
+            rd_paper=b.rd_paper,
+            bdp=b.bdp,
+            bdp_paper=b.bdp_paper,
             clip_stats=stats,
             distributions={
                 "before": self._distributions_before(max_values),
@@ -328,7 +395,46 @@ class LiveEvaluator:
             n_test=int(self.n),
             seconds=time.perf_counter() - t0,
             protocol=protocol,
+            seed=int(seed),
         )
+
+    def complete(self, res: "PosthocResult") -> "PosthocResult":
+        """``res`` with its accuracy and NaN / inf counts (computed now unless memoised); ``res`` if it has them."""
+        if res.accuracy is not None:
+            return res
+        acc, nan, inf = self.accuracy(res.clip, res.seed)
+        return replace(res, accuracy=float(acc), nan_count=int(nan), inf_count=int(inf))
+
+
+def sample_latents_with(post: Posteriors, generator: torch.Generator, *, return_eps: bool = False):
+    """:func:`engine.nvdp.layer.sample_latents` drawing from ``generator`` instead of torch's global one.
+
+    The same operations in the same order (normal draws for the Gaussians, then Gamma draws in float64
+    for the weights), so a generator seeded with s gives the draws of ``sample_latents`` after
+    ``torch.manual_seed(s)`` (``tests/test_nvdp_live_speed.py``). No gradient (evaluation only).
+
+    Returns
+    -------
+    z : torch.Tensor of shape (B, k, d)
+    pi : torch.Tensor of shape (B, k)
+    eps : torch.Tensor of shape (B, k, d)
+        Only with ``return_eps``: the standard normal draws, z = mu + sigma * eps.
+    """
+    eps = torch.randn(post.mu.shape, dtype=post.mu.dtype, generator=generator)
+    z = post.mu + post.sigma * eps
+    conc = torch.where(post.mask, post.alpha.double().clamp_min(1e-30), torch.ones_like(post.alpha, dtype=torch.float64))
+    # Gamma(conc, rate 1).rsample(): a standard Gamma draw divided by the rate 1, clamped at the smallest normal
+    gamma = torch._standard_gamma(conc, generator=generator) / torch.ones_like(conc)
+    gamma.clamp_(min=torch.finfo(gamma.dtype).tiny)
+    gamma = torch.where(post.mask, gamma, torch.zeros_like(gamma))
+    total = gamma.sum(dim=-1, keepdim=True)
+    pi = gamma / total.clamp_min(torch.finfo(torch.float64).tiny)
+    degenerate = total <= 0
+    if bool(degenerate.any()):
+        prior_only = torch.zeros_like(pi)
+        prior_only[..., 0] = 1.0
+        pi = torch.where(degenerate, prior_only, pi)
+    return (z, pi.to(post.mu.dtype), eps) if return_eps else (z, pi.to(post.mu.dtype))
 
 
 def posthoc_evaluate(
