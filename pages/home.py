@@ -49,8 +49,9 @@ st.markdown(
     "- **PMT regression**: move epsilon, the ridge penalty and the public sample size; PMT's error against the "
     "private baselines, conditioning, truncation, the privacy ledger, and a report to download.\n"
     "- **NVDP embeddings**: clip a sentence bottleneck live and watch the privacy bounds and the accuracy. The "
-    "first visit trains two small models (about 3 minutes on 2 cores, with progress and Cancel); later visits "
-    "load them from disk in seconds.\n"
+    "first visit loads two shipped small models and encodes the 500 evaluation sentences (about 10 s on a quiet "
+    "2-core machine, up to a minute when it is busy); later visits take about 2 s. Other training settings or "
+    "your own texts train new models in a few minutes, with progress, a time estimate and Cancel.\n"
     "- **Learn**: short lessons, one idea and one figure each.\n"
     "- **About / reproduce**: the papers, how the numbers were made, how to cite the data, the command line."
 )
