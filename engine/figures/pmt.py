@@ -281,7 +281,8 @@ def sweep_figure(
         xaxis.update(tickvals=vals, ticktext=["0" if v == zero_at else f"{v:g}" for v in vals])
     fig.update_xaxes(**xaxis)
     better = "lower is better" if lower_better else "higher is better"
-    fig.update_yaxes(title=f"{label} ({better})", type="log" if log_y else "linear")  # log ticks speak for themselves
+    # two lines: one line did not fit the plot's height on a phone (390 px wide)
+    fig.update_yaxes(title=f"{label}<br>({better})", type="log" if log_y else "linear")  # log ticks speak for themselves
     if log_y:
         fig.update_yaxes(dtick=1, minor=dict(showgrid=True, gridcolor="#F2F2F2"))
         lows = df.loc[df["method"] != _REFERENCE, "q05"].to_numpy(dtype=float)
