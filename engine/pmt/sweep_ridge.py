@@ -55,6 +55,7 @@ import numpy as np
 from engine import privacy as P
 from engine.pmt._base import METHOD_NAMES, penalty_mask
 from engine.pmt._gd import dp_gd_noise, dp_gd_ridge_path
+from engine.pmt._rng import default_rngs
 from engine.pmt._registry import _grid, _mus, register_method, register_task
 from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
 from engine.pmt._transform import response_bound as public_response_bound
@@ -149,18 +150,22 @@ def _ssp_noise_stack(ctx, seeds):
     Seed ``s`` draws from ``default_rng(s)`` exactly what :func:`engine.pmt.ridge.ssp_noise` draws (the
     d x d block, then the d-vector; the symmetric matrix is the upper triangle mirrored), so PMT, DP-RR
     and the oracle, which all use that stream, share one draw (memoised on the context by the seeds):
-    the same numbers as drawing it per method, without the repeated work (issue 16).
+    the same numbers as drawing it per method, without the repeated work (issue 16). The generators come
+    from :func:`engine.pmt._rng.default_rngs` (the ``default_rng(s)`` generators, seed hashing vectorised),
+    and each seed's ``d^2 + d`` draws are one ``standard_normal`` call: ``rng.normal(0, 1, size)`` is
+    ``0.0 + 1.0 * standard_normal`` of the same stream, element by element, and ``x + 0.0`` is that float
+    (``1.0 * x`` is ``x``), so the ``+= 0.0`` below gives the same bits, signed zeros included.
     """
     key = tuple(int(s) for s in seeds)
     cache = ctx.__dict__.setdefault("_ssp_noise_cache", {})
     if key not in cache:
         d = ctx.d
-        Z = np.empty((len(key), d, d))
-        w = np.empty((len(key), d))
-        for i, s in enumerate(key):
-            rng = np.random.default_rng(s)
-            Z[i] = rng.normal(0.0, 1.0, size=(d, d))  # = P.gaussian_noise((d, d), 1.0, rng)
-            w[i] = rng.normal(0.0, 1.0, size=d)
+        buf = np.empty((len(key), d * d + d))
+        for i, rng in enumerate(default_rngs(key)):
+            rng.standard_normal(out=buf[i])  # = P.gaussian_noise((d, d), 1.0, rng), then P.gaussian_noise(d, ...)
+        buf += 0.0
+        Z = buf[:, :d * d].reshape(len(key), d, d)
+        w = np.ascontiguousarray(buf[:, d * d:])
         W = np.triu(Z) + np.swapaxes(np.triu(Z, 1), -1, -2)  # = P.symmetric_gaussian_noise, per matrix
         W.flags.writeable = False
         w.flags.writeable = False
