@@ -29,3 +29,24 @@ def test_v_diag_vt_stack_signed_zeros_of_diagonal_systems():
     got = _v_diag_vt_stack(V, wf)
     assert np.array_equal(got, ref) and np.array_equal(np.signbit(got), np.signbit(ref))
     assert np.all(got[:, 0, 1] == 0.0)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 7, 8, 12])
+@pytest.mark.parametrize("n", [1, 7, 3001])
+def test_sweep_truncate_rows_is_truncate_rows_bit_for_bit(d, n):
+    from engine.pmt._transform import truncate_rows
+    from engine.pmt.sweep_ridge import _truncate_rows
+
+    rng = np.random.default_rng(7 * d + n)
+    Z = rng.normal(size=(n, d)) * rng.uniform(0.01, 1000.0, size=d)
+    Z[0] = 0.0  # a zero row is never truncated (and divides nothing)
+    fractions = []
+    for radius in (np.median(np.linalg.norm(Z, axis=1)) + 1e-9, 1e-6, 1e9):
+        ref, _, ref_tr = truncate_rows(Z, radius)
+        got, got_tr = _truncate_rows(Z, radius)
+        assert np.array_equal(got, ref) and np.array_equal(got_tr, ref_tr)
+        fractions.append(ref_tr.mean())
+    if n > 1:  # the median radius truncates some rows but not all; the tiny one all but the zero row
+        assert 0 < fractions[0] < 1 and fractions[1] == (n - 1) / n and fractions[2] == 0
+    with pytest.raises(ValueError, match="radius"):
+        _truncate_rows(Z, 0.0)

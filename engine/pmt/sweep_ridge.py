@@ -220,10 +220,34 @@ def _raw_clip_radius(ctx):
     return float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
 
 
+def _truncate_rows(Z, radius):
+    """``truncate_rows(Z, radius)[0::2]`` (the truncated rows and which rows were scaled), the same floats.
+
+    For ``d <= 7`` columns, ``np.linalg.norm(Z, axis=1)`` sums the squares of a row left to right
+    (numpy's pairwise sum is a plain loop below 8 terms), which the column loop below does with the rows
+    innermost, about 4x faster on a few thousand rows (issue 16); the scale of a truncated row is the same
+    ``radius / norm``. ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit; other shapes and
+    radii go through :func:`engine.pmt._transform.truncate_rows` (which also rejects a bad radius).
+    """
+    r = float(radius)
+    if Z.ndim != 2 or not 1 <= Z.shape[1] <= 7 or not (r > 0 and math.isfinite(r)):
+        Zt, _, truncated = truncate_rows(Z, radius)
+        return Zt, truncated
+    sq = Z * Z
+    acc = sq[:, 0].copy()
+    for j in range(1, Z.shape[1]):
+        acc += sq[:, j]
+    norms = np.sqrt(acc)
+    truncated = norms > r
+    scale = np.ones_like(norms)
+    np.divide(r, norms, out=scale, where=truncated)
+    return Z * scale[:, None], truncated
+
+
 def _run_dprr(ctx, epsilons, seeds, C=None, noise=None):
     C = _raw_clip_radius(ctx) if C is None else C
     B_y = _B_y(ctx)
-    Xc, _, clipped = truncate_rows(ctx.Xa, C)
+    Xc, clipped = _truncate_rows(ctx.Xa, C)
     A, b = sufficient_statistics(Xc, ctx.y, B_y)
     sens_A, sens_b = ssp_sensitivities(C, B_y, ctx.neighbouring)
     pens = np.stack([ctx.n * lam * ctx.Pm for lam in ctx.lams])
