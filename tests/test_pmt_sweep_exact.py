@@ -50,3 +50,28 @@ def test_sweep_truncate_rows_is_truncate_rows_bit_for_bit(d, n):
         assert 0 < fractions[0] < 1 and fractions[1] == (n - 1) / n and fractions[2] == 0
     with pytest.raises(ValueError, match="radius"):
         _truncate_rows(Z, 0.0)
+
+
+def test_kappa_ascending_is_kappa_from_eigs():
+    from engine.pmt._transform import _kappa_from_eigs
+    from engine.pmt.ridge import _kappa_ascending
+
+    rng = np.random.default_rng(11)
+    A = rng.normal(size=(400, 5, 5))
+    w = np.linalg.eigvalsh(A + np.swapaxes(A, 1, 2) + rng.uniform(-3.0, 9.0, size=(400, 1, 1)) * np.eye(5))
+    got, ref = _kappa_ascending(w), _kappa_from_eigs(w)
+    assert np.array_equal(got, ref)
+    assert np.isinf(got).any() and np.isfinite(got).any()  # both branches: indefinite and positive definite
+    assert _kappa_ascending(np.array([1.0, 4.0])) == 4.0
+
+
+def test_grid_is_meshgrid():
+    from types import SimpleNamespace
+
+    from engine.pmt._registry import _grid
+
+    L, E, S, li, ei, si = _grid(SimpleNamespace(lams=[1, 2, 3]), [0.1, 1.0], list(range(4)))
+    ref = [a.ravel() for a in np.meshgrid(np.arange(3), np.arange(2), np.arange(4), indexing="ij")]
+    assert (L, E, S) == (3, 2, 4)
+    for got, r in zip((li, ei, si), ref):
+        assert got.dtype == r.dtype and np.array_equal(got, r)

@@ -67,8 +67,11 @@ def register_task(task: str, prepare: Callable) -> None:
 def _grid(ctx, epsilons, seeds):
     """Flat (lam, epsilon, seed) index arrays of every run, lam slowest: ``(L, E, S, li, ei, si)``."""
     L, E, S = len(ctx.lams), len(epsilons), len(seeds)
-    li, ei, si = np.meshgrid(np.arange(L), np.arange(E), np.arange(S), indexing="ij")
-    return L, E, S, li.ravel(), ei.ravel(), si.ravel()
+    # = np.meshgrid(arange(L), arange(E), arange(S), indexing="ij"), raveled; repeat/tile skip its broadcasting
+    li = np.repeat(np.arange(L), E * S)
+    ei = np.tile(np.repeat(np.arange(E), S), L)
+    si = np.tile(np.arange(S), L * E)
+    return L, E, S, li, ei, si
 
 
 def _mus(ctx, epsilons):

@@ -203,7 +203,7 @@ def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
     A_priv = np.asarray(A_priv, dtype=float)
     M = A_priv + penalty
     w, V = np.linalg.eigh(M)
-    kappa = _kappa_from_eigs(w)
+    kappa = _kappa_ascending(w)
     fixed = w[..., 0] <= 0
     if np.any(fixed):
         d = A_priv.shape[-1]
@@ -307,6 +307,21 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool 
     return _noise_aware_solve(A_priv, b_priv, penalty, c)
 
 
+def _kappa_ascending(w):
+    """:func:`engine.pmt._transform._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
+
+    ``max|w|`` of an ascending spectrum is ``max(|w_0|, |w_-1|)`` (a max picks one of the values, so the
+    float is the same), which for a stack of small systems saves the reduction over the last axis.
+    """
+    if w.ndim < 2:
+        return _kappa_from_eigs(w)
+    lo = w[..., 0]
+    hi = np.maximum(np.abs(lo), np.abs(w[..., -1]))
+    pos = lo > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pos, hi / np.where(pos, lo, 1.0), np.inf)
+
+
 def _v_diag_vt_stack(V, wf):
     """``np.einsum("...ij,...j,...kj->...ik", V, wf, V)`` of a stack ``V`` (k, d, d), ``wf`` (k, d): the same floats.
 
@@ -327,7 +342,7 @@ def _v_diag_vt_stack(V, wf):
 def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
     """:func:`noise_aware_solve` of one system or a stack (``kappa=False``: None for kappa)."""
     w, V = np.linalg.eigh(A_priv)
-    kappa = _kappa_from_eigs(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
+    kappa = _kappa_ascending(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
     # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
     # statistic without penalty still solves (the minimum-norm-like answer along that direction).
     # w is ascending (LAPACK), so max|w| is at an end: the same float as np.max(np.abs(w), axis=-1).
