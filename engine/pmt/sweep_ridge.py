@@ -166,7 +166,12 @@ def _ssp_noise_stack(ctx, seeds):
         buf += 0.0
         Z = buf[:, :d * d].reshape(len(key), d, d)
         w = np.ascontiguousarray(buf[:, d * d:])
-        W = np.triu(Z) + np.swapaxes(np.triu(Z, 1), -1, -2)  # = P.symmetric_gaussian_noise, per matrix
+        # = np.triu(Z) + np.swapaxes(np.triu(Z, 1), -1, -2) (P.symmetric_gaussian_noise, per matrix): the upper
+        # triangle mirrored; that sum adds 0.0 to every entry, which only turns -0.0 into +0.0, and Z has no -0.0
+        # after the += 0.0 above, so copying the upper triangle into the lower gives the same floats
+        W = Z
+        lo_i, lo_j = np.tril_indices(d, -1)
+        W[:, lo_i, lo_j] = W[:, lo_j, lo_i]
         W.flags.writeable = False
         w.flags.writeable = False
         cache[key] = (W, w)
@@ -191,8 +196,15 @@ def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="p
         sA = np.where(np.isinf(mu_part), 0.0, sens_A / mu_part)
         sb = np.where(np.isinf(mu_part), 0.0, sens_b / mu_part)
     Ws, ws = noise
-    A_priv = A[None] + sA[ei, None, None] * Ws[si]
-    b_priv = b[None] + sb[ei, None] * ws[si]
+    # = A[None] + sA[ei, None, None] * Ws[si] (runs ordered lam, epsilon, seed): the same sums, broadcast over
+    # (epsilon, seed) without gathering copies of the noise, and repeated over lam only when L > 1
+    d = ctx.d
+    A_priv = A + sA[:, None, None, None] * Ws[None]  # (E, S, d, d)
+    b_priv = b + sb[:, None, None] * ws[None]  # (E, S, d)
+    if L > 1:
+        A_priv = np.broadcast_to(A_priv, (L,) + A_priv.shape)
+        b_priv = np.broadcast_to(b_priv, (L,) + b_priv.shape)
+    A_priv, b_priv = A_priv.reshape(-1, d, d), b_priv.reshape(-1, d)
     if solver == "paper":
         theta, fixed, kappa = ssp_solve(A_priv, b_priv, pens[li], eig_floor=ctx.options.get("eig_floor", 1e-3))
     else:
