@@ -205,10 +205,11 @@ def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="p
         A_priv = np.broadcast_to(A_priv, (L,) + A_priv.shape)
         b_priv = np.broadcast_to(b_priv, (L,) + b_priv.shape)
     A_priv, b_priv = A_priv.reshape(-1, d, d), b_priv.reshape(-1, d)
+    pen_runs = pens[li] if L > 1 else pens[0]  # one lam: the (d, d) penalty broadcasts over the runs
     if solver == "paper":
-        theta, fixed, kappa = ssp_solve(A_priv, b_priv, pens[li], eig_floor=ctx.options.get("eig_floor", 1e-3))
+        theta, fixed, kappa = ssp_solve(A_priv, b_priv, pen_runs, eig_floor=ctx.options.get("eig_floor", 1e-3))
     else:
-        theta, fixed, kappa = noise_aware_solve(A_priv, b_priv, pens[li], noise_spectral_bound(sA[ei], ctx.d, ctx.delta))
+        theta, fixed, kappa = noise_aware_solve(A_priv, b_priv, pen_runs, noise_spectral_bound(sA[ei], ctx.d, ctx.delta))
     return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta, eig_fix=fixed, kappa_noisy=kappa,
                 sigma_A=sA[ei], sigma_b=sb[ei])
 
