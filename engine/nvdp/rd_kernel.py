@@ -149,7 +149,8 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     safe = r_lo_min > 1e-3
     folds = _n_folds(D, lam, dt, max_halvings=4 if r_lo_min > 10.0 ** (-30.0 / 16.0) else 3)
     # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
-    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
+    kern = _rd_numba.get_kernel()  # the fused kernel, or None: the torch op chain
+    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds and kern is None else None
     # per pair, reduced over positions inside each tile (float64)
     s_f = torch.empty(n_pairs, dtype=torch.float64) if want_fwd else torch.zeros(n_pairs, dtype=torch.float64)
     s_b = torch.empty(n_pairs, dtype=torch.float64)
@@ -177,14 +178,14 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
 
     # Views are made once, not per tile (at ~1 us each they were a visible share of the time):
     # the a side per input, the b side per distinct j range, the work buffers per tile height m.
-    side = (mu, oml_var, inv_var, lam_var, inv2 if folds else inv_var, mask, logvar_k)
-    a_views = [tuple(x[i] for x in side) for i in range(n_inputs)]
-    b_views = {}
-    for _, s, e, _ in tiles:
-        if (s, e) not in b_views:
-            b_views[(s, e)] = tuple(x[s:e] for x in side)
+    side = (mu, oml_var, inv_var, lam_var, inv2 if inv2 is not None else inv_var, mask, logvar_k)
+    a_views, b_views = [], {}
+    if kern is None:
+        a_views = [tuple(x[i] for x in side) for i in range(n_inputs)]
+        for _, s, e, _ in tiles:
+            if (s, e) not in b_views:
+                b_views[(s, e)] = tuple(x[s:e] for x in side)
 
-    kern = _rd_numba.get_kernel()
     if kern is not None:
         # products of `group` r in float64: lambda^group and r_lo^group stay within float64's range
         # (a group that underflows anyway is recomputed with one logarithm per dim)
