@@ -23,7 +23,12 @@ time is the steadier figure when the load average is high), peak memory (tracema
 not traced, so the process peak RSS from ``resource.getrusage`` is printed too) and
 ``os.getloadavg()``.
 
-Figures with the fused numba kernel (2026-11-30, 2 cores, load average 5-6, i.e. busy: CPU time
+Figures with the fused numba kernel (2026-11-30, 2 cores, load average 1.3-1.4): ``--sizes 256
+512``: B=256 wall 0.426 s (cpu 0.718 s) = 13.0 us/pair, 135x the anchor, peak RSS 0.627 GiB;
+B=512 wall 1.29 s (cpu 2.32 s), peak RSS 0.733 GiB. The torch op chain (``NVDP_RD_NUMBA=0``) in
+the same minute: B=256 0.813 s (cpu 1.45 s) = 24.9 us/pair, 0.476 GiB; B=512 3.07 s (cpu 5.55 s),
+0.621 GiB. So the time goals are met and the memory goals are not (numba + LLVM: ~140 MiB).
+Under load average 5-6, i.e. busy: CPU time
 is the steadier figure): ``--sizes 256 512``: B=256 wall 0.907 s, cpu 0.616 s (18.9 us/pair of
 CPU), peak RSS 0.585 GiB; B=512 wall 2.47 s, cpu 2.43 s, peak RSS 0.756 GiB. The torch op chain
 (``NVDP_RD_NUMBA=0``) in the same minutes: B=256 wall 1.64 s, cpu 1.63 s, 0.468 GiB; B=512 wall
