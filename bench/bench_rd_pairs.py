@@ -23,7 +23,23 @@ time is the steadier figure when the load average is high), peak memory (tracema
 not traced, so the process peak RSS from ``resource.getrusage`` is printed too) and
 ``os.getloadavg()``.
 
-Figures (2026-11-29, 2 cores, load average ~1.0, i.e. about one core free of other work; best of 3):
+Figures with the fused numba kernel (2026-11-30, 2 cores, load average 1.3-1.4): ``--sizes 256
+512``: B=256 wall 0.426 s (cpu 0.718 s) = 13.0 us/pair, 135x the anchor, peak RSS 0.627 GiB;
+B=512 wall 1.29 s (cpu 2.32 s), peak RSS 0.733 GiB. The torch op chain (``NVDP_RD_NUMBA=0``) in
+the same minute: B=256 0.813 s (cpu 1.45 s) = 24.9 us/pair, 0.476 GiB; B=512 3.07 s (cpu 5.55 s),
+0.621 GiB. So the time goals are met and the memory goals are not (numba + LLVM: ~140 MiB).
+Under load average 5-6, i.e. busy: CPU time
+is the steadier figure): ``--sizes 256 512``: B=256 wall 0.907 s, cpu 0.616 s (18.9 us/pair of
+CPU), peak RSS 0.585 GiB; B=512 wall 2.47 s, cpu 2.43 s, peak RSS 0.756 GiB. The torch op chain
+(``NVDP_RD_NUMBA=0``) in the same minutes: B=256 wall 1.64 s, cpu 1.63 s, 0.468 GiB; B=512 wall
+4.49 s, cpu 6.23 s, 0.610 GiB: 2.6x less CPU, but ~120-150 MiB more peak RSS (numba and LLVM
+loaded into the process: ~210 MiB over torch's ~220 MiB; the data and buffers are the same or
+smaller). Default run: n_workers=1 wall 1.04 s (cpu 0.87 s), n_workers=2 wall 0.62 s (cpu 0.92 s),
+bit-identical; float32 vs float64 max relative difference 2.2e-7, same inf pattern. The first call
+per working precision compiles the kernel once per machine (~4-8 s, cached in
+engine/nvdp/__pycache__).
+
+Figures of the torch op chain (2026-11-29, 2 cores, load average ~1.0, i.e. about one core free of other work; best of 3):
 exact float32 n_workers=1 wall 1.20-1.28 s (cpu 1.32-1.38 s), n_workers=2 wall 0.78-0.97 s
 (cpu 1.47-1.66 s), values bit-identical; before the worker threads and the 8/16-dim logarithms:
 2.84 s (cpu 2.81 s). float32 vs float64: max relative difference 2.4e-7, same inf pattern. Peak
