@@ -16,11 +16,13 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet -r "$req"
   touch "$stamp"
 fi
-# Compile the fused DP-GD kernels once (numba caches them under .cache/dpgd_kernels; ~40 s, once per
-# machine and kernel version), so that the first DP-GD sweep on the page does not wait for the compiler.
-kstamp=".cache/dpgd_kernels/.warm-$(cat engine/pmt/_gd_kernel.py | sha256sum | cut -c1-16)"
+# Compile the numba kernels once (the fused DP-GD step, cached under .cache/dpgd_kernels, and the NVDP
+# Renyi-bound kernel, cached in engine/nvdp/__pycache__; about a minute, once per machine and kernel
+# version), so that the first DP-GD sweep and the first NVDP visit do not wait for the compiler.
+kstamp=".cache/dpgd_kernels/.warm-$(cat engine/pmt/_gd_kernel.py engine/nvdp/_rd_numba.py scripts/warm_dpgd_kernels.py | sha256sum | cut -c1-16)"
 if [ ! -f "$kstamp" ]; then
-  echo "[bootstrap] compiling the DP-GD kernels (once, about 40 s)"
+  mkdir -p .cache/dpgd_kernels
+  echo "[bootstrap] compiling the numba kernels (once, about a minute)"
   .venv/bin/python scripts/warm_dpgd_kernels.py
   touch "$kstamp"
 fi

@@ -1,8 +1,11 @@
 #!/usr/bin/env python
-"""Compile the fused DP-GD kernels once per machine (numba's on-disk cache), so the first sweep is fast.
+"""Compile the numba kernels once per machine (numba's on-disk cache), so first uses are fast.
 
-Run by ``scripts/bootstrap.sh``; safe to re-run (loads from the cache in ~15 ms per kernel). Without numba
-it does nothing (the DP-GD loop then uses its numpy path). Usage: ``.venv/bin/python scripts/warm_dpgd_kernels.py``.
+The fused DP-GD kernels (:mod:`engine.pmt._gd_kernel`, d = 1..8, float32 and float64) and the pairwise
+Renyi-bound kernel of the NVDP page (:mod:`engine.nvdp._rd_numba`, float32 and float64, exact and paper
+forms). Run by ``scripts/bootstrap.sh``; safe to re-run (loads from the cache in milliseconds per kernel).
+Without numba it does nothing (both then use their numpy / torch paths). Usage:
+``.venv/bin/python scripts/warm_dpgd_kernels.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,32 @@ def main() -> int:
     t0 = time.perf_counter()
     rows = warm()
     print(f"[warm] {len(rows)} DP-GD kernels ready in {kernel_dir()} ({time.perf_counter() - t0:.0f} s)")
+    t0 = time.perf_counter()
+    n = warm_rd()
+    print(f"[warm] {n} Renyi-bound kernel calls compiled or loaded ({time.perf_counter() - t0:.0f} s)")
     return 0
+
+
+def warm_rd() -> int:
+    """Run :func:`engine.nvdp.divergence.pairwise_rd_bound` on 6 small random inputs per precision and form."""
+    import torch
+
+    from engine.nvdp.divergence import pairwise_rd_bound
+
+    g = torch.Generator().manual_seed(0)
+    B, K, D = 6, 5, 8
+    calls = 0
+    for dtype in (torch.float32, torch.float64):
+        lengths = torch.tensor([1, 2, 3, 4, 4, 2])
+        mask = torch.arange(K)[None, :] <= lengths[:, None]
+        mu = torch.randn(B, K, D, generator=g, dtype=dtype)
+        sigma = 0.5 + 0.5 * torch.rand(B, K, D, generator=g, dtype=dtype)
+        alpha = torch.where(mask, torch.full((B, K), 0.5, dtype=dtype), torch.zeros(B, K, dtype=dtype))
+        mu[:, 0], sigma[:, 0], alpha[:, 0] = 0.0, 1.0, 1.0
+        for form in ("exact", "paper"):
+            pairwise_rd_bound(mu, sigma, alpha, mask, form=form, dtype=dtype)
+            calls += 1
+    return calls
 
 
 if __name__ == "__main__":
