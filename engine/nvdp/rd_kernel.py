@@ -132,7 +132,6 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     """
     n_inputs, K, D = mu.shape
     dt = mu.dtype
-    zero64 = torch.zeros((), dtype=torch.float64)
     half_lam = 0.5 * lam
     c = 0.5 / (1.0 - lam)
     tiny = torch.finfo(dt).tiny
@@ -249,25 +248,9 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
         red_buf = torch.empty(rows_max, dtype=torch.float64)
 
         def reduce_positions(tk, lk, sep, sign, u, out, bad, where, record):
-            """out[where] = sum over compared positions of the finite float64 per-position values."""
-            n = tk.shape[0]
-            g = g_buf[:n]
-            g.copy_(tk)
-            g.mul_(half_lam).add_(lk, alpha=c)
-            g.add_(sep, alpha=sign)
-            ok = torch.isfinite(g)
-            red = red_buf[:n]
-            if bool(ok.all()):
-                torch.sum(torch.where(u, g, zero64), -1, out=red)
-                out[where] = red
-                return
-            bad_pos = u & ~ok
-            torch.sum(torch.where(u & ok, g, zero64), -1, out=red)
-            out[where] = red
-            bad[where] = bad_pos.any(-1)
-            if record:
-                r, k = torch.nonzero(bad_pos, as_tuple=True)
-                bad_entries.append(torch.stack([where[r], k], 1))
+            """:func:`_reduce_positions` with this call's constants and buffers."""
+            _reduce_positions(tk, lk, sep, sign, u, out, bad, where, record, half_lam, c, g_buf, red_buf,
+                              bad_entries)
 
         views = {}
 
