@@ -161,13 +161,20 @@ class NVIBLayer(nn.Module):
         return Posteriors(mu, sigma, alpha, full_mask)
 
 
-def sample_latents(post: Posteriors) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_latents(post: Posteriors, *, generator: torch.Generator | None = None, return_eps: bool = False):
     """Reparameterised sample (z, pi) of the NVIB posterior.
 
     Parameters
     ----------
     post : Posteriors
         mu, sigma (B, k, d); alpha, mask (B, k).
+    generator : torch.Generator, optional
+        Draw from this generator instead of torch's global one (evaluation only: the Gamma draws
+        are then ``torch._standard_gamma`` / 1 clamped at the smallest normal, the operations of
+        ``Gamma.rsample``, so a generator seeded with s gives the draws of a call after
+        ``torch.manual_seed(s)``; ``tests/test_nvdp_live_speed.py``).
+    return_eps : bool, default False
+        Also return the standard normal draws.
 
     Returns
     -------
@@ -177,16 +184,25 @@ def sample_latents(post: Posteriors) -> tuple[torch.Tensor, torch.Tensor]:
         gamma / sum(gamma) with gamma ~ Gamma(alpha, 1) over non-padding components; exactly 0 on
         padding, >= 0, rows summing to 1. Gamma draws use float64 and
         ``torch.distributions.Gamma.rsample`` (implicit reparameterisation gradients).
+    eps : torch.Tensor of shape (B, k, d)
+        Only with ``return_eps``: the standard normal draws.
 
     Notes
     -----
-    Randomness comes from torch's global generator: seed it (``torch.manual_seed``) or wrap the
-    call in ``torch.random.fork_rng`` for reproducible draws.
+    Without ``generator`` randomness comes from torch's global generator: seed it
+    (``torch.manual_seed``) or wrap the call in ``torch.random.fork_rng`` for reproducible draws.
     """
-    eps = torch.randn_like(post.mu)
+    if generator is None:
+        eps = torch.randn_like(post.mu)
+    else:
+        eps = torch.randn(post.mu.shape, dtype=post.mu.dtype, generator=generator)
     z = post.mu + post.sigma * eps
     conc = torch.where(post.mask, post.alpha.double().clamp_min(1e-30), torch.ones_like(post.alpha, dtype=torch.float64))
-    gamma = torch.distributions.Gamma(conc, torch.ones_like(conc)).rsample()
+    if generator is None:
+        gamma = torch.distributions.Gamma(conc, torch.ones_like(conc)).rsample()
+    else:  # Gamma(conc, rate 1).rsample() with the given generator (no gradient needed at evaluation)
+        gamma = torch._standard_gamma(conc, generator=generator) / torch.ones_like(conc)
+        gamma.clamp_(min=torch.finfo(gamma.dtype).tiny)
     gamma = torch.where(post.mask, gamma, torch.zeros_like(gamma))
     total = gamma.sum(dim=-1, keepdim=True)
     pi = gamma / total.clamp_min(torch.finfo(torch.float64).tiny)
@@ -196,7 +212,7 @@ def sample_latents(post: Posteriors) -> tuple[torch.Tensor, torch.Tensor]:
         prior_only = torch.zeros_like(pi)
         prior_only[..., 0] = 1.0
         pi = torch.where(degenerate, prior_only, pi)
-    return z, pi.to(post.mu.dtype)
+    return (z, pi.to(post.mu.dtype), eps) if return_eps else (z, pi.to(post.mu.dtype))
 
 
 class DenoisingAttention(nn.Module):

@@ -409,9 +409,8 @@ class LiveEvaluator:
 def sample_latents_with(post: Posteriors, generator: torch.Generator, *, return_eps: bool = False):
     """:func:`engine.nvdp.layer.sample_latents` drawing from ``generator`` instead of torch's global one.
 
-    The same operations in the same order (normal draws for the Gaussians, then Gamma draws in float64
-    for the weights), so a generator seeded with s gives the draws of ``sample_latents`` after
-    ``torch.manual_seed(s)`` (``tests/test_nvdp_live_speed.py``). No gradient (evaluation only).
+    A generator seeded with s gives the draws of ``sample_latents`` after ``torch.manual_seed(s)``
+    (``tests/test_nvdp_live_speed.py``). No gradient (evaluation only).
 
     Returns
     -------
@@ -420,21 +419,9 @@ def sample_latents_with(post: Posteriors, generator: torch.Generator, *, return_
     eps : torch.Tensor of shape (B, k, d)
         Only with ``return_eps``: the standard normal draws, z = mu + sigma * eps.
     """
-    eps = torch.randn(post.mu.shape, dtype=post.mu.dtype, generator=generator)
-    z = post.mu + post.sigma * eps
-    conc = torch.where(post.mask, post.alpha.double().clamp_min(1e-30), torch.ones_like(post.alpha, dtype=torch.float64))
-    # Gamma(conc, rate 1).rsample(): a standard Gamma draw divided by the rate 1, clamped at the smallest normal
-    gamma = torch._standard_gamma(conc, generator=generator) / torch.ones_like(conc)
-    gamma.clamp_(min=torch.finfo(gamma.dtype).tiny)
-    gamma = torch.where(post.mask, gamma, torch.zeros_like(gamma))
-    total = gamma.sum(dim=-1, keepdim=True)
-    pi = gamma / total.clamp_min(torch.finfo(torch.float64).tiny)
-    degenerate = total <= 0
-    if bool(degenerate.any()):
-        prior_only = torch.zeros_like(pi)
-        prior_only[..., 0] = 1.0
-        pi = torch.where(degenerate, prior_only, pi)
-    return (z, pi.to(post.mu.dtype), eps) if return_eps else (z, pi.to(post.mu.dtype))
+    from engine.nvdp.layer import sample_latents
+
+    return sample_latents(post, generator=generator, return_eps=return_eps)
 
 
 def posthoc_evaluate(
