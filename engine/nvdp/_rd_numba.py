@@ -42,6 +42,18 @@ def get_kernel():
 
     tiny64 = float(np.finfo(np.float64).tiny)
 
+    @numba.njit(nogil=True, cache=True, boundscheck=False)
+    def derive(s, lam_w, oml_w, one, out):  # pragma: no cover - compiled
+        """out[0], out[1], out[2] = lambda v, (1 - lambda) v, 1 / v with v = s^2 (one input's dims at
+        one position), each rounded to the working precision exactly as torch's elementwise
+        ``square``, ``mul`` by a scalar and ``reciprocal`` round them (no fast-math flags here, so
+        nothing is reassociated)."""
+        for d in range(s.shape[0]):
+            v = s[d] * s[d]
+            out[0, d] = v * lam_w
+            out[1, d] = v * oml_w
+            out[2, d] = one / v
+
     @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc", "nsz"})
     def group_sums(mb, ma, lb, oa, la, ob, ia, ib, zero):  # pragma: no cover - compiled
         """Over one group of dims (1-D slices of input a and b): sums of d^2 / s2 and products of r
@@ -70,12 +82,23 @@ def get_kernel():
         return out
 
     @numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc", "nsz"})
-    def pair_sums(mu, lamv, omlv, inv, mask, ti, ts, te, r0s, group, zero, tkf, lkf, tkb, lkb):  # pragma: no cover - compiled
+    def pair_sums(mu, sg, mask, rowid, lam_w, oml_w, one, ti, ts, te, r0s, jmin, group, zero, tkf, lkf, tkb, lkb,
+                  side_a, side_b):  # pragma: no cover - compiled
         K = mu.shape[1]
         D = mu.shape[2]
+        jmax = jmin
+        for t in range(te.shape[0]):
+            jmax = max(jmax, te[t])
         for k in range(K):  # position outermost: this position's rows of the task stay in cache
+            # the b sides of this task at position k, once (each is compared with up to 16 inputs a)
+            for j in range(jmin, jmax):
+                p = rowid[j]
+                derive(sg[p, k if mask[j, k] else 0], lam_w, oml_w, one, side_b[j - jmin])
             for t in range(ti.shape[0]):
                 i = ti[t]
+                pa = rowid[i]
+                ka = k if mask[i, k] else 0  # padding: the input's prior component (position 0)
+                derive(sg[pa, ka], lam_w, oml_w, one, side_a)
                 for j in range(ts[t], te[t]):
                     row = r0s[t] + j - ts[t]
                     if not (mask[i, k] or mask[j, k]):  # padding on both sides: not compared
@@ -84,20 +107,23 @@ def get_kernel():
                         tkb[row, k] = 0.0
                         lkb[row, k] = 0.0
                         continue
+                    pb = rowid[j]
+                    kb = k if mask[j, k] else 0
+                    sb = side_b[j - jmin]
                     tf = 0.0
                     tb = 0.0
                     sf = 0.0
-                    sb = 0.0
+                    s_b = 0.0
                     for g0 in range(0, D, group):
                         g1 = min(g0 + group, D)
-                        ma = mu[i, k, g0:g1]
-                        mb = mu[j, k, g0:g1]
-                        la = lamv[i, k, g0:g1]
-                        lb = lamv[j, k, g0:g1]
-                        oa = omlv[i, k, g0:g1]
-                        ob = omlv[j, k, g0:g1]
-                        ia = inv[i, k, g0:g1]
-                        ib = inv[j, k, g0:g1]
+                        ma = mu[pa, ka, g0:g1]
+                        mb = mu[pb, kb, g0:g1]
+                        la = side_a[0, g0:g1]
+                        oa = side_a[1, g0:g1]
+                        ia = side_a[2, g0:g1]
+                        lb = sb[0, g0:g1]
+                        ob = sb[1, g0:g1]
+                        ib = sb[2, g0:g1]
                         x = group_sums(mb, ma, lb, oa, la, ob, ia, ib, zero)
                         tf += x[0]
                         tb += x[1]
@@ -106,12 +132,12 @@ def get_kernel():
                         else:  # underflow, 0 or NaN: one logarithm per dim
                             sf += sum_log_r(lb, oa, ib, zero)
                         if x[3] >= tiny64:
-                            sb += np.log(x[3])
+                            s_b += np.log(x[3])
                         else:
-                            sb += sum_log_r(la, ob, ia, zero)
+                            s_b += sum_log_r(la, ob, ia, zero)
                     tkf[row, k] = tf
                     lkf[row, k] = sf
                     tkb[row, k] = tb
-                    lkb[row, k] = sb
+                    lkb[row, k] = s_b
 
     return pair_sums

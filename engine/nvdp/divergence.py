@@ -56,7 +56,7 @@ from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public n
     validate_renyi_order,
 )
 from engine.nvdp.paper_protocol import outlier_filter
-from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows
+from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows, _sum_log_var
 
 __all__ = [
     "validate_renyi_order",
@@ -201,21 +201,25 @@ def _one_sided(mask, I, J):
     return group[I] != group[J]
 
 
-def _nanmean_entries(p_idx, k_idx, I, J, mu_w, inv_w, lam, D):
+def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
     """The authors' NaN-mean over dims for D(b || a) at the given (pair, position) entries.
 
     At these entries some dim has ``s2 = lambda v_a + (1 - lambda) v_b < 0``, so the sum over dims
     is not finite. Each is recomputed in float64 as D times the mean over the dims with s2 > 0
     (0 when none; +inf if some s2 == 0), so that dividing by D later gives the authors' ``nanmean``.
+    ``mu_w`` and ``sig_w`` are in the working precision, padding read as position 0 (``mask``);
+    v = 1 / (1 / sigma^2) with the working precision's square and reciprocal, then float64.
     Returns a float64 tensor with one value per entry.
     """
     out = torch.empty(p_idx.numel(), dtype=torch.float64)
     for s in range(0, p_idx.numel(), 4096):
         pi, ki = p_idx[s : s + 4096], k_idx[s : s + 4096]
         ia, ib = I[pi], J[pi]
-        va = torch.reciprocal(inv_w[ia, ki].to(torch.float64))
-        vb = torch.reciprocal(inv_w[ib, ki].to(torch.float64))
-        d2 = (mu_w[ia, ki].to(torch.float64) - mu_w[ib, ki].to(torch.float64)).square()
+        ka = torch.where(mask[ia, ki], ki, 0)  # padding: the input's prior component
+        kb = torch.where(mask[ib, ki], ki, 0)
+        va = torch.reciprocal(torch.reciprocal(sig_w[ia, ka].square()).to(torch.float64))
+        vb = torch.reciprocal(torch.reciprocal(sig_w[ib, kb].square()).to(torch.float64))
+        d2 = (mu_w[ia, ka].to(torch.float64) - mu_w[ib, kb].to(torch.float64)).square()
         s2 = lam * va + (1.0 - lam) * vb
         ok = s2 > 0
         s2s = torch.where(ok, s2, torch.ones_like(s2))
@@ -230,15 +234,15 @@ def _nanmean_entries(p_idx, k_idx, I, J, mu_w, inv_w, lam, D):
     return out
 
 
-def _gauss_same_mask_pairs(mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers,
-                           logvar_k):
+def _gauss_same_mask_pairs(mu_w, sig_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k):
     """Gaussian pair sums of the strict exact form, computed only for pairs with the same mask.
 
     Under ``padding="strict"`` every pair whose masks differ is +inf whatever its Gaussian terms
     (a component present on one side only), so those pairs are not evaluated (their rows stay 0
     and the caller sets them to +inf). The inputs are permuted so that each mask pattern is
     contiguous, in the original order within a pattern, so the pairs of a pattern (within one eval
-    batch) form rows of contiguous j ranges and keep their orientation (a before b). The kernel's
+    batch) form rows of contiguous j ranges and keep their orientation (a before b); the kernel
+    reads the inputs through the permutation (``rowid``: no permuted copy of ``mu``). The kernel's
     global choices (folding, the safe-range check) depend only on per-(k, d) maxima and minima over
     all inputs, which a permutation does not change, so the evaluated pairs get the same per-element
     arithmetic as when every pair is evaluated.
@@ -282,8 +286,8 @@ def _gauss_same_mask_pairs(mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids
     if bool((where < 0).any()):  # pragma: no cover - a pair outside the requested pairs (internal error)
         raise RuntimeError("internal error: a same-mask pair outside the requested pairs")
     sub_f, sub_b, bad_f, bad_b, _ = _gauss_pair_sums(
-        mu_w[perm].contiguous(), inv_w[perm], oml_w[perm], lam_w[perm], lam, rows, max_chunk_elements,
-        n_workers=n_workers, mask=mask[perm], logvar_k=logvar_k[perm])
+        mu_w, sig_w, lam, rows, max_chunk_elements, n_workers=n_workers, mask=mask[perm], logvar_k=logvar_k[perm],
+        rowid=perm)
     del inv_perm
     g_fwd[where] = sub_f
     g_bwd[where] = sub_b
@@ -305,21 +309,21 @@ def _dirichlet_proxy_nan(a, wa, cfac, tfac, lam):
     return f1 + f2
 
 
-def _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, rows,
-                 max_chunk_elements, n_workers, logvar_k, D):
+def _gauss_terms(form, padding, nanmean, mu_w, sig_w, lam, mask, I, J, batch_ids, rows, max_chunk_elements,
+                 n_workers, logvar_k, D):
     """Gaussian pair sums (forward, backward) of :func:`pairwise_rd_bound`: +inf where undefined,
     the authors' NaN-mean repair of the backward entries for the paper form."""
     with torch.no_grad():
         if form == "exact" and padding == "strict":
             s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_same_mask_pairs(
-                mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
+                mu_w, sig_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k)
         else:
             s_fwd, s_bwd, bad_fwd, bad_bwd, entries = _gauss_pair_sums(
-                mu_w.contiguous(), inv_w, oml_w, lam_w, lam, rows, max_chunk_elements, n_workers=n_workers,
+                mu_w, sig_w, lam, rows, max_chunk_elements, n_workers=n_workers,
                 mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean, want_fwd=form == "exact")
     gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
     if nanmean and entries is not None and entries.numel():
-        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, inv_w, lam, D)
+        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, sig_w, mask, lam, D)
         gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
         gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
     else:
@@ -581,19 +585,17 @@ def pairwise_rd_bound(
     else:
         bad = ((~torch.isfinite(mu) | ~torch.isfinite(sigma) | (sigma <= 0)) & m3).flatten(1).any(1)
     bad = bad | ((~torch.isfinite(al64) | (al64 <= 0)) & mask).any(1)
-    mu_w = torch.where(m3, mu.to(dtype), mu[:, :1].to(dtype))
-    sig_w = torch.where(m3, sigma.to(dtype), sigma[:, :1].to(dtype))
+    # mu and sigma in the working precision, as given (no copy when they already are): padding
+    # positions are read as the input's prior component (position 0) by the kernel, so no padded
+    # (B, K, D) copy, and no lambda v, (1 - lambda) v, 1 / v arrays, are formed (issue 16: memory)
+    mu_w = mu.to(dtype).contiguous()
+    sig_w = sigma.to(dtype).contiguous()
     al_f = torch.where(mask, al64, al64[:, :1])
     if bool(bad.any()):  # neutral values; the pairs of these inputs become NaN at the end
         mu_w = torch.where(bad[:, None, None], torch.zeros_like(mu_w), mu_w)
         sig_w = torch.where(bad[:, None, None], torch.ones_like(sig_w), sig_w)
         al_f = torch.where(bad[:, None], torch.ones_like(al_f), al_f)
-    var_w = sig_w.square_()
-    logvar_k = torch.log(var_w).sum(-1, dtype=torch.float64)  # (B, K): sum_d ln v
-    inv_w = torch.reciprocal(var_w)
-    lam_w = var_w * lam  # lambda v
-    oml_w = var_w.mul_(1.0 - lam)  # (1 - lambda) v  (var_w is not used afterwards)
-    del sig_w
+    logvar_k = _sum_log_var(sig_w, mask)  # (B, K): sum_d ln v
 
     rows = _pair_rows(B, pairs, batch_size)
     if not rows:
@@ -618,8 +620,8 @@ def pairwise_rd_bound(
     if hit is not None:
         gs_fwd, gs_bwd = hit
     else:
-        gs_fwd, gs_bwd = _gauss_terms(form, padding, nanmean, mu_w, inv_w, oml_w, lam_w, lam, mask, I, J, batch_ids,
-                                      rows, max_chunk_elements, n_workers, logvar_k, D)
+        gs_fwd, gs_bwd = _gauss_terms(form, padding, nanmean, mu_w, sig_w, lam, mask, I, J, batch_ids, rows,
+                                      max_chunk_elements, n_workers, logvar_k, D)
         if mkey is not None:
             if len(memo_dict) > 64:
                 memo_dict.clear()

@@ -71,9 +71,44 @@ def _n_folds(D: int, lam: float, dt: torch.dtype, max_halvings: int = 3) -> list
     return folds
 
 
-def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_elements, n_workers=1, *, mask, logvar_k,
+def _working_side(mu, sig, mask, lam):
+    """The (B, K, D) arrays of the torch op chain: ``mu``, ``1 / v``, ``(1 - lambda) v`` and
+    ``lambda v`` with ``v = sigma^2``, padding positions filled with the input's prior component
+    (position 0), each in the working precision (four full-size arrays; the fused kernel forms
+    none of them)."""
+    m3 = mask.unsqueeze(-1)
+    mu_w = torch.where(m3, mu, mu[:, :1])
+    var_w = torch.where(m3, sig, sig[:, :1]).square_()
+    inv_w = torch.reciprocal(var_w)
+    lam_w = var_w * lam  # lambda v
+    oml_w = var_w.mul_(1.0 - lam)  # (1 - lambda) v
+    return mu_w, inv_w, oml_w, lam_w
+
+
+def _sum_log_var(sig, mask, chunk_elements=1 << 20):
+    """(B, K) float64: ``sum_d ln sigma^2`` per input and position, padding positions given the
+    input's prior component's value; computed in blocks of inputs (no (B, K, D) temporary), with
+    the same working-precision ``square`` and ``log`` per element and float64 sum per row as the
+    full-size computation."""
+    B, K, D = sig.shape
+    out = torch.empty((B, K), dtype=torch.float64)
+    step = max(1, chunk_elements // (K * D))
+    for b0 in range(0, B, step):
+        v = sig[b0 : b0 + step].square()
+        out[b0 : b0 + step] = v.log_().sum(-1, dtype=torch.float64)
+    return torch.where(mask, out, out[:, :1])
+
+
+def _gauss_pair_sums(mu, sig, lam, rows, max_chunk_elements, n_workers=1, *, mask, logvar_k, rowid=None,
                      want_bad_bwd=False, want_fwd=True):
     """Per pair, the Gaussian terms summed over dims *and positions*, in both directions (float64).
+
+    ``mu`` and ``sig`` (shape (B', K, D), working precision, C-contiguous) are the posterior means
+    and standard deviations as given: positions that are padding (``mask`` False) are read as the
+    input's prior component (position 0). ``rowid`` (long, shape (B,)) maps the inputs named by
+    ``rows``, ``mask`` and ``logvar_k`` (all in that order, shape (B, K)) to rows of ``mu`` and
+    ``sig``; None is the identity (B' = B). ``logvar_k`` is ``sum_d ln v`` per input and position
+    (:func:`_sum_log_var`).
 
     For each pair (a, b) and position k, the sum over dims is
     ``(lambda/2) T + L / (2 (1 - lambda)) + 0.5 (ln v_b - ln v_a)`` (forward D(a||b); the backward
@@ -130,26 +165,34 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
     it is ~3x faster and forms no (pairs x K x D) tile. Each (pair, position) is summed by one
     thread in a fixed order, so it too is bit-identical for any ``n_workers``.
     """
-    n_inputs, K, D = mu.shape
+    n_inputs, K = mask.shape
+    D = mu.shape[2]
     dt = mu.dtype
     half_lam = 0.5 * lam
     c = 0.5 / (1.0 - lam)
     tiny = torch.finfo(dt).tiny
     n_pairs = sum(j1 - j0 for _, j0, j1, _ in rows)
     m_max = max(1, min(int(max_chunk_elements) // (K * D), max(j1 - j0 for _, j0, j1, _ in rows)))
+    kern = _rd_numba.get_kernel()  # the fused kernel, or None: the torch op chain
+    if kern is None:
+        if rowid is not None:
+            mu, sig = mu[rowid], sig[rowid]
+        mu, inv_var, oml_var, lam_var = _working_side(mu, sig, mask, lam)
+        del sig
     # Global lower bound of r over all pairs, per (k, d): r >= lambda - (lambda - 1) max v / min v.
     # Where it exceeds 1e-3 everywhere (e.g. any clipped model with a floor above the boundary),
     # no s2 can be <= 0 and no product of 8 can underflow (>= 1e-24), so the clamp and the
     # underflow check of every tile are skipped (they would change nothing). Where it exceeds
     # 10**(-30/16) (products of 16 >= 1e-30), 4 halvings are used instead of 3.
     # (max v / min v = max (1/v) / min (1/v), from (K, D) reductions: no (B, K, D) temporary)
-    r_lo = lam - (lam - 1.0) * (inv_var.amax(0).to(torch.float64) / inv_var.amin(0).to(torch.float64))
-    r_lo_min = float(r_lo.min())
-    safe = r_lo_min > 1e-3
-    folds = _n_folds(D, lam, dt, max_halvings=4 if r_lo_min > 10.0 ** (-30.0 / 16.0) else 3)
-    # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
-    kern = _rd_numba.get_kernel()  # the fused kernel, or None: the torch op chain
-    inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds and kern is None else None
+    # (the torch op chain only)
+    if kern is None:
+        r_lo = lam - (lam - 1.0) * (inv_var.amax(0).to(torch.float64) / inv_var.amin(0).to(torch.float64))
+        r_lo_min = float(r_lo.min())
+        safe = r_lo_min > 1e-3
+        folds = _n_folds(D, lam, dt, max_halvings=4 if r_lo_min > 10.0 ** (-30.0 / 16.0) else 3)
+        # 1 / (v_d v_{d+D/2}): the normaliser of the first halving, per input (pair-independent)
+        inv2 = inv_var[..., : folds[0]] * inv_var[..., folds[0] :] if folds else None
     # per pair, reduced over positions inside each tile (float64)
     s_f = torch.empty(n_pairs, dtype=torch.float64) if want_fwd else torch.zeros(n_pairs, dtype=torch.float64)
     s_b = torch.empty(n_pairs, dtype=torch.float64)
@@ -177,9 +220,9 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
 
     # Views are made once, not per tile (at ~1 us each they were a visible share of the time):
     # the a side per input, the b side per distinct j range, the work buffers per tile height m.
-    side = (mu, oml_var, inv_var, lam_var, inv2 if inv2 is not None else inv_var, mask, logvar_k)
     a_views, b_views = [], {}
     if kern is None:
+        side = (mu, oml_var, inv_var, lam_var, inv2 if inv2 is not None else inv_var, mask, logvar_k)
         a_views = [tuple(x[i] for x in side) for i in range(n_inputs)]
         for _, s, e, _ in tiles:
             if (s, e) not in b_views:
@@ -191,11 +234,18 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
         group = D
         while group > 8 and group * math.log2(max(lam, 1.0)) > 960.0:
             group = (group + 1) // 2
-        arrs = tuple(x.detach().contiguous().numpy() for x in (mu, lam_var, oml_var, inv_var, mask))
-        zero_np = arrs[0].dtype.type(0)
+        arrs = (mu.detach().contiguous().numpy(), sig.detach().contiguous().numpy(), mask.contiguous().numpy(),
+                (torch.arange(n_inputs) if rowid is None else rowid).to(torch.long).contiguous().numpy())
+        wt = arrs[0].dtype.type  # the working precision's scalars, as torch casts a Python scalar
+        consts = (wt(lam), wt(1.0 - lam), wt(1.0))
+        zero_np = wt(0)
+        # inputs j of a task: the b sides derived once per task and position (at most this many)
+        span_max = max(max(tl[2] for tl in task) - min(tl[1] for tl in task) for task in tasks)
 
         def worker(next_task):  # the fused kernel: one pass over the dims per (pair, position)
             rows_max = per_task * m_max
+            side_a = np.empty((3, D), dtype=arrs[0].dtype)
+            side_b = np.empty((span_max, 3, D), dtype=arrs[0].dtype)
             tk_bufs = [torch.empty((rows_max, K), dtype=torch.float64) for _ in range(4)]
             sep_b = torch.empty((rows_max, K), dtype=torch.float64)
             u_b = torch.empty((rows_max, K), dtype=torch.bool)
@@ -211,7 +261,7 @@ def _gauss_pair_sums(mu, inv_var, oml_var, lam_var, lam, rows, max_chunk_element
                 te = np.array([tl[2] for tl in task], dtype=np.int64)
                 r0s = np.zeros(len(task), dtype=np.int64)
                 np.cumsum((te - ts)[:-1], out=r0s[1:])
-                kern(*arrs, ti, ts, te, r0s, group, zero_np, *np_bufs)
+                kern(*arrs, *consts, ti, ts, te, r0s, int(ts.min()), group, zero_np, *np_bufs, side_a, side_b)
                 r0 = 0
                 where = []
                 for i, s, e, pos in task:
