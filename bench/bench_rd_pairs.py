@@ -75,8 +75,10 @@ def make_params(B=256, K=48, D=384, seed=0, dtype=torch.float32):
     lengths = torch.randint(min(8, K - 2), K, (B,), generator=g)  # real tokens per input (K - 1 max)
     pos = torch.arange(K)
     mask = pos[None, :] <= lengths[:, None]  # component 0 (prior) + tokens 1..len
-    mu = torch.randn(B, K, D, generator=g, dtype=dtype) * (5.0 / D**0.5)
-    sigma = 0.32 + 0.68 * torch.rand(B, K, D, generator=g, dtype=dtype)
+    # in place: the same values as ``randn(...) * c`` and ``0.32 + 0.68 * rand(...)`` without their
+    # full-size temporaries (which set the process's peak RSS, not the RD computation)
+    mu = torch.randn(B, K, D, generator=g, dtype=dtype).mul_(5.0 / D**0.5)
+    sigma = torch.rand(B, K, D, generator=g, dtype=dtype).mul_(0.68).add_(0.32)
     alpha = torch.exp(torch.randn(B, K, generator=g, dtype=dtype) * 0.5 - 0.7).clamp(0.1, 1.0)
     mu[:, 0] = 0.0
     sigma[:, 0] = 1.0

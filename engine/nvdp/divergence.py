@@ -191,7 +191,7 @@ def _as_tensor(x, name: str) -> torch.Tensor:
 
 
 #: Pairs per chunk of the Dirichlet terms (bounds their (chunk x K) float64 temporaries).
-_DIR_CHUNK = 8192
+_DIR_CHUNK = 2048
 
 
 def _one_sided(mask, I, J):
@@ -577,7 +577,11 @@ def pairwise_rd_bound(
     fkey = ("finite_mu_sigma", memo[1]) if memo is not None else None  # content-keyed: same tensors, same answer
     ok_ms = memo[0].get(fkey) if fkey is not None else None
     if ok_ms is None:
-        ok_ms = bool(torch.isfinite(mu).all()) and bool((sigma > 0).all()) and bool(torch.isfinite(sigma).all())
+        # all finite <=> min and max finite (NaN propagates through both); sigma > 0 <=> min > 0.
+        # Reductions, not the (B, K, D) temporaries of isfinite (~2 x the data of RSS; issue 16)
+        mu_lo, mu_hi = torch.aminmax(mu)
+        sg_lo, sg_hi = torch.aminmax(sigma)
+        ok_ms = bool(torch.isfinite(mu_lo) & torch.isfinite(mu_hi) & (sg_lo > 0) & torch.isfinite(sg_hi))
         if fkey is not None:
             memo[0][fkey] = ok_ms
     if ok_ms:

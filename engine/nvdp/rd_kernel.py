@@ -85,7 +85,7 @@ def _working_side(mu, sig, mask, lam):
     return mu_w, inv_w, oml_w, lam_w
 
 
-def _sum_log_var(sig, mask, chunk_elements=1 << 20):
+def _sum_log_var(sig, mask, chunk_elements=1 << 18):
     """(B, K) float64: ``sum_d ln sigma^2`` per input and position, padding positions given the
     input's prior component's value; computed in blocks of inputs (no (B, K, D) temporary), with
     the same working-precision ``square`` and ``log`` per element and float64 sum per row as the
