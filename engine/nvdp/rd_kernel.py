@@ -387,9 +387,11 @@ def _gauss_pair_sums(mu, sig, lam, rows, max_chunk_elements, n_workers=1, *, mas
                 except BaseException as exc:  # re-raised in the caller's thread below
                     errors.append(exc)
 
-            threads = [threading.Thread(target=run, name=f"rd-pairs-{w}", daemon=True) for w in range(n_workers)]
+            # the caller's thread is worker 0 (one thread, and its malloc arena, fewer)
+            threads = [threading.Thread(target=run, name=f"rd-pairs-{w}", daemon=True) for w in range(1, n_workers)]
             for th in threads:
                 th.start()
+            run()
             for th in threads:
                 th.join()
             if errors:
