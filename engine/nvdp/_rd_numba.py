@@ -6,8 +6,12 @@ for both directions, ``T = sum_d (m_b - m_a)^2 / s2`` and ``L = sum_d ln r`` wit
 a and b), instead of a chain of separate elementwise torch ops over (pairs x K x D) tiles, which
 read and wrote the tile from memory about eleven times.
 
-Arithmetic per element is the working precision's (s2, d^2, d^2 / s2 and r as torch computed them
-from the same ``lambda v``, ``(1 - lambda) v`` and ``1 / v`` arrays); the sums over dims are
+The kernel reads the posterior means and standard deviations as given (padding positions read as
+the input's position 0, inputs through a row map) and derives ``lambda v``, ``(1 - lambda) v`` and
+``1 / v`` (v = sigma^2) once per task and position for the task's inputs, into small per-worker
+buffers, rounded as torch's ``square``, scalar ``mul`` and ``reciprocal`` round them: no (B, K, D)
+working array is formed (issue 16: memory). Arithmetic per element is the working precision's
+(s2, d^2, d^2 / s2 and r as torch computed them from those values); the sums over dims are
 float64. The logarithm is taken of float64 products of ``group`` consecutive r (ln r1 + ln r2 =
 ln(r1 r2)); ``group`` is chosen by the caller so that lambda^group cannot overflow, and a group
 whose product is below the smallest normal float64 (underflow, or a legitimate 0 from s2 <= 0) is

@@ -164,6 +164,13 @@ def _gauss_pair_sums(mu, sig, lam, rows, max_chunk_elements, n_workers=1, *, mas
     (float32: ~6e-8, the torch chain's own float32 rounding), with the same non-finite positions;
     it is ~3x faster and forms no (pairs x K x D) tile. Each (pair, position) is summed by one
     thread in a fixed order, so it too is bit-identical for any ``n_workers``.
+
+    Memory (issue 16): the fused kernel reads ``mu`` and ``sig`` in place (padding positions as
+    position 0, through ``rowid`` for a permutation) and derives ``lambda v``, ``(1 - lambda) v``
+    and ``1 / v`` per task and position, for the task's inputs only (``(span, 3, D)`` per worker),
+    with the very working-precision roundings of the torch ops that formed them before (values
+    bit-identical): no (B, K, D) working array is formed. The torch op chain still forms four
+    (:func:`_working_side`).
     """
     n_inputs, K = mask.shape
     D = mu.shape[2]
