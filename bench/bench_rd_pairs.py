@@ -23,11 +23,36 @@ time is the steadier figure when the load average is high), peak memory (tracema
 not traced, so the process peak RSS from ``resource.getrusage`` is printed too) and
 ``os.getloadavg()``.
 
-Figures with the fused numba kernel (2026-11-30, 2 cores, load average 1.3-1.4): ``--sizes 256
+Memory (issue 16): peak RSS of a fresh process, GB = 1e9 bytes. The kernel reads mu and sigma in
+place (padding read as position 0; lambda v, (1 - lambda) v and 1 / v derived per task and
+position inside the kernel), so no (B, K, D) working array is formed; the input checks are min/max
+reductions (no full-size isfinite temporaries), sum_d ln v is taken in blocks, the Dirichlet terms
+in chunks of 2,048 pairs, the caller's thread is worker 0, and the RD path no longer imports
+scipy.stats (~47 MiB). ``make_params`` draws in place (the same values without full-size
+temporaries of its own). Values are bit-identical to the previous kernel (46 configurations:
+float32/float64, exact/paper, prior/strict padding, NaN-mean entries, failed inputs, 1 and 2
+workers). Where the peak comes from at B=256: python + torch + engine modules + the data (2 x 19
+MB) = 0.296 GB before the first call ("before the first call" in the output), numba and LLVM
+loaded by the first call ~0.16 GB (import ~100 MiB, loading the compiled kernel ~55 MiB), the
+computation itself ~0.02 GB.
+
+Figures (2026-11-30 18:38 UTC, 2 cores, load average 1.35-1.47, i.e. about one core free), this
+code vs the previous one (``git archive b43162c``) in the same minute, ``--sizes 256 512``:
+B=256: wall 0.287-0.322 s (cpu 0.51-0.56 s) = 8.8-9.9 us/pair (178-200x the anchor), peak RSS
+0.484-0.487 GB (0.451-0.453 GiB; goal <= 0.5 GB: met); before: wall 0.359 s (cpu 0.60 s) = 11.0
+us/pair, 0.643 GB (0.599 GiB). B=512: wall 1.20 s (cpu 2.09-2.12 s), peak RSS 0.536-0.537 GB
+(0.499-0.500 GiB; goal <= 0.6 GB: met); before: wall 1.29 s (cpu 2.36 s), 0.839 GB (0.781 GiB).
+The torch op chain (``NVDP_RD_NUMBA=0``), same minute: B=256 0.81 s (cpu 1.43 s) = 24.9 us/pair,
+0.405 GB; B=512 3.03 s (cpu 5.38 s), 0.545 GB. Under load average 3-5 (other jobs) the peak RSS
+is the same (0.482-0.490 GB and 0.533-0.539 GB) and the CPU time too (0.50-0.61 s, 1.84-2.15 s),
+but the wall time grows with the load (256: 0.50-0.96 s; 512: 1.3-3.3 s): judge the time goals
+by a run with a core free.
+
+Earlier figures with the fused numba kernel (2026-11-30, 2 cores, load average 1.3-1.4): ``--sizes 256
 512``: B=256 wall 0.426 s (cpu 0.718 s) = 13.0 us/pair, 135x the anchor, peak RSS 0.627 GiB;
 B=512 wall 1.29 s (cpu 2.32 s), peak RSS 0.733 GiB. The torch op chain (``NVDP_RD_NUMBA=0``) in
 the same minute: B=256 0.813 s (cpu 1.45 s) = 24.9 us/pair, 0.476 GiB; B=512 3.07 s (cpu 5.55 s),
-0.621 GiB. So the time goals are met and the memory goals are not (numba + LLVM: ~140 MiB).
+0.621 GiB. So the time goals were met and the memory goals were not (numba + LLVM: ~140 MiB).
 Under load average 5-6, i.e. busy: CPU time
 is the steadier figure): ``--sizes 256 512``: B=256 wall 0.907 s, cpu 0.616 s (18.9 us/pair of
 CPU), peak RSS 0.585 GiB; B=512 wall 2.47 s, cpu 2.43 s, peak RSS 0.756 GiB. The torch op chain
