@@ -5,12 +5,12 @@ post-hoc clipping of the trained posteriors; the sentence inspector), caches the
 (model key, settings), draws figures from ``engine.plots_nvdp`` and explains them. It computes no
 privacy quantity itself.
 
-Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order draws the
-headline's bounds (RD and BDP, both forms, both models) and the figure of the open tab, then ends;
-the accuracy of the new caps (the model re-run after the bottleneck) runs in the background, its
-metric reads "computing ..." and the page reruns when it is ready (ui/nvdp_live.py), so an accuracy
-of other caps is never shown for the new ones. Only the open tab is built (``st.tabs(...,
-on_change="rerun")``); Utility and Export wait for the accuracy. Every number is that of ``python -m
+Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order first draws
+the headline's bounds (RD and BDP, both forms, both models) and the figure of the open tab; the
+accuracy of the new caps (the model re-run after the bottleneck) is computed last, on a worker
+thread, while its metric reads "computing ..." (never an accuracy of other caps) and the page
+gives way at once to a newer move, stopping the superseded job (ui/nvdp_live.py). Only the open
+tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the accuracy. Every number is that of ``python -m
 engine nvdp evaluate`` (tests/test_nvdp_explore.py). Timings: ``bench/bench_nvdp_page.py``.
 
 Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENTENCES``,
@@ -445,7 +445,9 @@ with main:
     unclip = ClipConfig(enabled=False, renyi_order=lam)
     mkey = ckey if which == "clipped" else ukey
     clip_json = json.dumps(clip.to_dict(), sort_keys=True)
-    # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run.
+    # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run;
+    # this session's accuracy jobs for settings it has left stop now.
+    L.retain({L.job_key(mkey, which, clip, settings.seed), L.job_key(ukey, "unclipped", unclip, settings.seed)})
     with st.spinner("Applying the clipping to the test sentences ..."):
         res_c = _with_accuracy(mkey, which, _evaluate(mkey, which, clip_json, models, data, settings.seed),
                                models, data, now=False)
@@ -453,10 +455,10 @@ with main:
                                                             models, data, settings.seed), models, data, now=False)
     label_c = "clipped" if which == "clipped" else "clipped at release"
 
-    def _complete():
+    def _complete():  # both accuracies, on the worker thread; a newer move stops this run meanwhile (ui/nvdp_live.py)
         global res_c, res_u
-        res_c = _with_accuracy(mkey, which, res_c, models, data)
-        res_u = _with_accuracy(ukey, "unclipped", res_u, models, data)
+        res_c, res_u = L.complete_all([(_evaluator(mkey, which, models, data), mkey, which, res_c),
+                                       (_evaluator(ukey, "unclipped", models, data), ukey, "unclipped", res_u)])
 
     # ---- headline metrics -------------------------------------------------------------------
 
@@ -782,14 +784,7 @@ if {k: st.query_params[k] for k in st.query_params} != want:
 # The accuracy of the new caps, last (see "Live sliders" above): the bounds and the figure are on screen already.
 ss["_nvdp_timing"] = {"answer": time.perf_counter(), "answer_cpu": time.process_time()}  # bench_nvdp_page.py
 if res_c.accuracy is None or res_u.accuracy is None:
-    # a move after the session's first view: in the background (ui/nvdp_live.py), this run ends now
-    jobs = L.start([(_evaluator(mkey, which, models, data), mkey, which, res_c),
-                    (_evaluator(ukey, "unclipped", models, data), ukey, "unclipped", res_u)]) if ss.get("_nvdp_acc_seen") else []
-    if all(f.done() for f in jobs):
-        _complete()
-        show_accuracy()
-        show_verdict()
-    else:
-        L.poll_then_rerun(jobs)
-ss["_nvdp_acc_seen"] = True
+    _complete()
+    show_accuracy()
+    show_verdict()
 ss["_nvdp_timing"]["done"] = time.perf_counter()

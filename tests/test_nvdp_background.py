@@ -38,11 +38,11 @@ def _gate_job(started: threading.Event, gate: threading.Event, result, seen_stop
 def test_a_newer_request_of_the_same_slot_stops_the_running_job_and_drops_the_pending_one():
     jobs = AccuracyJobs()
     s1, g1, seen = threading.Event(), threading.Event(), []
-    f1 = jobs.submit("session", "k1", _gate_job(s1, g1, 1, seen))
+    f1 = jobs.request("session", {"k1": _gate_job(s1, g1, 1, seen)})["k1"]
     assert s1.wait(5)  # k1 is running
     s2, g2 = threading.Event(), threading.Event()
-    f2 = jobs.submit("other", "k2", _gate_job(s2, g2, 2))  # another session's job queues behind k1
-    f3 = jobs.submit("session", "k3", lambda stop: 3)  # supersedes k1 for "session"
+    f2 = jobs.request("other", {"k2": _gate_job(s2, g2, 2)})["k2"]  # another session's job queues behind k1
+    f3 = jobs.request("session", {"k3": lambda stop: 3})["k3"]  # supersedes k1 for "session"
     with pytest.raises(AccuracyCancelled):
         f1.result(timeout=5)
     assert seen == [True]  # k1 saw its stop event
@@ -56,11 +56,11 @@ def test_a_newer_request_of_the_same_slot_stops_the_running_job_and_drops_the_pe
 def test_a_pending_job_is_dropped_before_it_starts():
     jobs = AccuracyJobs()
     s1, g1 = threading.Event(), threading.Event()
-    blocker = jobs.submit("a", "block", _gate_job(s1, g1, 0))
+    blocker = jobs.request("a", {"block": _gate_job(s1, g1, 0)})["block"]
     assert s1.wait(5)
     ran = []
-    f_old = jobs.submit("b", "old", lambda stop: ran.append("old"))
-    f_new = jobs.submit("b", "new", lambda stop: ran.append("new") or "new")
+    f_old = jobs.request("b", {"old": lambda stop: ran.append("old")})["old"]
+    f_new = jobs.request("b", {"new": lambda stop: ran.append("new") or "new"})["new"]
     assert f_old.cancelled()
     g1.set()
     assert blocker.result(timeout=5) == 0 and f_new.result(timeout=5) == "new"
@@ -76,23 +76,35 @@ def test_equal_requests_share_one_job_and_a_cancelled_one_is_submitted_again():
         calls.append(1)
         return _gate_job(s1, g1, "v")(stop)
 
-    fa = jobs.submit("a", "k", fn)
-    fb = jobs.submit("b", "k", fn)
+    fa = jobs.request("a", {"k": fn})["k"]
+    fb = jobs.request("b", {"k": fn})["k"]
     assert fa is fb
-    jobs.submit("a", "other", lambda stop: None)  # "b" still waits for k: not cancelled
+    jobs.request("a", {"other": lambda stop: None})  # "b" still waits for k: not cancelled
     assert not fa.cancelled()
     g1.set()
     assert fa.result(timeout=5) == "v" and len(calls) == 1
     # a job stopped by its session is not reused: the next request for its key runs again
     s2, g2 = threading.Event(), threading.Event()
-    f1 = jobs.submit("c", "k2", _gate_job(s2, g2, "x"))
+    f1 = jobs.request("c", {"k2": _gate_job(s2, g2, "x")})["k2"]
     assert s2.wait(5)
-    jobs.submit("c", "k3", lambda stop: None)
+    jobs.request("c", {"k3": lambda stop: None})["k3"]
     with pytest.raises((AccuracyCancelled, CancelledError)):
         f1.result(timeout=5)
     g2.set()
-    f2 = jobs.submit("d", "k2", lambda stop: "again")
+    f2 = jobs.request("d", {"k2": lambda stop: "again"})["k2"]
     assert f2 is not f1 and f2.result(timeout=5) == "again"
+
+
+def test_one_request_keeps_all_its_keys_and_retain_stops_the_others():
+    jobs = AccuracyJobs()
+    s1, g1, seen = threading.Event(), threading.Event(), []
+    futs = jobs.request("s", {"clipped": _gate_job(s1, g1, "c", seen), "unclipped": lambda stop: "u"})
+    assert s1.wait(5)
+    assert not futs["clipped"].done()  # the second key of the same request did not cancel the first
+    jobs.retain("s", {"unclipped"})  # the session moved on: only the clipped job is stopped
+    with pytest.raises(AccuracyCancelled):
+        futs["clipped"].result(timeout=5)
+    assert seen == [True] and futs["unclipped"].result(timeout=5) == "u"
 
 
 def test_a_failed_job_keeps_its_error_for_the_page_to_show():
@@ -101,11 +113,11 @@ def test_a_failed_job_keeps_its_error_for_the_page_to_show():
     def boom(stop):
         raise ValueError("non-finite posteriors")
 
-    f = jobs.submit("a", "bad", boom)
+    f = jobs.request("a", {"bad": boom})["bad"]
     with pytest.raises(ValueError, match="non-finite"):
         f.result(timeout=5)
     time.sleep(0.05)
-    assert jobs.submit("a", "bad", boom) is f  # not retried in a loop: the same error again
+    assert jobs.request("a", {"bad": boom})["bad"] is f  # not retried in a loop: the same error again
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +158,7 @@ def test_a_stopped_accuracy_memoises_nothing_and_the_next_one_is_that_of_evaluat
         del live.model.classifier.forward
     assert calls == [1] and not live.has_accuracy(clip, 3) and not live._noise
     jobs = AccuracyJobs()
-    acc = jobs.submit("s", "k", lambda stop: live.accuracy(clip, 3, stop=stop)).result(timeout=60)
+    acc = jobs.request("s", {"k": lambda stop: live.accuracy(clip, 3, stop=stop)})["k"].result(timeout=60)
     ref = evaluate(model, states, y, clip=clip, seed=3, batch_size=16)
     assert acc == (ref.accuracy, ref.nan_count, ref.inf_count)
     assert live.has_accuracy(clip, 3)

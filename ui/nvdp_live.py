@@ -1,29 +1,29 @@
-"""Live sliders of the NVDP page: the accuracy of new caps off the rerun's critical path (issue 14 item 7).
+"""Live sliders of the NVDP page: the accuracy of new caps, without blocking the next move (issue 14 item 7).
 
-A slider move reruns the page; the bounds and the open tab's figure are drawn at once (they are
-cheap once the per-model terms are cached). The accuracy (the model re-run after the bottleneck
-on every test sentence) is handed to :data:`engine.nvdp.background.JOBS`; the run ends, its metric
-reads "computing ...", and :func:`poll_then_rerun` reruns the page when the job is done, which then
-draws the memoised accuracy and the verdict. A newer move from the same browser session cancels
-the job it supersedes (:class:`engine.nvdp.background.AccuracyJobs`), so dragging a slider never
-waits for accuracies of positions it has left. Where a view needs the accuracy in the same run
-(the first view of a session, the Utility and Export tabs), :func:`with_accuracy` waits for the
-job (or computes it) instead.
+A slider move reruns the page. The bounds and the open tab's figure are drawn first (cheap once
+the per-model terms are cached, and sent to the browser as they are drawn). The accuracy (the
+model re-run after the bottleneck on every test sentence: real FLOPs) is computed last, on the
+worker thread of :data:`engine.nvdp.background.JOBS`, while the page's thread waits in short
+steps and touches a placeholder between them: each touch is a point where Streamlit stops this
+run if the user has moved a slider again, so the next move never waits for an accuracy of a
+position already left, and that job is stopped when the next run knows its own settings
+(:func:`retain`). Every number is that of a computation in the page's thread (same seed, same
+draws; memoised only when complete).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import FIRST_EXCEPTION, CancelledError, wait
 
 import streamlit as st
 
 from engine.nvdp.background import JOBS
 from engine.nvdp.posthoc import AccuracyCancelled, LiveEvaluator, PosthocResult
 
-#: How often a page waiting for an accuracy checks its job (seconds).
-POLL_SECONDS = 0.15
+#: How long the page waits for an accuracy between two chances to give way to a newer move (s).
+STEP_SECONDS = 0.05
 
 
 def user_store() -> dict:
@@ -41,52 +41,52 @@ def user_live(key: str, which: str, models, data) -> LiveEvaluator:
 
 
 def _slot() -> str:
-    """This browser session's slot in the background jobs (a newer request replaces its older one)."""
+    """This browser session's slot in the jobs (a newer request replaces its older one)."""
     return st.session_state.setdefault("_nvdp_slot", uuid.uuid4().hex)
 
 
-def accuracy_job(live: LiveEvaluator, key: str, which: str, res: PosthocResult) -> Future:
-    """The background job computing ``res``'s accuracy on ``live`` (shared by equal requests).
+def job_key(key: str, which: str, clip, seed: int) -> tuple:
+    """What an accuracy job computes: the model, the clipping (a ClipConfig) and the seed."""
+    return key, which, json.dumps(clip.to_dict(), sort_keys=True, default=float), int(seed)
 
-    The clipped posteriors are taken here, in the script's thread (memoised by the evaluator's
-    clipper for the bounds already), so the job only runs the model after the bottleneck.
-    """
-    post = live.clip(res.clip)[0]
-    job_key = (key, which, json.dumps(res.clip.to_dict(), sort_keys=True, default=float), int(res.seed))
-    return JOBS.submit(_slot(), job_key,
-                       lambda stop: live.accuracy(res.clip, res.seed, clipped=post, stop=stop))
+
+def retain(keys) -> None:
+    """Stop this session's jobs for settings it has left (call as soon as a run knows its own)."""
+    JOBS.retain(_slot(), set(keys))
 
 
 def with_accuracy(live: LiveEvaluator, key: str, which: str, res: PosthocResult, *, now: bool = True) -> PosthocResult:
-    """``res`` with its accuracy: memoised, else (``now``) waited for or computed here; else ``res`` as is.
+    """``res`` with its accuracy: memoised, else (``now``) computed; else ``res`` as is."""
+    return complete_all([(live, key, which, res)])[0] if now else (
+        live.complete(res) if res.accuracy is not None or live.has_accuracy(res.clip, res.seed) else res)
 
-    A job cancelled by a newer request is recomputed in this thread; any other error of the job
-    is raised here, as a computation in this thread would have raised it.
+
+def complete_all(items: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> list[PosthocResult]:
+    """Each ``res`` with its accuracy, computed on the worker thread while this thread gives way to a newer move.
+
+    ``items`` are ``(evaluator, model key, which, res)``. Memoised accuracies are used at once; the
+    others are requested together (:meth:`engine.nvdp.background.AccuracyJobs.request`). While
+    waiting, a placeholder is touched every :data:`STEP_SECONDS`: Streamlit raises its rerun
+    exception there when the user has moved on. A job stopped for another session is recomputed
+    in this thread; any other error of a job is raised here, as a computation here would raise it.
     """
-    if res.accuracy is not None or live.has_accuracy(res.clip, res.seed):
-        return live.complete(res)
-    if not now:
-        return res
-    try:
-        accuracy_job(live, key, which, res).result()
-    except (CancelledError, AccuracyCancelled):
-        pass
-    return live.complete(res)
-
-
-def start(jobs: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> list[Future]:
-    """Start (or join) the background jobs of the results whose accuracy is missing."""
-    return [accuracy_job(live, key, which, res) for live, key, which, res in jobs if res.accuracy is None]
-
-
-def poll_then_rerun(futures: list[Future]) -> None:
-    """Rerun the page as soon as every job in ``futures`` has finished (a fragment polling every
-    :data:`POLL_SECONDS`; it draws nothing). The rerun then finds the accuracies memoised, or, for a
-    job that failed, computes again in its own thread and shows the error there.
-    """
-
-    def _poll():
-        if all(f.done() for f in futures):
-            st.rerun()
-
-    st.fragment(run_every=POLL_SECONDS)(_poll)()
+    wanted = {}
+    for live, key, which, res in items:
+        if res.accuracy is None and not live.has_accuracy(res.clip, res.seed):
+            post = live.clip(res.clip)[0]  # memoised by the evaluator's clipper for the bounds already
+            wanted[job_key(key, which, res.clip, res.seed)] = (lambda stop, live=live, res=res, post=post:
+                                                live.accuracy(res.clip, res.seed, clipped=post, stop=stop))
+    if wanted:
+        futures = list(JOBS.request(_slot(), wanted).values())
+        beat = st.empty()
+        while True:
+            done, pending = wait(futures, timeout=STEP_SECONDS, return_when=FIRST_EXCEPTION)
+            if not pending or any(f.done() and not f.cancelled() and f.exception() for f in done):
+                break
+            beat.empty()  # a yield point: a newer move stops this run here
+        for f in futures:
+            try:
+                f.result()
+            except (CancelledError, AccuracyCancelled):
+                pass  # stopped on behalf of another session: computed below, in this thread
+    return [live.complete(res) for live, key, which, res in items]
