@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -23,6 +24,29 @@ from engine.nvdp.layer import Posteriors
 from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol, evaluate_bounds
 
 __all__ = ["AccuracyCancelled", "PosthocResult", "LiveEvaluator", "sample_latents_with", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
+
+
+class _LazyDistributions(Mapping):
+    """``{"before": ..., "after": ...}`` computed on first access (only the posterior-parameters view
+    and the exports read them; a slider move does not pay for them otherwise). Same values as eager."""
+
+    def __init__(self, **makers):
+        self._makers = makers
+        self._values: dict = {}
+
+    def __getitem__(self, key):
+        if key not in self._values:
+            self._values[key] = self._makers[key]()
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self):
+        return len(self._makers)
+
+    def __repr__(self):
+        return f"_LazyDistributions({list(self._makers)})"
 
 
 class AccuracyCancelled(RuntimeError):
@@ -88,8 +112,9 @@ class PosthocResult:
         The papers' plug-in figure: paper-form divergences of order lambda.
     clip_stats : ClipStats
         Fractions of real token components changed by each rule (all test sentences).
-    distributions : dict
-        ``{"before": {...}, "after": {...}}`` with arrays ``mu_norm``, ``sigma``, ``alpha``.
+    distributions : Mapping
+        ``{"before": {...}, "after": {...}}`` with arrays ``mu_norm``, ``sigma``, ``alpha``
+        (:class:`LiveEvaluator` computes each on first access).
     nan_count, inf_count : int
         Non-finite values in posteriors, samples and logits (-1 until the accuracy is computed).
     n_test : int
@@ -405,10 +430,10 @@ class LiveEvaluator:
             bdp=b.bdp,
             bdp_paper=b.bdp_paper,
             clip_stats=stats,
-            distributions={
-                "before": self._distributions_before(max_values),
-                "after": posterior_distributions(post, max_values=max_values),
-            },
+            distributions=_LazyDistributions(
+                before=lambda: self._distributions_before(max_values),
+                after=lambda: posterior_distributions(post, max_values=max_values),
+            ),
             nan_count=int(nan),
             inf_count=int(inf),
             n_test=int(self.n),
