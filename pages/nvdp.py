@@ -5,11 +5,12 @@ post-hoc clipping of the trained posteriors; the sentence inspector), caches the
 (model key, settings), draws figures from ``engine.plots_nvdp`` and explains them. It computes no
 privacy quantity itself.
 
-Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order first draws
-the headline's bounds (RD and BDP, both forms, both models) and the figure of the open tab; the
-accuracy of the new caps (the model re-run after the bottleneck) is computed last, on a worker
-thread, while its metric reads "computing ..." (never an accuracy of other caps) and the page
-gives way at once to a newer move, stopping the superseded job (ui/nvdp_live.py). Only the open
+Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order first
+computes the headline's bounds (RD and BDP, both forms, both models); the accuracy of the new caps
+(the model re-run after the bottleneck) then starts on a worker thread while the page draws the
+bounds and the figure of the open tab, its metric reading "computing ..." (never an accuracy of
+other caps); the run ends when it is drawn, and gives way at once to a newer move, stopping the
+superseded job (ui/nvdp_live.py). Only the open
 tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the accuracy. Every number is that of ``python -m
 engine nvdp evaluate`` (tests/test_nvdp_explore.py). Timings: ``bench/bench_nvdp_page.py``.
 
@@ -454,6 +455,9 @@ with main:
         res_u = _with_accuracy(ukey, "unclipped", _evaluate(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
                                                             models, data, settings.seed), models, data, now=False)
     label_c = "clipped" if which == "clipped" else "clipped at release"
+    # the worker starts on the accuracy now and computes while this thread draws the headline and the figure
+    L.start([(_evaluator(mkey, which, models, data), mkey, which, res_c),
+             (_evaluator(ukey, "unclipped", models, data), ukey, "unclipped", res_u)])
 
     def _complete():  # both accuracies, on the worker thread; a newer move stops this run meanwhile (ui/nvdp_live.py)
         global res_c, res_u

@@ -1,14 +1,14 @@
 """Live sliders of the NVDP page: the accuracy of new caps, without blocking the next move (issue 14 item 7).
 
-A slider move reruns the page. The bounds and the open tab's figure are drawn first (cheap once
-the per-model terms are cached, and sent to the browser as they are drawn). The accuracy (the
-model re-run after the bottleneck on every test sentence: real FLOPs) is computed last, on the
-worker thread of :data:`engine.nvdp.background.JOBS`, while the page's thread waits in short
-steps and touches a placeholder between them: each touch is a point where Streamlit stops this
-run if the user has moved a slider again, so the next move never waits for an accuracy of a
-position already left, and that job is stopped when the next run knows its own settings
-(:func:`retain`). Every number is that of a computation in the page's thread (same seed, same
-draws; memoised only when complete).
+A slider move reruns the page. Its bounds are computed first; then the accuracy (the model re-run
+after the bottleneck on every test sentence: real FLOPs) starts on the worker thread of
+:data:`engine.nvdp.background.JOBS` (:func:`start`) while the page draws the bounds and the open
+tab's figure (sent to the browser as they are drawn). At the end the page's thread waits for it
+in short steps and touches a placeholder between them (:func:`complete_all`): each touch is a point
+where Streamlit stops this run if the user has moved a slider again, so the next move never waits
+for an accuracy of a position already left, and that job is stopped when the next run knows its
+own settings (:func:`retain`). Every number is that of a computation in the page's thread (same
+seed, same draws; memoised only when complete).
 """
 
 from __future__ import annotations
@@ -61,6 +61,23 @@ def with_accuracy(live: LiveEvaluator, key: str, which: str, res: PosthocResult,
         live.complete(res) if res.accuracy is not None or live.has_accuracy(res.clip, res.seed) else res)
 
 
+def _wanted(items) -> dict:
+    wanted = {}
+    for live, key, which, res in items:
+        if res.accuracy is None and not live.has_accuracy(res.clip, res.seed):
+            post = live.clip(res.clip)[0]  # memoised by the evaluator's clipper for the bounds already
+            wanted[job_key(key, which, res.clip, res.seed)] = (lambda stop, live=live, res=res, post=post:
+                                                               live.accuracy(res.clip, res.seed, clipped=post, stop=stop))
+    return wanted
+
+
+def start(items: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> None:
+    """Start the accuracy jobs of ``items`` now (the worker computes while this thread draws)."""
+    wanted = _wanted(items)
+    if wanted:
+        JOBS.request(_slot(), wanted)
+
+
 def complete_all(items: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> list[PosthocResult]:
     """Each ``res`` with its accuracy, computed on the worker thread while this thread gives way to a newer move.
 
@@ -70,12 +87,7 @@ def complete_all(items: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> 
     exception there when the user has moved on. A job stopped for another session is recomputed
     in this thread; any other error of a job is raised here, as a computation here would raise it.
     """
-    wanted = {}
-    for live, key, which, res in items:
-        if res.accuracy is None and not live.has_accuracy(res.clip, res.seed):
-            post = live.clip(res.clip)[0]  # memoised by the evaluator's clipper for the bounds already
-            wanted[job_key(key, which, res.clip, res.seed)] = (lambda stop, live=live, res=res, post=post:
-                                                live.accuracy(res.clip, res.seed, clipped=post, stop=stop))
+    wanted = _wanted(items)
     if wanted:
         futures = list(JOBS.request(_slot(), wanted).values())
         beat = st.empty()
