@@ -43,7 +43,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.pmt._blas import _blas_limit, blas_limit, blas_threads  # noqa: F401  (re-exported)
-from engine.pmt._whiten import _add_row, _chunked, _whiten_blocks, truncate_rows_inplace  # noqa: F401
+from engine.pmt._whiten import (  # noqa: F401
+    FEW_COLUMNS,
+    _add_row,
+    _chunked,
+    _whiten_blocks,
+    _whiten_few,
+    truncate_rows_inplace,
+)
 
 __all__ = [
     "ON_SINGULAR",
@@ -611,6 +618,9 @@ class PMTTransform:
     eigenvalues_pmt : ndarray of shape (d,)
         (Property, computed on first access.) Eigenvalues of ``X~^T X~ / n`` after truncation. Private:
         display only.
+    xty : ndarray of shape (d,) or None
+        ``X~^T y`` of the bounded responses given to the transform (PMTRidge's statistic ``b`` before
+        noise), or None when none were given.
     """
 
     moment: PublicMoment
@@ -626,6 +636,7 @@ class PMTTransform:
     gram: np.ndarray
     gram_untruncated: np.ndarray
     norms_raw: np.ndarray | None = None
+    xty: np.ndarray | None = None
 
     @functools.cached_property
     def gram_raw(self) -> np.ndarray:
@@ -730,30 +741,39 @@ def pmt_transform(
     return _transform_rows(Xp, moment, eta)
 
 
-def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTransform:
+def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float, y: np.ndarray | None = None) -> PMTTransform:
     """:func:`pmt_transform` of private rows already validated (float64, 2-D, finite): the estimators' ``fit``
-    validates its data once, then calls this (issue 16). Checks the columns against the moment and eta."""
+    validates its data once, then calls this (issue 16). Checks the columns against the moment and eta.
+
+    ``y`` (optional, shape (n,)): responses already bounded (PMTRidge's ``clip(y, +-B_y)``); their product
+    ``X~^T y`` with the truncated rows is then formed in the same pass and returned as :attr:`PMTTransform.xty`.
+    """
     n, d = Xp.shape[0], Xp.shape[1] + int(moment.fit_intercept)
     if d != moment.d:
         raise ValueError(f"X has {d} columns after the intercept but the public moment has {moment.d}")
     R = pmt_radius(d, n, eta)
     W = moment.Sigma_pub_inv_sqrt
-    # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
-    # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
-    # quantity comes from d x d matrices or the truncated rows only (issue 16).
     # one BLAS thread for everything below (the blocked shapes use their own threads, one BLAS thread each):
     # memory-bound or small products, and numbers that do not depend on the machine's load
     with blas_limit(1):
-        if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
-            Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
+        if d < FEW_COLUMNS:
+            # (the truncation passed by its name here, which the audit's skip-clipping copy replaces)
+            Z, norms_before, truncated, G, xty = _whiten_few(Xp, W, moment.fit_intercept, R, y, truncate_rows_inplace)
         else:
-            if moment.fit_intercept:
-                Z = Xp @ W[:-1]
-                _add_row(Z, W[-1])
+            # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
+            # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
+            # quantity comes from d x d matrices or the truncated rows only (issue 16).
+            if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
+                Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
             else:
-                Z = Xp @ W
-            norms_before, truncated = truncate_rows_inplace(Z, R)
-            G = Z.T @ Z
+                if moment.fit_intercept:
+                    Z = Xp @ W[:-1]
+                    _add_row(Z, W[-1])
+                else:
+                    Z = Xp @ W
+                norms_before, truncated = truncate_rows_inplace(Z, R)
+                G = Z.T @ Z
+            xty = None if y is None else Z.T @ y
         idx = np.flatnonzero(truncated)
         norms_after = norms_before.copy()
         if idx.size:
@@ -768,5 +788,6 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTran
         raw_sq += 1.0
     return PMTTransform(
         moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        idx.size / n, G, Gu, np.sqrt(raw_sq),  # idx.size / n: the mean of ``truncated``, the same float
+        idx.size / n, G, Gu, np.sqrt(raw_sq), xty,  # idx.size / n: the mean of ``truncated``, the same float
     )
+

@@ -570,11 +570,12 @@ class PMTRidge(_LinearBase):
 
             # the data were validated once above: the transform's own checks are not repeated (issue 16)
             mom = _public_moment_rows(Xq, self.fit_intercept, self.on_singular, self.public_moment)
-            tr = _transform_rows(Xp, mom, eta)
             B_y = self._response_bound(yq, yv, n, eta)
             yc = np.clip(yv, -B_y, B_y)
-            # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
-            stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+            # A = X~^T X~ and b = X~^T yc are formed by the transform's pass over the rows (the products
+            # sufficient_statistics computes)
+            tr = _transform_rows(Xp, mom, eta, y=yc)
+            stats = SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
                                   n_y_clipped=int(np.count_nonzero(yc != yv)))
             self.transform_ = tr
             # kappa_raw (private, display only): from the transform's raw Gram when the report is read
