@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.pmt._blas import _blas_limit, blas_limit, blas_threads  # noqa: F401  (re-exported)
+from engine.pmt._tyler import TYLER_MAX_ITER, TYLER_TOL, tyler_moment  # noqa: F401  (re-exported)
 from engine.pmt._whiten import (  # noqa: F401
     FEW_COLUMNS,
     _add_row,
@@ -407,87 +408,6 @@ class PublicMoment:
 #: median scale (heavy-tailed public rows).
 MOMENT_ESTIMATORS = ("sample", "tyler")
 
-#: Tyler's fixed point: stop when the relative change of the shape (Frobenius) is below this.
-TYLER_TOL = 1e-9
-#: Tyler's fixed point: at most this many iterations.
-TYLER_MAX_ITER = 500
-
-
-def tyler_moment(A, *, tol: float = TYLER_TOL, max_iter: int = TYLER_MAX_ITER) -> np.ndarray:
-    """Tyler's M-estimator of shape for uncentered rows, scaled by the median Mahalanobis norm.
-
-    Shape: the fixed point ``V = (d/m) sum_i a_i a_i^T / (a_i^T V^{-1} a_i)``, ``trace(V) = d``
-    (D. E. Tyler, "A distribution-free M-estimator of multivariate scatter", Ann. Statist. 15(1),
-    234-251, 1987; it exists and is unique when ``m > d`` and no proper subspace of dimension q holds
-    ``m q / d`` or more rows, Kent & Tyler, Ann. Statist. 16(4), 1988). Each row's weight is the inverse
-    of its own squared norm, so a few huge public rows cannot dominate it, unlike the sample moment
-    whose entries have infinite variance when the features do (Student-t, df <= 4).
-    Scale: Tyler's estimate fixes the shape only; it is multiplied by
-    ``c = median_i(a_i^T V^{-1} a_i) / chi2_d.median`` so that the median squared whitened norm is
-    the Gaussian one, ``chi2_d`` median, as for a Gaussian sample whose second moment is the
-    identity (the usual consistency factor of robust scatter estimates: Maronna, Martin, Yohai &
-    Salibian-Barrera, "Robust Statistics", 2nd ed., Wiley 2019, section 6.3). Then, as with the
-    sample moment, most rows have ``||x~||^2`` near ``d`` and the PMT radius truncates only the tail.
-    The iteration runs on RMS-equilibrated columns and is affine-equivariant, so the result does not
-    depend on column scales. Public rows only: no privacy cost.
-
-    Parameters
-    ----------
-    A : ndarray of shape (m, d)
-        Public rows (intercept column included), ``m > d``.
-    tol : float, default 1e-9
-    max_iter : int, default 500
-
-    Returns
-    -------
-    ndarray of shape (d, d)
-        Symmetric positive definite.
-
-    Raises
-    ------
-    ValueError
-        If ``m <= d`` or a public row is zero (Tyler's weights are undefined), or the iteration does
-        not converge (rows concentrated on a subspace).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> V = tyler_moment(rng.normal(size=(4000, 3)) * [1.0, 2.0, 4.0])
-    >>> np.sqrt(np.diag(V)).round(1).tolist()
-    [1.0, 2.0, 4.0]
-    """
-    from scipy import stats
-
-    A = np.asarray(A, dtype=float)
-    m, d = A.shape
-    if m <= d:
-        raise ValueError(f"the Tyler public moment needs more public rows than columns (n_pub={m}, d={d})")
-    scale = np.sqrt(np.mean(A * A, axis=0))
-    scale = np.where(scale > 0, scale, 1.0)
-    B = A / scale
-    if np.any(np.einsum("ij,ij->i", B, B) <= 0):
-        raise ValueError("a public row is all zero; Tyler's M-estimator of the public moment is undefined for it")
-    V = np.eye(d)
-    for _ in range(max_iter):
-        Li = np.linalg.cholesky(V)
-        Z = np.linalg.solve(Li, B.T)  # columns L^{-1} b_i
-        q = np.einsum("ij,ij->j", Z, Z)
-        Vn = (B.T / q) @ B * (d / m)
-        Vn = d * (Vn + Vn.T) / (2.0 * np.trace(Vn))
-        if np.linalg.norm(Vn - V) <= tol * np.linalg.norm(V):
-            V = Vn
-            break
-        V = Vn
-    else:
-        raise ValueError("Tyler's M-estimator of the public moment did not converge (public rows concentrated on a "
-                         "subspace?); use public_moment='sample'")
-    Li = np.linalg.cholesky(V)
-    Z = np.linalg.solve(Li, B.T)
-    q = np.einsum("ij,ij->j", Z, Z)
-    V = V * float(np.median(q)) / float(stats.chi2.median(d))
-    return (V + V.T) / 2.0 * np.outer(scale, scale)
-
-
 def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regularize",
                   estimator: str = "sample") -> PublicMoment:
     """Compute ``Sigma_pub`` and the scale-free whitening from public rows (PMT.md section 2, steps 1-2).
@@ -593,8 +513,10 @@ class PMTTransform:
     eta : float
     n, d : int
         Private sample size; number of transformed columns (intercept included).
-    norms_before, norms_after : ndarray of shape (n,)
-        Row norms after whitening, before and after truncation (display only).
+    norms_before : ndarray of shape (n,)
+        Row norms after whitening, before truncation (display only).
+    norms_after : ndarray of shape (n,)
+        (Property, computed on first access.) Row norms after truncation (display only).
     truncated : ndarray of bool, shape (n,)
     frac_truncated : float
         Fraction of rows scaled onto the sphere (display only; never fed back into a mechanism).
@@ -602,17 +524,19 @@ class PMTTransform:
         ``X~^T X~`` of the whitened and truncated rows (the statistic ``A`` that PMTRidge releases,
         before noise): computed once here and reused.
     gram_untruncated : ndarray of shape (d, d)
-        ``U^T U`` of the whitened rows before truncation (private, display only: what ``gram_raw`` is
-        mapped back from).
+        (Property, computed on first access.) ``U^T U`` of the whitened rows before truncation (private,
+        display only: what ``gram_raw`` is mapped back from): ``X~^T X~`` plus
+        ``((||u_i|| / R)^2 - 1) x~_i x~_i^T`` for each truncated row.
     gram_raw : ndarray of shape (d, d)
         (Property, computed on first access.) ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
         without a second pass over the data: ``W^{-T} (X~^T X~ + sum over truncated rows of
         ((||u_i|| / R)^2 - 1) x~_i x~_i^T) W^{-1}``, ``u_i`` the untruncated whitened row. Private:
         display only (agrees with the direct product to float rounding relative to its largest
         eigenvalue).
-    norms_raw : ndarray of shape (n,)
-        Row norms of the raw rows (intercept column included), for the "before" panel of a truncation
-        figure. Private: display only.
+    norms_raw : ndarray of shape (n,) or None
+        (Property, computed on first access from ``rows``.) Row norms of the raw rows (intercept column
+        included), for the "before" panel of a truncation figure; None without ``rows``. Private:
+        display only.
     eigenvalues_raw : ndarray of shape (d,)
         (Property, computed on first access.) Eigenvalues of the raw ``X^T X / n``. Private: display only.
     eigenvalues_pmt : ndarray of shape (d,)
@@ -621,6 +545,11 @@ class PMTTransform:
     xty : ndarray of shape (d,) or None
         ``X~^T y`` of the bounded responses given to the transform (PMTRidge's statistic ``b`` before
         noise), or None when none were given.
+    rows : ndarray of shape (n, d - fit_intercept) or None
+        The private rows given to the transform (the caller's array, not a copy; read by ``norms_raw``).
+
+    The display-only quantities are properties computed when first read (issue 16: a fit pays for what
+    it releases, a page for what it shows); each is the number the eager computation gave.
     """
 
     moment: PublicMoment
@@ -630,13 +559,47 @@ class PMTTransform:
     n: int
     d: int
     norms_before: np.ndarray
-    norms_after: np.ndarray
     truncated: np.ndarray
     frac_truncated: float
     gram: np.ndarray
-    gram_untruncated: np.ndarray
-    norms_raw: np.ndarray | None = None
     xty: np.ndarray | None = None
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def _truncated_rows(self):
+        """``(idx, X~[idx])``: indices and (truncated) whitened rows of the rows scaled onto the sphere."""
+        idx = np.flatnonzero(self.truncated)
+        return idx, self.X_tilde[idx]
+
+    @functools.cached_property
+    def norms_after(self) -> np.ndarray:
+        """Row norms after truncation (display only; computed on first access)."""
+        idx, Zt = self._truncated_rows
+        out = self.norms_before.copy()
+        if idx.size:
+            out[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
+        return out
+
+    @functools.cached_property
+    def gram_untruncated(self) -> np.ndarray:
+        """``U^T U`` of the whitened rows before truncation (private, display only; computed on first access)."""
+        idx, Zt = self._truncated_rows
+        if not idx.size:
+            return self.gram
+        # add back (||u||^2 / R^2 - 1) z z^T for the truncated rows, >= 0 weights
+        wgt = (self.norms_before[idx] / self.radius) ** 2 - 1.0
+        with blas_limit(1):
+            return self.gram + (Zt * wgt[:, None]).T @ Zt
+
+    @functools.cached_property
+    def norms_raw(self) -> np.ndarray | None:
+        """Row norms of the raw rows, intercept column included (display only; computed on first access)."""
+        if self.rows is None:
+            return None
+        raw_sq = np.einsum("ij,ij->i", self.rows, self.rows)
+        if self.moment.fit_intercept:
+            raw_sq += 1.0
+        return np.sqrt(raw_sq)
 
     @functools.cached_property
     def gram_raw(self) -> np.ndarray:
@@ -774,20 +737,7 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float, y: np.ndar
                 norms_before, truncated = truncate_rows_inplace(Z, R)
                 G = Z.T @ Z
             xty = None if y is None else Z.T @ y
-        idx = np.flatnonzero(truncated)
-        norms_after = norms_before.copy()
-        if idx.size:
-            Zt = Z[idx]
-            norms_after[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
-        Gu = G
-        if idx.size:  # the untruncated rows' Gram: add back (||u||^2 / R^2 - 1) z z^T, >= 0 weights
-            wgt = (norms_before[idx] / R) ** 2 - 1.0
-            Gu = G + (Zt * wgt[:, None]).T @ Zt
-    raw_sq = np.einsum("ij,ij->i", Xp, Xp)
-    if moment.fit_intercept:
-        raw_sq += 1.0
-    return PMTTransform(
-        moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        idx.size / n, G, Gu, np.sqrt(raw_sq), xty,  # idx.size / n: the mean of ``truncated``, the same float
-    )
+    # the display-only norms after truncation, untruncated Gram and raw row norms are computed when read
+    return PMTTransform(moment, Z, R, float(eta), int(n), int(d), norms_before, truncated,
+                        np.count_nonzero(truncated) / n, G, xty, Xp)  # count / n: the mean of ``truncated``
 
