@@ -73,6 +73,19 @@ def fingerprint(*arrays) -> str:
     return h.hexdigest()
 
 
+#: Up to this many bytes, :func:`memo_public` keys rows by their bytes themselves (a dict lookup hashes
+#: them about three times faster than BLAKE2b); larger rows by :func:`fingerprint`.
+_BYTES_KEY_MAX = 1 << 16
+
+
+def _content_key(a: np.ndarray):
+    """A key equal for equal content (dtype, shape, bytes): the bytes when small, else their digest."""
+    a = np.asarray(a)
+    if a.nbytes <= _BYTES_KEY_MAX:
+        return (a.dtype.str, a.shape, a.tobytes())
+    return fingerprint(a)
+
+
 def _freeze(value):
     if isinstance(value, np.ndarray):
         value.setflags(write=False)
@@ -118,7 +131,7 @@ def memo_public(rows: np.ndarray, key: tuple, build: Callable, freeze: Callable 
     """
     if getattr(_LOCAL, "off", False):
         return build()
-    full = (fingerprint(rows), key)
+    full = (_content_key(rows), key)
     with _LOCK:
         value = _PUBLIC.get(full)
         if value is not None:

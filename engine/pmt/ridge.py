@@ -368,9 +368,41 @@ def _fmax(a: float, b: float) -> float:
     return a if a >= b else b
 
 
+def _linalg_error(message):
+    def handler(err, flag):
+        raise np.linalg.LinAlgError(message)
+    return handler
+
+
+_EIG_NONCONVERGENCE = _linalg_error("Eigenvalues did not converge")
+_SINGULAR = _linalg_error("Singular matrix")
+try:  # numpy's LAPACK gufuncs behind np.linalg.eigh / solve (numpy >= 1.8 and 2.x)
+    from numpy.linalg import _umath_linalg
+except ImportError:  # pragma: no cover - then the public functions (the same LAPACK calls)
+    _umath_linalg = None
+
+
+def _eigh(A):
+    """``np.linalg.eigh(A)`` of float64 ``A``: the same LAPACK call and floats without the wrapper's type
+    checks and conversions (a third of its time on a 5 x 5 matrix; issue 16). ``LinAlgError`` as numpy's."""
+    if _umath_linalg is None or A.dtype != np.float64:  # pragma: no cover
+        return np.linalg.eigh(A)
+    with np.errstate(call=_EIG_NONCONVERGENCE, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        return _umath_linalg.eigh_lo(A, signature="d->dd")
+
+
+def _solve_columns(M, B):
+    """``np.linalg.solve(M, B)`` of float64 ``M`` (..., d, d) and ``B`` (..., d, k): the same LAPACK call and
+    floats, without the wrapper (see :func:`_eigh`)."""
+    if _umath_linalg is None or M.dtype != np.float64 or B.dtype != np.float64:  # pragma: no cover
+        return np.linalg.solve(M, B)
+    with np.errstate(call=_SINGULAR, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        return _umath_linalg.solve(M, B, signature="dd->d")
+
+
 def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
     """:func:`noise_aware_solve` of one system or a stack (``kappa=False``: None for kappa)."""
-    w, V = np.linalg.eigh(A_priv)
+    w, V = _eigh(A_priv)
     kappa = _kappa_ascending(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
     # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
     # statistic without penalty still solves (the minimum-norm-like answer along that direction).
@@ -386,7 +418,7 @@ def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
         fixed = np.any(w < c_eff[..., None], axis=-1)
     M = (_v_diag_vt_stack(V, wf) if V.ndim == 3 else np.einsum("...ij,...j,...kj->...ik", V, wf, V)) + penalty
     M = (M + np.swapaxes(M, -1, -2)) / 2.0
-    theta = np.linalg.solve(M, np.asarray(b_priv, dtype=float)[..., None])[..., 0]
+    theta = _solve_columns(M, np.asarray(b_priv, dtype=float)[..., None])[..., 0]
     return theta, fixed, kappa
 
 
