@@ -123,7 +123,7 @@ class FitReport:
         Condition numbers of the raw ``X^T X`` (intercept included; private, display only), of
         ``Sigma_pub``, of ``X~^T X~`` after PMT, and of the noisy system matrix actually solved
         (inf if not positive definite); nan where not applicable. ``kappa_raw``, ``kappa_pmt`` and
-        ``kappa_noisy`` may be given as :class:`Lazy` and are then computed on first access.
+        ``kappa_noisy`` (and ``kappa_pub``) may be given as :class:`Lazy` and are then computed on first access.
     frac_truncated, frac_y_clipped : float
         Fraction of rows truncated / clipped, of responses clipped (display only).
     eig_fixes : int
@@ -145,7 +145,7 @@ class FitReport:
     B_y: float = math.nan
     n_pub: int = 0
     kappa_raw: float = _LazyField()
-    kappa_pub: float = math.nan
+    kappa_pub: float = _LazyField()
     kappa_pmt: float = _LazyField()
     kappa_noisy: float = _LazyField()
     frac_truncated: float = math.nan
@@ -165,7 +165,7 @@ class FitReport:
 
     def __getstate__(self):
         """Pickling (e.g. ``st.cache_data``) stores the values: every :class:`Lazy` field is resolved first."""
-        for name in ("kappa_raw", "kappa_pmt", "kappa_noisy"):
+        for name in ("kappa_raw", "kappa_pub", "kappa_pmt", "kappa_noisy"):
             getattr(self, name)
         return dict(self.__dict__)
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.pmt._blas import _blas_limit, blas_limit, blas_threads  # noqa: F401  (re-exported)
+from engine.pmt._lapack import _eigh, _eigvalsh
 from engine.pmt._tyler import TYLER_MAX_ITER, TYLER_TOL, tyler_moment  # noqa: F401  (re-exported)
 from engine.pmt._whiten import (  # noqa: F401
     FEW_COLUMNS,
@@ -328,6 +329,9 @@ class PublicMoment:
     to unit RMS next to the intercept); in general it is not symmetric, so use ``W^T M W`` (never
     ``W M W``) to whiten a quadratic form and ``W theta~`` to map coefficients back.
 
+    ``Sigma_pub``, ``Sigma_pub_sqrt``, ``Sigma_pub_inv``, ``eigenvalues`` and ``eigenvalues_unregularized``
+    are properties computed on first access (the same floats as an eager computation).
+
     Attributes
     ----------
     Sigma_pub : ndarray of shape (d, d)
@@ -361,12 +365,7 @@ class PublicMoment:
         ``"sample"`` (the paper's uncentered second moment) or ``"tyler"`` (see :func:`public_moment`).
     """
 
-    Sigma_pub: np.ndarray
     Sigma_pub_inv_sqrt: np.ndarray
-    Sigma_pub_sqrt: np.ndarray
-    Sigma_pub_inv: np.ndarray
-    eigenvalues: np.ndarray
-    eigenvalues_unregularized: np.ndarray
     tau: float
     regularized: bool
     n_pub: int
@@ -375,6 +374,44 @@ class PublicMoment:
     eigenvalues_equilibrated: np.ndarray | None = None
     col_scale: np.ndarray | None = None
     estimator: str = "sample"
+    #: ``(w, V, C, S)``: the floored eigenpairs of ``C + tau I``, that matrix and the unequilibrated moment,
+    #: from which the other matrices are computed on first access (issue 16: a fit uses W only).
+    factors: tuple | None = field(default=None, repr=False, compare=False)
+
+    def _lazy(self, M: np.ndarray) -> np.ndarray:
+        if not self.Sigma_pub_inv_sqrt.flags.writeable:  # a shared (memoised) moment: read-only throughout
+            M.setflags(write=False)
+        return M
+
+    @functools.cached_property
+    def Sigma_pub(self) -> np.ndarray:  # noqa: N802
+        """``D (C + tau I) D`` (computed on first access)."""
+        C, scale = self.factors[2], self.col_scale
+        Sig = C * np.outer(scale, scale)
+        return self._lazy((Sig + Sig.T) / 2.0)
+
+    @functools.cached_property
+    def Sigma_pub_sqrt(self) -> np.ndarray:  # noqa: N802
+        """``W^{-1} = (C + tau I)^{1/2} D`` (computed on first access)."""
+        w, V = self.factors[:2]
+        return self._lazy((V * np.sqrt(w)) @ V.T * self.col_scale[None, :])
+
+    @functools.cached_property
+    def Sigma_pub_inv(self) -> np.ndarray:  # noqa: N802
+        """``Sigma_pub^{-1} = W W^T`` (symmetric; computed on first access)."""
+        w, V = self.factors[:2]
+        inv = (V / w) @ V.T / np.outer(self.col_scale, self.col_scale)
+        return self._lazy((inv + inv.T) / 2.0)
+
+    @functools.cached_property
+    def eigenvalues(self) -> np.ndarray:
+        """Eigenvalues of ``Sigma_pub`` (ascending; computed on first access)."""
+        return self._lazy(np.linalg.eigvalsh(self.Sigma_pub))
+
+    @functools.cached_property
+    def eigenvalues_unregularized(self) -> np.ndarray:
+        """Eigenvalues of the moment before ``tau`` (computed on first access)."""
+        return self._lazy(np.linalg.eigvalsh(self.factors[3])) if self.tau else self.eigenvalues
 
     @property
     def whitener(self) -> np.ndarray:
@@ -473,7 +510,7 @@ def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, es
     scale = np.where(scale > 0, scale, 1.0)
     C = S / np.outer(scale, scale)
     C = (C + C.T) / 2.0
-    w_eq = np.linalg.eigvalsh(C)
+    w_eq = _eigvalsh(C)
     singular = m < d or w_eq[0] <= SINGULAR_RCOND * w_eq[-1]
     tau = 0.0
     if singular:
@@ -484,19 +521,12 @@ def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, es
             )
         tau = REGULARIZATION_FACTOR * float(np.trace(C)) / d
         C = C + tau * np.eye(d)
-    w, V = np.linalg.eigh(C)
+    w, V = _eigh(C)
     w = np.maximum(w, np.finfo(float).tiny)
     W = (V / np.sqrt(w)) @ V.T / scale[:, None]  # D^{-1} C^{-1/2}
-    Wi = (V * np.sqrt(w)) @ V.T * scale[None, :]  # C^{1/2} D
-    Ci = (V / w) @ V.T
-    inv = Ci / np.outer(scale, scale)
-    Sig = C * np.outer(scale, scale)
-    sym = lambda M: (M + M.T) / 2.0  # noqa: E731
-    Sig = sym(Sig)
-    w0 = np.linalg.eigvalsh(S) if tau else None
-    ev = np.linalg.eigvalsh(Sig)
-    return PublicMoment(Sig, W, Wi, sym(inv), ev, ev if w0 is None else w0, float(tau), bool(singular), int(m), int(d),
-                        bool(fit_intercept), w_eq, scale, estimator)
+    # Sigma_pub, its square root, inverse and eigenvalues are properties computed from (w, V, C, S) when read
+    return PublicMoment(W, float(tau), bool(singular), int(m), int(d), bool(fit_intercept), w_eq, scale, estimator,
+                        (w, V, C, S))
 
 
 @dataclass(frozen=True)

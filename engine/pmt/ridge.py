@@ -73,6 +73,7 @@ from engine.pmt._base import (
 )
 from engine.pmt import _split_memo
 from engine.pmt._blas import blas_limit
+from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests import them from here)
 from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
@@ -366,38 +367,6 @@ def _fmax(a: float, b: float) -> float:
     if a != a or b != b:
         return math.nan
     return a if a >= b else b
-
-
-def _linalg_error(message):
-    def handler(err, flag):
-        raise np.linalg.LinAlgError(message)
-    return handler
-
-
-_EIG_NONCONVERGENCE = _linalg_error("Eigenvalues did not converge")
-_SINGULAR = _linalg_error("Singular matrix")
-try:  # numpy's LAPACK gufuncs behind np.linalg.eigh / solve (numpy >= 1.8 and 2.x)
-    from numpy.linalg import _umath_linalg
-except ImportError:  # pragma: no cover - then the public functions (the same LAPACK calls)
-    _umath_linalg = None
-
-
-def _eigh(A):
-    """``np.linalg.eigh(A)`` of float64 ``A``: the same LAPACK call and floats without the wrapper's type
-    checks and conversions (a third of its time on a 5 x 5 matrix; issue 16). ``LinAlgError`` as numpy's."""
-    if _umath_linalg is None or A.dtype != np.float64:  # pragma: no cover
-        return np.linalg.eigh(A)
-    with np.errstate(call=_EIG_NONCONVERGENCE, invalid="call", over="ignore", divide="ignore", under="ignore"):
-        return _umath_linalg.eigh_lo(A, signature="d->dd")
-
-
-def _solve_columns(M, B):
-    """``np.linalg.solve(M, B)`` of float64 ``M`` (..., d, d) and ``B`` (..., d, k): the same LAPACK call and
-    floats, without the wrapper (see :func:`_eigh`)."""
-    if _umath_linalg is None or M.dtype != np.float64 or B.dtype != np.float64:  # pragma: no cover
-        return np.linalg.solve(M, B)
-    with np.errstate(call=_SINGULAR, invalid="call", over="ignore", divide="ignore", under="ignore"):
-        return _umath_linalg.solve(M, B, signature="dd->d")
 
 
 def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
@@ -726,7 +695,7 @@ class PMTRidge(_LinearBase):
         self.report_ = _dp_report(
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
-            kappa_pub=moment.kappa, kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
+            kappa_pub=Lazy(lambda: moment.kappa), kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
             sigma_pub_regularized=moment.regularized, tau=moment.tau, B_y=B_y,
             kappa_noisy=kappa_noisy if isinstance(kappa_noisy, Lazy) else float(kappa_noisy),
             frac_y_clipped=stats.frac_y_clipped,
