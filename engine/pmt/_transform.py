@@ -234,8 +234,16 @@ def response_bound(y_pub, n: int, eta: float = 0.05) -> float:
         raise ValueError("y_pub must contain at least one public response")
     if not np.all(np.isfinite(y)):
         raise ValueError("y_pub contains NaN or infinite values; all entries must be finite")
+    return _response_bound_rows(y, n, eta)
+
+
+def _response_bound_rows(y: np.ndarray, n, eta) -> float:
+    """:func:`response_bound` of public labels already validated (float64, 1-D, non-empty, finite).
+
+    ``np.add.reduce(y * y) / size`` is how ``np.mean`` computes it: the same float with less overhead.
+    """
     _, n_, eta_ = _check_dn_eta(1, n, eta)
-    m2 = float(np.mean(y * y))
+    m2 = float(np.add.reduce(y * y)) / y.size
     if m2 <= 0:
         raise ValueError("y_pub is all zero, so the public response bound B_y would be 0; pass response_bound=<float>")
     return math.sqrt(m2 * (1.0 + math.log(2.0 * n_ / eta_)))

@@ -149,7 +149,8 @@ def _whiten_few(Xp, W, fit_intercept, R, y=None, truncate=None):
     ``Z^T = W^T X^T`` is written into the first d rows of a ``(d + 1, n)`` buffer (each entry the same
     sum of products as ``X @ W``: one GEMM either way), the intercept row added along contiguous rows,
     the rows truncated through the (n, d) view by ``truncate`` (default :func:`truncate_rows_inplace`;
-    :func:`engine.pmt._transform._transform_rows` passes the name it holds, which the audit can replace), and the last row of the buffer set to ``y`` (zeros without it). Then one GEMM
+    :func:`engine.pmt._transform._transform_rows` passes the name it holds, which the audit can
+    replace), and the last row of the buffer set to ``y`` (zeros without it). Then one GEMM
     ``[Z^T; y^T] Z`` gives ``Z^T Z`` and ``Z^T y`` together; numpy would hand ``Z^T Z`` alone to
     OpenBLAS's ``syrk``, about five times slower at these shapes. ``Z^T Z`` is made exactly symmetric
     (its upper triangle mirrored, as numpy does after ``syrk``).

@@ -78,6 +78,7 @@ from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
     _public_moment_rows,
+    _response_bound_rows,
     _transform_rows,
     pmt_transform,
     public_moment,
@@ -277,7 +278,10 @@ def noise_spectral_bound(sigma_A, d: int, delta: float):
     >>> round(noise_spectral_bound(1.0, 4, 1e-5), 3)
     10.786
     """
-    c = np.asarray(sigma_A, dtype=float) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta)))
+    k = 2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta))
+    if isinstance(sigma_A, float):  # one release: the same IEEE product in Python floats
+        return sigma_A * k
+    c = np.asarray(sigma_A, dtype=float) * k
     return float(c) if c.ndim == 0 else c
 
 
@@ -386,7 +390,7 @@ def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
         wf = np.maximum(w, c_eff[..., None])
         fixed = np.any(w < c_eff[..., None], axis=-1)
     M = (_v_diag_vt_stack(V, wf) if V.ndim == 3 else np.einsum("...ij,...j,...kj->...ik", V, wf, V)) + penalty
-    M = (M + np.swapaxes(M, -1, -2)) / 2.0
+    M = (M + (M.T if M.ndim == 2 else np.swapaxes(M, -1, -2))) / 2.0
     theta = _solve_columns(M, np.asarray(b_priv, dtype=float)[..., None])[..., 0]
     return theta, fixed, kappa
 
@@ -647,7 +651,11 @@ class PMTRidge(_LinearBase):
 
             # the data were validated once above: the transform's own checks are not repeated (issue 16)
             mom = _public_moment_memo(Xq, self.fit_intercept, self.on_singular, self.public_moment)
-            B_y = self._response_bound(yq, yv, n, eta)
+            # B_y from the public labels (validated above) unless a user or "private" bound is set
+            if self.response_bound is None:
+                B_y = _response_bound_rows(yq, n, eta)
+            else:
+                B_y = self._response_bound(yq, yv, n, eta)
             yc = np.clip(yv, -B_y, B_y)
             # A = X~^T X~ and b = X~^T yc are formed by the transform's pass over the rows (the products
             # sufficient_statistics computes)
