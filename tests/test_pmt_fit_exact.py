@@ -5,6 +5,8 @@ calls, lazy display quantities, the public-moment memo); to float rounding where
 in another order (the transposed layout for d < 16).
 """
 
+import pickle
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
@@ -124,6 +126,12 @@ def test_lazy_transform_quantities_are_the_eager_ones():
     assert _bits_equal(tr.norms_raw, raw)
     assert tr.frac_truncated == idx.size / tr.n == m.report_.frac_truncated
     assert np.all(tr.norms_after <= tr.radius * (1 + 1e-12))
+    # pickled (a dashboard cache): the display values travel resolved, the private input rows do not
+    m2 = PMTRidge(epsilon=1.0, eta=0.9, random_state=0).fit(X[500:], y[500:], X[:500], y[:500])
+    back = pickle.loads(pickle.dumps(m2.transform_))
+    assert back.rows is None and m2.transform_.rows is not None
+    for name in ("norms_after", "gram_untruncated", "norms_raw", "X_tilde", "gram"):
+        assert _bits_equal(getattr(back, name), getattr(tr, name)), name
 
 
 def test_public_moment_memo_same_object_for_same_content_fresh_otherwise():

@@ -511,7 +511,7 @@ def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, es
     if fit_intercept:
         A = add_intercept(A)
     m, d = A.shape
-    if not np.any(A):
+    if not A.any():
         raise ValueError("the public second moment is zero (all public rows are zero); PMT cannot whiten")
     S = _second_moment_rows(A) if estimator == "sample" else tyler_moment(A)
     scale = np.sqrt(np.diag(S))
@@ -602,6 +602,14 @@ class PMTTransform:
     gram: np.ndarray
     xty: np.ndarray | None = None
     rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        """Pickling (e.g. a dashboard cache) stores the display values, resolved, and not the input ``rows``."""
+        for name in ("norms_after", "gram_untruncated", "norms_raw"):
+            getattr(self, name)
+        state = {k: v for k, v in self.__dict__.items() if k != "_truncated_rows"}
+        state["rows"] = None
+        return state
 
     @functools.cached_property
     def _truncated_rows(self):
