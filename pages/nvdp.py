@@ -6,13 +6,13 @@ post-hoc clipping of the trained posteriors; the sentence inspector), caches the
 privacy quantity itself.
 
 Live sliders (issue 14 item 7). A move of C_mu, alpha_min, alpha_max or the Renyi order first
-draws the headline's bounds (RD and BDP, both forms, both models) and the figure of the open tab;
-the accuracy of the new caps (the model re-run after the bottleneck on every test sentence: real
-FLOPs, most of a move's time) is computed last in the same run and written into its metric, which
-reads "computing ..." until then, so an accuracy of other caps is never shown for the new ones.
-Only the open tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the
-accuracy. Every number is that of ``python -m engine nvdp evaluate`` (tests/test_nvdp_explore.py)
-and of a fresh computation (tests/test_nvdp_live_speed.py). Timings: ``bench/bench_nvdp_page.py``.
+computes the headline's bounds (RD and BDP, both forms, both models); the accuracy of the new caps
+(the model re-run after the bottleneck) then starts on a worker thread while the page draws the
+bounds and the figure of the open tab, its metric reading "computing ..." (never an accuracy of
+other caps); the run ends when it is drawn, and gives way at once to a newer move, stopping the
+superseded job (ui/nvdp_live.py). Only the open
+tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the accuracy. Every number is that of ``python -m
+engine nvdp evaluate`` (tests/test_nvdp_explore.py). Timings: ``bench/bench_nvdp_page.py``.
 
 Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENTENCES``,
 ``NVDP_PAGE_EPOCHS``, ``NVDP_PAGE_N_TRAIN``; the model cache lives in ``NVDP_CACHE_DIR``), see
@@ -37,6 +37,7 @@ from engine.nvdp.hints import hint
 from engine.nvdp.headline import headline_verdict, paired_comparison
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from engine.nvdp.training import TrainingCancelled
+from ui import nvdp_live as L
 from ui.nvdp_parts import INTRO, choice, float_in, int_in, nvdp_formulas
 from ui.nvdp_upload import user_data_flow
 from ui.layout import FIGURE_HEIGHT, RESULTS_ANCHOR, page_style
@@ -153,17 +154,7 @@ def _inspect(key: str, which: str, clip_json: str, a: str, b: str, _models, max_
     return X.inspect_pair(_models[which], a, b, ClipConfig.from_dict(json.loads(clip_json)), max_length=max_length)
 
 
-def _user_store() -> dict:
-    """Session-only results for uploaded texts (never in the process-wide caches, never on disk)."""
-    return ss.setdefault("_nvdp_user_cache", {})
-
-
-def _user_live(key: str, which: str, models, data) -> X.LiveEvaluator:
-    store = _user_store()
-    if ("live", key, which) not in store:
-        states, y = data.split("test")
-        store[("live", key, which)] = X.LiveEvaluator(models[which], states, y)
-    return store[("live", key, which)]
+_user_store, _user_live = L.user_store, L.user_live
 
 
 def _c_mu_range(key, which, models, data):
@@ -191,9 +182,8 @@ def _evaluator(key, which, models, data) -> X.LiveEvaluator:
 
 
 def _with_accuracy(key, which, res, models, data, *, now: bool = True):
-    """``res`` with its accuracy: computed now (``now``; memoised per clipping) or only if already known."""
-    live = _evaluator(key, which, models, data)
-    return live.complete(res) if now or live.has_accuracy(res.clip, res.seed) else res
+    """``res`` with its accuracy: now (``now``: memoised, waited for or computed) or only if already known."""
+    return L.with_accuracy(_evaluator(key, which, models, data), key, which, res, now=now)
 
 
 def _orders(key, which, clip_json, models, data):
@@ -456,18 +446,23 @@ with main:
     unclip = ClipConfig(enabled=False, renyi_order=lam)
     mkey = ckey if which == "clipped" else ukey
     clip_json = json.dumps(clip.to_dict(), sort_keys=True)
-    # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run.
+    # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run;
+    # this session's accuracy jobs for settings it has left stop now.
+    L.retain({L.job_key(mkey, which, clip, settings.seed), L.job_key(ukey, "unclipped", unclip, settings.seed)})
     with st.spinner("Applying the clipping to the test sentences ..."):
         res_c = _with_accuracy(mkey, which, _evaluate(mkey, which, clip_json, models, data, settings.seed),
                                models, data, now=False)
         res_u = _with_accuracy(ukey, "unclipped", _evaluate(ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
                                                             models, data, settings.seed), models, data, now=False)
     label_c = "clipped" if which == "clipped" else "clipped at release"
+    # the worker starts on the accuracy now and computes while this thread draws the headline and the figure
+    L.start([(_evaluator(mkey, which, models, data), mkey, which, res_c),
+             (_evaluator(ukey, "unclipped", models, data), ukey, "unclipped", res_u)])
 
-    def _complete():
+    def _complete():  # both accuracies, on the worker thread; a newer move stops this run meanwhile (ui/nvdp_live.py)
         global res_c, res_u
-        res_c = _with_accuracy(mkey, which, res_c, models, data)
-        res_u = _with_accuracy(ukey, "unclipped", res_u, models, data)
+        res_c, res_u = L.complete_all([(_evaluator(mkey, which, models, data), mkey, which, res_c),
+                                       (_evaluator(ukey, "unclipped", models, data), ukey, "unclipped", res_u)])
 
     # ---- headline metrics -------------------------------------------------------------------
 
@@ -499,7 +494,8 @@ with main:
                               "without.", icon=":material/warning:")
 
     if res_c.accuracy is None or res_u.accuracy is None:
-        acc_slot.metric("Accuracy", "computing ...", delta="for the new caps", delta_color="off", **_NO_ARROW,
+        acc_slot.metric("Accuracy", "computing ...", delta="for the new caps" if res_u.accuracy is None else
+                        f"unclipped {100 * res_u.accuracy:.1f}%", delta_color="off", **_NO_ARROW,
                         help="The model is being re-run on the held-out sentences with the new caps (about a second); "
                         "the bounds beside it are already those of the new caps.")
     if not presenter:

@@ -170,6 +170,7 @@ def test_pmt_page_epsilon_slider_changes_the_figure(server):
 # NVDP explorer: a tiny model pair is trained into a temporary cache first, so the page loads it
 # ---------------------------------------------------------------------------------------------
 NVDP_ENV = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
+_NVDP_MODELS: dict = {}  # the tiny models the server loads (settings, data, models), for reference values
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +181,8 @@ def nvdp_server(tmp_path_factory):
     old = {k: os.environ.get(k) for k in (*NVDP_ENV, "NVDP_CACHE_DIR")}
     os.environ.update(NVDP_ENV, NVDP_CACHE_DIR=str(cache))
     try:
-        explore.load_or_train(explore.ExploreSettings.from_env())
+        settings = explore.ExploreSettings.from_env()
+        _NVDP_MODELS.update(zip(("settings", "data", "models"), (settings, *explore.load_or_train(settings))))
     finally:
         for k, v in old.items():
             if v is None:
@@ -236,6 +238,21 @@ def test_nvdp_page_C_mu_slider_moves_the_clipped_bound(nvdp_server):
             unclipped = [t for t in after["lines"] if t["name"].startswith("unclipped")]
             assert unclipped == [t for t in before["lines"] if t["name"].startswith("unclipped")]
             assert headline.inner_text() != headline_before, "the paper-protocol RD mean should change with C_mu"
+            # the accuracy of the new caps arrives from the background job without any user action
+            # (the page's poller reruns it, ui/nvdp_live.py): the value of a fresh evaluation at this C_mu
+            from engine.nvdp import explore
+            from engine.nvdp.clipping import ClipConfig
+
+            acc = page.locator('[data-testid="stMetric"]').filter(has_text="Accuracy").first
+            for _ in range(240):
+                if "computing" not in acc.inner_text() and "%" in acc.inner_text():
+                    break
+                page.wait_for_timeout(250)
+            settings, data, models = (_NVDP_MODELS[k] for k in ("settings", "data", "models"))
+            states, y = data.split("test")
+            fresh = explore.posthoc_evaluate(models["clipped"], states, y,
+                                             ClipConfig(**{**settings.train_clip.to_dict(), "C_mu": shown}), seed=0)
+            assert f"{100 * fresh.accuracy:.1f}%" in acc.inner_text(), (acc.inner_text(), fresh.accuracy)
             page.screenshot(path=str(ARTIFACTS / "browser_nvdp_after.png"), full_page=True)
         finally:
             browser.close()

@@ -103,6 +103,10 @@ def test_page_uses_a_matching_bundle_and_retrains_here_on_request(tmp_path, monk
     monkeypatch.setenv("NVDP_ASSET_DIR", str(bundle))
     assert X.cached_models_exist(settings) and not X.cached_models_exist(settings, use_bundled=False)
 
+    import streamlit as st
+
+    st.cache_data.clear()  # the page's process-wide caches may hold these tiny settings' data from another test
+    st.cache_resource.clear()
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300)
     at.switch_page("pages/nvdp.py")
     at.run()

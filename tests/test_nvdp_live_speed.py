@@ -198,3 +198,27 @@ def test_repeated_clipper_shared_by_threads_gives_the_same_values():
 
     with ThreadPoolExecutor(4) as ex:
         assert all(ex.map(run, range(4)))
+
+
+def test_paper_accountant_reuses_its_dirichlet_terms_across_mean_and_order_moves_with_the_same_values():
+    """The Dirichlet terms of the authors' accountant depend on the pseudo-counts alone: one memo shared
+    across C_mu and order moves gives bit-identical batch costs, and a move that keeps alpha adds no entry."""
+    raw = _post(n=48, K=6, D=8, seed=3)
+    proto = EvalProtocol(n_eval=48, batch_size=16)
+    memo = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i, (c_mu, lam) in enumerate([(3.0, 1.1), (2.0, 1.1), (2.0, 2.0), (1.0, 3.0), (3.0, 1.5)]):
+            clip = ClipConfig(C_mu=c_mu, alpha_min=0.3, alpha_max=0.9, renyi_order=lam)
+            post, _ = raw.clip(clip)
+            dir_entries = {k: dict(v) for k, v in memo.items() if k[0] == "paper_dir"}
+            got = evaluate_bounds(post, lam, proto, memo=memo).bdp_paper
+            ref = evaluate_bounds(post, lam, proto).bdp_paper
+            assert got["batch_costs"] == ref["batch_costs"] and got.epsilon == ref.epsilon, (c_mu, lam)
+            after = {k for k, v in memo.items() if k[0] == "paper_dir"}
+            if i:  # alpha unchanged: the same batches' entries, only new orders k added to them
+                assert after == set(dir_entries)
+    # each batch keeps one column per moment k = 0..int(lambda + 1) over the orders used (k = 1 has no
+    # Dirichlet term: 1/(k-1))
+    cols = [set(v) for k, v in memo.items() if k[0] == "paper_dir"]
+    assert cols and all(c == {0.0, 2.0, 3.0, 4.0} for c in cols)

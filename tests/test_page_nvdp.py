@@ -191,7 +191,8 @@ def test_bdp_over_renyi_orders_reports_the_tightest_order_and_why_infinite(tiny_
 
 
 def test_a_slider_move_shows_the_accuracy_of_the_new_caps_and_builds_only_the_open_tab(tiny_cache):
-    """Issue 14 item 7: the bounds are drawn first, the accuracy last in the same run, never one of other caps."""
+    """Issue 14 item 7: the bounds are drawn first, the accuracy last in the same run (computed on the
+    worker thread of engine.nvdp.background), never one of other caps."""
     settings, data, models = tiny_cache
     at = _app().run()
     states, y = data.split("test")
@@ -213,3 +214,31 @@ def test_a_slider_move_shows_the_accuracy_of_the_new_caps_and_builds_only_the_op
     at.run()
     _no_exceptions(at)
     assert not at.dataframe and _metrics(at)["Accuracy"][0] == f"{100 * fresh.accuracy:.1f}%"
+
+
+def test_a_new_run_stops_the_accuracy_job_of_settings_its_session_has_left(tiny_cache):
+    """Issue 14 item 7: dragging a slider never waits for accuracies of positions already left: as soon
+    as a run knows its settings, its session's jobs for other settings are stopped (ui/nvdp_live.py)."""
+    import threading
+
+    from engine.nvdp.background import JOBS
+    from engine.nvdp.posthoc import AccuracyCancelled
+
+    at = _app().run()
+    slot = at.session_state["_nvdp_slot"]
+    started, stopped = threading.Event(), threading.Event()
+
+    def held(stop):  # an accuracy of a position this session has just left, still running
+        started.set()
+        while not stop.wait(0.01):
+            pass
+        stopped.set()
+        raise AccuracyCancelled("stopped")
+
+    old = ("model", "clipped", '{"C_mu": 9.9}', 0)
+    fut = JOBS.request(slot, {old: held})[old]
+    assert started.wait(30)
+    at.slider(key="nvdp_C_mu").set_value(2.6).run()
+    _no_exceptions(at)
+    assert stopped.wait(30) and isinstance(fut.exception(timeout=30), AccuracyCancelled)
+    assert "%" in _metrics(at)["Accuracy"][0]  # the new position's accuracy was computed after it

@@ -171,3 +171,23 @@ def test_rule_annotations_use_log_coordinates_on_log_axes():
     fig = plots.error_vs_epsilon_figure(s, metric="rmse", epsilon=1.0)
     ref = [a for a in fig.layout.annotations if "non-private" in a.text]
     assert len(ref) == 1 and ref[0].y == pytest.approx(np.log10(50.0))
+
+
+def test_figures_use_the_plotly_white_template_whatever_the_default():
+    """engine.figures makes "plotly_white" the default (no per-figure template copy); a figure built after
+    something reset the default still gets it explicitly, and both give the same layout."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from engine.figures.pmt import _layout
+
+    white = pio.templates["plotly_white"]
+    fast = _layout(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), title="t")
+    old = pio.templates.default
+    try:
+        pio.templates.default = "plotly"
+        slow = _layout(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), title="t")
+    finally:
+        pio.templates.default = old
+    assert fast.layout.template == white and slow.layout.template == white
+    assert fast.to_plotly_json() == slow.to_plotly_json()

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.figures import template_kw
 from engine.figures.pmt import METHOD_COLORS
 
 #: Okabe-Ito colours of the lessons (colour-blind safe); "whitened"/"clipped" share the PMT blue
@@ -31,7 +32,7 @@ COLORS: dict[str, str] = {
 def _layout(fig: go.Figure, *, title: str, height: int = 400) -> go.Figure:
     fig.update_layout(
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
-        template="plotly_white",
+        **template_kw(),
         height=height,
         margin=dict(l=60, r=20, t=70, b=130),
         legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font=dict(size=12)),

@@ -18,6 +18,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from engine.figures import template_kw
+
 #: One colour per method, everywhere (Okabe-Ito; colour-blind safe).
 METHOD_COLORS: dict[str, str] = {
     "PMT": "#0072B2",
@@ -109,7 +111,7 @@ def _ordered_methods(methods: Sequence[str]) -> list[str]:
 def _layout(fig: go.Figure, *, title: str, height: int = 460) -> go.Figure:
     fig.update_layout(
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
-        template="plotly_white",
+        **template_kw(),
         height=height,
         margin=dict(l=70, r=20, t=60, b=120),
         # the legend sits at the bottom of the figure (not relative to the plot area), so that it never

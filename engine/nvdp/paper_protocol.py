@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -105,13 +106,17 @@ def _pair_d2(mu_l, mu_r, n_latent: int) -> np.ndarray:
 
 
 def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r, n_latent: int,
-                  d2: np.ndarray | None = None, lg_al_l: np.ndarray | None = None) -> np.ndarray:
+                  d2: np.ndarray | None = None, lg_al_l: np.ndarray | None = None,
+                  dir_memo: dict | None = None) -> np.ndarray:
     """Scaled Renyi terms s(k) of the authors' accountant for pairs (left, right), shape (n_pairs, len(k)).
 
     Gaussian (scalar stds): ``k (k-1)/2 * mean_pos mean_d (mu_r - mu_l)^2 / t_k^2 - ln(t_k / (s_l^(1-k) s_r^k))``
     with ``t_k^2 = (1 - k) s_l^2 + k s_r^2``; Dirichlet: the proportional proxy at order k, unscaled,
     between the left input's pseudo-counts and the right input's total; every NaN / inf term is 0.
     ``lg_al_l`` may pass ln|Gamma(al_l)| taken before (the same values, e.g. gathered per pair).
+    ``dir_memo`` (a dict owned by the caller for these very ``al_l``, ``al_r`` and ``n_latent``)
+    keeps the two Dirichlet terms of each order k, which depend on the pseudo-counts alone: a move
+    of the means or the order reuses them (the same arrays, added in the same order: the same values).
     """
     out = np.zeros((al_l.shape[0], k.size))
     if d2 is None:  # (n,): mean over dims, mean over positions (the same in both orientations)
@@ -143,15 +148,21 @@ def _scaled_terms(k: np.ndarray, mu_l, s_l: float, al_l, mu_r, s_r: float, al_r,
             if kk == 1.0:
                 out[:, j] = gauss  # every Dirichlet term has 1/(k-1) = inf: NaN, mapped to 0
                 continue
-            f1 = (-(1.0 / (kk - 1.0)) * lg(kk * tot_q - (kk - 1.0) * tot_p) - lg(tot_p)
-                  + (kk / (kk - 1.0)) * lg(tot_q))
-            f1 = np.where(np.isfinite(f1), f1, 0.0) / n_latent
-            arg = kk * a_q - (kk - 1.0) * beta
-            # at k = 0 the argument is beta itself (0 * a_q + beta): reuse its ln|Gamma| when bitwise equal
-            lg_arg = lg_shared("beta") if kk == 0.0 and np.array_equal(arg, beta) else lg(arg)
-            f2 = (1.0 / (kk - 1.0)) * lg_arg + lg_shared("beta") - (kk / (kk - 1.0)) * lg_shared("a_q")
-            f2 = np.nansum(f2, -1) / n_latent
-            f2 = np.where(np.isfinite(f2), f2, 0.0)
+            terms = None if dir_memo is None else dir_memo.get(float(kk))
+            if terms is None:
+                f1 = (-(1.0 / (kk - 1.0)) * lg(kk * tot_q - (kk - 1.0) * tot_p) - lg(tot_p)
+                      + (kk / (kk - 1.0)) * lg(tot_q))
+                f1 = np.where(np.isfinite(f1), f1, 0.0) / n_latent
+                arg = kk * a_q - (kk - 1.0) * beta
+                # at k = 0 the argument is beta itself (0 * a_q + beta): reuse its ln|Gamma| when bitwise equal
+                lg_arg = lg_shared("beta") if kk == 0.0 and np.array_equal(arg, beta) else lg(arg)
+                f2 = (1.0 / (kk - 1.0)) * lg_arg + lg_shared("beta") - (kk / (kk - 1.0)) * lg_shared("a_q")
+                f2 = np.nansum(f2, -1) / n_latent
+                f2 = np.where(np.isfinite(f2), f2, 0.0)
+                terms = (f1, f2)
+                if dir_memo is not None:
+                    dir_memo[float(kk)] = terms
+            f1, f2 = terms
             out[:, j] = gauss + f1 + f2
     return out
 
@@ -203,7 +214,9 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         Reuse of the squared distances between calls with the same ``mu`` and ``mask``: a dict
         owned by the caller and a digest of the content of ``mu``, ``sigma`` and ``mask`` that the
         caller vouches for (:func:`engine.nvdp.protocol.evaluate_bounds`); keyed with the kept
-        components, so a hit gives the values a recomputation would.
+        components, so a hit gives the values a recomputation would. The Dirichlet terms of each
+        batch and order are kept there too, keyed by a SHA-256 digest of the batch's kept
+        pseudo-counts (they depend on nothing else): a C_mu or order move reuses them.
 
     Returns
     -------
@@ -267,8 +280,14 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
             d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
             if dkey is not None:
                 memo[0][dkey] = d2
-        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2, lg_al_l=lg_al[I])
-        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2, lg_al_l=lg_al[J])
+        # the Dirichlet terms depend on this batch's kept pseudo-counts alone (a few kB: hashed here)
+        dm_lr = dm_rl = None
+        if memo is not None:
+            akey = hashlib.sha256(al[start:stop].tobytes()).digest()
+            dm_lr = memo[0].setdefault(("paper_dir", akey, "lr", stop - start, n_latent), {})
+            dm_rl = memo[0].setdefault(("paper_dir", akey, "rl", stop - start, n_latent), {})
+        s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2, lg_al_l=lg_al[I], dir_memo=dm_lr)
+        s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2, lg_al_l=lg_al[J], dir_memo=dm_rl)
         c_l = logsumexp(log_coef + s_lr, axis=1)
         c_r = logsumexp(log_coef + s_rl, axis=1)
         costs.append(_batch_cost(np.maximum(c_l, c_r), confidence))

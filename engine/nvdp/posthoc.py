@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -22,7 +23,34 @@ from engine.nvdp.encoder import TokenStates
 from engine.nvdp.layer import Posteriors
 from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol, evaluate_bounds
 
-__all__ = ["PosthocResult", "LiveEvaluator", "sample_latents_with", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
+__all__ = ["AccuracyCancelled", "PosthocResult", "LiveEvaluator", "sample_latents_with", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
+
+
+class _LazyDistributions(Mapping):
+    """``{"before": ..., "after": ...}`` computed on first access (only the posterior-parameters view
+    and the exports read them; a slider move does not pay for them otherwise). Same values as eager."""
+
+    def __init__(self, **makers):
+        self._makers = makers
+        self._values: dict = {}
+
+    def __getitem__(self, key):
+        if key not in self._values:
+            self._values[key] = self._makers[key]()
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self):
+        return len(self._makers)
+
+    def __repr__(self):
+        return f"_LazyDistributions({list(self._makers)})"
+
+
+class AccuracyCancelled(RuntimeError):
+    """:meth:`LiveEvaluator.accuracy` was stopped (its ``stop`` event set) before it finished."""
 
 
 def raw_posteriors(trained, states: TokenStates) -> Posteriors:
@@ -84,8 +112,9 @@ class PosthocResult:
         The papers' plug-in figure: paper-form divergences of order lambda.
     clip_stats : ClipStats
         Fractions of real token components changed by each rule (all test sentences).
-    distributions : dict
-        ``{"before": {...}, "after": {...}}`` with arrays ``mu_norm``, ``sigma``, ``alpha``.
+    distributions : Mapping
+        ``{"before": {...}, "after": {...}}`` with arrays ``mu_norm``, ``sigma``, ``alpha``
+        (:class:`LiveEvaluator` computes each on first access).
     nan_count, inf_count : int
         Non-finite values in posteriors, samples and logits (-1 until the accuracy is computed).
     n_test : int
@@ -276,20 +305,31 @@ class LiveEvaluator:
         """Whether :meth:`accuracy` for (``clip``, ``seed``) is memoised (then it returns at once)."""
         return self._acc_key(clip, seed) in self._acc_cache
 
-    def accuracy(self, clip: ClipConfig, seed: int = 0, *, clipped: Posteriors | None = None) -> tuple[float, int, int]:
+    def accuracy(self, clip: ClipConfig, seed: int = 0, *, clipped: Posteriors | None = None,
+                 stop=None) -> tuple[float, int, int]:
         """Accuracy with ``clip`` applied before sampling, and the NaN / inf counts (posteriors, samples, logits).
 
         Memoised per (effective clipping, seed): a disabled clipping ignores its Renyi order.
         ``clipped`` may pass ``self.clip(clip)[0]`` when the caller has it already (the per-batch
         posteriors are then slices of it: clipping is per component, so the values are those of
         clipping each batch).
+
+        ``stop`` (a :class:`threading.Event`, optional) is checked before each batch of sentences:
+        once it is set the computation is abandoned with :class:`AccuracyCancelled` and nothing is
+        memoised (the background jobs of :mod:`engine.nvdp.background` use this when a newer
+        slider move supersedes the one being computed). A completed result never depends on it.
+
+        Raises
+        ------
+        AccuracyCancelled
+            ``stop`` was set before the last batch was computed.
         """
         key = self._acc_key(clip, seed)
         out = self._acc_cache.get(key)  # (sessions share an evaluator: read once, never after a clear)
         if out is None:
             if clipped is None:
                 clipped = self.clip(clip)[0]
-            out = self._accuracy(clip, seed, clipped)
+            out = self._accuracy(clip, seed, clipped, stop)
             if len(self._acc_cache) > 64:
                 self._acc_cache.clear()
             self._acc_cache[key] = out
@@ -303,7 +343,7 @@ class LiveEvaluator:
             self._before[max_values] = posterior_distributions(self.raw, max_values=max_values)
         return self._before[max_values]
 
-    def _accuracy(self, clip: ClipConfig, seed: int, clipped: Posteriors) -> tuple[float, int, int]:
+    def _accuracy(self, clip: ClipConfig, seed: int, clipped: Posteriors, stop=None) -> tuple[float, int, int]:
         m_ = self.model
         correct = nan = inf = 0
         # A private generator seeded like ``evaluate``'s global one: the same draws, and safe when two
@@ -317,6 +357,8 @@ class LiveEvaluator:
         fresh = []
         with torch.no_grad():
             for b, (idx, h, mask, raw, q) in enumerate(self.batches):
+                if stop is not None and stop.is_set():
+                    raise AccuracyCancelled("superseded by a newer request; nothing was memoised")
                 k = raw.mu.shape[1]  # rows idx, first k positions of the clipped padded posteriors (same values)
                 post = Posteriors(clipped.mu[idx, :k], clipped.sigma[idx, :k], clipped.alpha[idx, :k], raw.mask)
                 if noise is None:
@@ -352,6 +394,8 @@ class LiveEvaluator:
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
             mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
             post = self.clip(clip)[0] if post is None else post
+            if len(self._memo) > 512:  # a long session's many settings: start again (values do not depend on it)
+                self._memo.clear()
             out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
             if len(self._bounds_cache) > 32:
                 self._bounds_cache.clear()
@@ -386,10 +430,10 @@ class LiveEvaluator:
             bdp=b.bdp,
             bdp_paper=b.bdp_paper,
             clip_stats=stats,
-            distributions={
-                "before": self._distributions_before(max_values),
-                "after": posterior_distributions(post, max_values=max_values),
-            },
+            distributions=_LazyDistributions(
+                before=lambda: self._distributions_before(max_values),
+                after=lambda: posterior_distributions(post, max_values=max_values),
+            ),
             nan_count=int(nan),
             inf_count=int(inf),
             n_test=int(self.n),

@@ -123,7 +123,7 @@ class FitReport:
         Condition numbers of the raw ``X^T X`` (intercept included; private, display only), of
         ``Sigma_pub``, of ``X~^T X~`` after PMT, and of the noisy system matrix actually solved
         (inf if not positive definite); nan where not applicable. ``kappa_raw``, ``kappa_pmt`` and
-        ``kappa_noisy`` may be given as :class:`Lazy` and are then computed on first access.
+        ``kappa_noisy`` (and ``kappa_pub``) may be given as :class:`Lazy` and are then computed on first access.
     frac_truncated, frac_y_clipped : float
         Fraction of rows truncated / clipped, of responses clipped (display only).
     eig_fixes : int
@@ -145,7 +145,7 @@ class FitReport:
     B_y: float = math.nan
     n_pub: int = 0
     kappa_raw: float = _LazyField()
-    kappa_pub: float = math.nan
+    kappa_pub: float = _LazyField()
     kappa_pmt: float = _LazyField()
     kappa_noisy: float = _LazyField()
     frac_truncated: float = math.nan
@@ -165,7 +165,7 @@ class FitReport:
 
     def __getstate__(self):
         """Pickling (e.g. ``st.cache_data``) stores the values: every :class:`Lazy` field is resolved first."""
-        for name in ("kappa_raw", "kappa_pmt", "kappa_noisy"):
+        for name in ("kappa_raw", "kappa_pub", "kappa_pmt", "kappa_noisy"):
             getattr(self, name)
         return dict(self.__dict__)
 
@@ -226,7 +226,7 @@ def _check_X(X, name):
     if A.shape[1] < 1:
         raise ValueError(f"{name} must have at least one column, got shape {A.shape}")
     # max and min (NaN propagates, +-inf reached): no A-sized temporary of isfinite / abs (issue 16)
-    hi, lo = (float(np.max(A)), float(np.min(A))) if A.size else (0.0, 0.0)
+    hi, lo = (float(A.max()), float(A.min())) if A.size else (0.0, 0.0)
     if not (math.isfinite(hi) and math.isfinite(lo)):
         bad = int(A.size - np.count_nonzero(np.isfinite(A)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); all entries must be finite")
@@ -252,7 +252,7 @@ def _check_y(y, n, name):
     if v.shape[0] != n:
         raise ValueError(f"{name} has {v.shape[0]} entries but the features have {n} rows; they must match")
     # max and min (NaN propagates, +-inf reached): the same two checks without |v| and isfinite temporaries
-    hi, lo = (float(np.max(v)), float(np.min(v))) if v.size else (0.0, 0.0)
+    hi, lo = (float(v.max()), float(v.min())) if v.size else (0.0, 0.0)
     if not (math.isfinite(hi) and math.isfinite(lo)):
         raise ValueError(f"{name} contains NaN or infinite values; all entries must be finite")
     if max(hi, -lo) > MAX_ABS_VALUE:
@@ -429,6 +429,15 @@ def _param_names(cls) -> tuple:
     return tuple(cls._get_param_names())
 
 
+@functools.lru_cache(maxsize=4096)
+def _seed_sequence(seed: int, key: tuple) -> np.random.SeedSequence:
+    """``SeedSequence(seed, spawn_key=key)``, memoised: its entropy pool (mixed in ``__init__``, about two
+    thirds of a Generator's set-up) is a pure function of the two. A Generator seeded from it starts in
+    the same state every time (``generate_state`` does not change the sequence); nothing here spawns
+    children from it (which would advance its counter)."""
+    return np.random.SeedSequence(seed, spawn_key=key)
+
+
 def release_rng(estimator) -> np.random.Generator:
     """The noise generator of one release from ``estimator.random_state`` (issue 12, item 4).
 
@@ -460,7 +469,8 @@ def release_rng(estimator) -> np.random.Generator:
             key = _spawn_key_cached(cls, tuple((type(v), v) for v in values))
         except TypeError:  # an array-valued setting (e.g. a clip grid)
             key = _spawn_key(cls, values)
-        return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=key))
+            return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=key))
+        return np.random.default_rng(_seed_sequence(int(rs), key))
     return P.check_random_state(rs)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 __all__ = ["blas_threads", "blas_limit", "idle_cores"]
 
@@ -82,9 +83,17 @@ class blas_limit:
     def __init__(self, threads: int | None):
         self.threads = None if threads is None else max(1, int(threads))
         self._saved = []
+        self._nested = False
 
     def __enter__(self):
+        # inside another blas_limit of the same count in this thread: nothing to read or set (the outer
+        # one restores the libraries on its exit)
+        if self.threads is not None and getattr(_HELD, "threads", None) == self.threads:
+            self._nested = True
+            return self
         if self.threads is not None:
+            self._outer = getattr(_HELD, "threads", None)
+            _HELD.threads = self.threads
             for lib in _blas_libs():
                 old = lib.get_num_threads()
                 if old != self.threads:
@@ -93,10 +102,18 @@ class blas_limit:
         return self
 
     def __exit__(self, *exc):
+        if self._nested:
+            return False
         while self._saved:
             lib, old = self._saved.pop()
             lib.set_num_threads(old)
+        if self.threads is not None:
+            _HELD.threads = self._outer
         return False
+
+
+#: The thread count the innermost active :class:`blas_limit` of this thread set (None outside any).
+_HELD = threading.local()
 
 
 def _blas_limit(n: int, d: int):

@@ -38,12 +38,21 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.pmt._blas import _blas_limit, blas_limit, blas_threads  # noqa: F401  (re-exported)
-from engine.pmt._whiten import _add_row, _chunked, _whiten_blocks, truncate_rows_inplace  # noqa: F401
+from engine.pmt._lapack import _eigh, _eigvalsh
+from engine.pmt._tyler import TYLER_MAX_ITER, TYLER_TOL, tyler_moment  # noqa: F401  (re-exported)
+from engine.pmt._whiten import (  # noqa: F401
+    FEW_COLUMNS,
+    _add_row,
+    _chunked,
+    _whiten_blocks,
+    _whiten_few,
+    truncate_rows_inplace,
+)
 
 __all__ = [
     "ON_SINGULAR",
@@ -225,8 +234,16 @@ def response_bound(y_pub, n: int, eta: float = 0.05) -> float:
         raise ValueError("y_pub must contain at least one public response")
     if not np.all(np.isfinite(y)):
         raise ValueError("y_pub contains NaN or infinite values; all entries must be finite")
+    return _response_bound_rows(y, n, eta)
+
+
+def _response_bound_rows(y: np.ndarray, n, eta) -> float:
+    """:func:`response_bound` of public labels already validated (float64, 1-D, non-empty, finite).
+
+    ``np.add.reduce(y * y) / size`` is how ``np.mean`` computes it: the same float with less overhead.
+    """
     _, n_, eta_ = _check_dn_eta(1, n, eta)
-    m2 = float(np.mean(y * y))
+    m2 = float(np.add.reduce(y * y)) / y.size
     if m2 <= 0:
         raise ValueError("y_pub is all zero, so the public response bound B_y would be 0; pass response_bound=<float>")
     return math.sqrt(m2 * (1.0 + math.log(2.0 * n_ / eta_)))
@@ -320,6 +337,9 @@ class PublicMoment:
     to unit RMS next to the intercept); in general it is not symmetric, so use ``W^T M W`` (never
     ``W M W``) to whiten a quadratic form and ``W theta~`` to map coefficients back.
 
+    ``Sigma_pub``, ``Sigma_pub_sqrt``, ``Sigma_pub_inv``, ``eigenvalues`` and ``eigenvalues_unregularized``
+    are properties computed on first access (the same floats as an eager computation).
+
     Attributes
     ----------
     Sigma_pub : ndarray of shape (d, d)
@@ -353,12 +373,7 @@ class PublicMoment:
         ``"sample"`` (the paper's uncentered second moment) or ``"tyler"`` (see :func:`public_moment`).
     """
 
-    Sigma_pub: np.ndarray
     Sigma_pub_inv_sqrt: np.ndarray
-    Sigma_pub_sqrt: np.ndarray
-    Sigma_pub_inv: np.ndarray
-    eigenvalues: np.ndarray
-    eigenvalues_unregularized: np.ndarray
     tau: float
     regularized: bool
     n_pub: int
@@ -367,6 +382,44 @@ class PublicMoment:
     eigenvalues_equilibrated: np.ndarray | None = None
     col_scale: np.ndarray | None = None
     estimator: str = "sample"
+    #: ``(w, V, C, S)``: the floored eigenpairs of ``C + tau I``, that matrix and the unequilibrated moment,
+    #: from which the other matrices are computed on first access (issue 16: a fit uses W only).
+    factors: tuple | None = field(default=None, repr=False, compare=False)
+
+    def _lazy(self, M: np.ndarray) -> np.ndarray:
+        if not self.Sigma_pub_inv_sqrt.flags.writeable:  # a shared (memoised) moment: read-only throughout
+            M.setflags(write=False)
+        return M
+
+    @functools.cached_property
+    def Sigma_pub(self) -> np.ndarray:  # noqa: N802
+        """``D (C + tau I) D`` (computed on first access)."""
+        C, scale = self.factors[2], self.col_scale
+        Sig = C * np.outer(scale, scale)
+        return self._lazy((Sig + Sig.T) / 2.0)
+
+    @functools.cached_property
+    def Sigma_pub_sqrt(self) -> np.ndarray:  # noqa: N802
+        """``W^{-1} = (C + tau I)^{1/2} D`` (computed on first access)."""
+        w, V = self.factors[:2]
+        return self._lazy((V * np.sqrt(w)) @ V.T * self.col_scale[None, :])
+
+    @functools.cached_property
+    def Sigma_pub_inv(self) -> np.ndarray:  # noqa: N802
+        """``Sigma_pub^{-1} = W W^T`` (symmetric; computed on first access)."""
+        w, V = self.factors[:2]
+        inv = (V / w) @ V.T / np.outer(self.col_scale, self.col_scale)
+        return self._lazy((inv + inv.T) / 2.0)
+
+    @functools.cached_property
+    def eigenvalues(self) -> np.ndarray:
+        """Eigenvalues of ``Sigma_pub`` (ascending; computed on first access)."""
+        return self._lazy(np.linalg.eigvalsh(self.Sigma_pub))
+
+    @functools.cached_property
+    def eigenvalues_unregularized(self) -> np.ndarray:
+        """Eigenvalues of the moment before ``tau`` (computed on first access)."""
+        return self._lazy(np.linalg.eigvalsh(self.factors[3])) if self.tau else self.eigenvalues
 
     @property
     def whitener(self) -> np.ndarray:
@@ -399,87 +452,6 @@ class PublicMoment:
 #: Public-moment estimators: the paper's uncentered sample second moment, or Tyler's shape with a
 #: median scale (heavy-tailed public rows).
 MOMENT_ESTIMATORS = ("sample", "tyler")
-
-#: Tyler's fixed point: stop when the relative change of the shape (Frobenius) is below this.
-TYLER_TOL = 1e-9
-#: Tyler's fixed point: at most this many iterations.
-TYLER_MAX_ITER = 500
-
-
-def tyler_moment(A, *, tol: float = TYLER_TOL, max_iter: int = TYLER_MAX_ITER) -> np.ndarray:
-    """Tyler's M-estimator of shape for uncentered rows, scaled by the median Mahalanobis norm.
-
-    Shape: the fixed point ``V = (d/m) sum_i a_i a_i^T / (a_i^T V^{-1} a_i)``, ``trace(V) = d``
-    (D. E. Tyler, "A distribution-free M-estimator of multivariate scatter", Ann. Statist. 15(1),
-    234-251, 1987; it exists and is unique when ``m > d`` and no proper subspace of dimension q holds
-    ``m q / d`` or more rows, Kent & Tyler, Ann. Statist. 16(4), 1988). Each row's weight is the inverse
-    of its own squared norm, so a few huge public rows cannot dominate it, unlike the sample moment
-    whose entries have infinite variance when the features do (Student-t, df <= 4).
-    Scale: Tyler's estimate fixes the shape only; it is multiplied by
-    ``c = median_i(a_i^T V^{-1} a_i) / chi2_d.median`` so that the median squared whitened norm is
-    the Gaussian one, ``chi2_d`` median, as for a Gaussian sample whose second moment is the
-    identity (the usual consistency factor of robust scatter estimates: Maronna, Martin, Yohai &
-    Salibian-Barrera, "Robust Statistics", 2nd ed., Wiley 2019, section 6.3). Then, as with the
-    sample moment, most rows have ``||x~||^2`` near ``d`` and the PMT radius truncates only the tail.
-    The iteration runs on RMS-equilibrated columns and is affine-equivariant, so the result does not
-    depend on column scales. Public rows only: no privacy cost.
-
-    Parameters
-    ----------
-    A : ndarray of shape (m, d)
-        Public rows (intercept column included), ``m > d``.
-    tol : float, default 1e-9
-    max_iter : int, default 500
-
-    Returns
-    -------
-    ndarray of shape (d, d)
-        Symmetric positive definite.
-
-    Raises
-    ------
-    ValueError
-        If ``m <= d`` or a public row is zero (Tyler's weights are undefined), or the iteration does
-        not converge (rows concentrated on a subspace).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> V = tyler_moment(rng.normal(size=(4000, 3)) * [1.0, 2.0, 4.0])
-    >>> np.sqrt(np.diag(V)).round(1).tolist()
-    [1.0, 2.0, 4.0]
-    """
-    from scipy import stats
-
-    A = np.asarray(A, dtype=float)
-    m, d = A.shape
-    if m <= d:
-        raise ValueError(f"the Tyler public moment needs more public rows than columns (n_pub={m}, d={d})")
-    scale = np.sqrt(np.mean(A * A, axis=0))
-    scale = np.where(scale > 0, scale, 1.0)
-    B = A / scale
-    if np.any(np.einsum("ij,ij->i", B, B) <= 0):
-        raise ValueError("a public row is all zero; Tyler's M-estimator of the public moment is undefined for it")
-    V = np.eye(d)
-    for _ in range(max_iter):
-        Li = np.linalg.cholesky(V)
-        Z = np.linalg.solve(Li, B.T)  # columns L^{-1} b_i
-        q = np.einsum("ij,ij->j", Z, Z)
-        Vn = (B.T / q) @ B * (d / m)
-        Vn = d * (Vn + Vn.T) / (2.0 * np.trace(Vn))
-        if np.linalg.norm(Vn - V) <= tol * np.linalg.norm(V):
-            V = Vn
-            break
-        V = Vn
-    else:
-        raise ValueError("Tyler's M-estimator of the public moment did not converge (public rows concentrated on a "
-                         "subspace?); use public_moment='sample'")
-    Li = np.linalg.cholesky(V)
-    Z = np.linalg.solve(Li, B.T)
-    q = np.einsum("ij,ij->j", Z, Z)
-    V = V * float(np.median(q)) / float(stats.chi2.median(d))
-    return (V + V.T) / 2.0 * np.outer(scale, scale)
-
 
 def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regularize",
                   estimator: str = "sample") -> PublicMoment:
@@ -539,14 +511,14 @@ def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, es
     if fit_intercept:
         A = add_intercept(A)
     m, d = A.shape
-    if not np.any(A):
+    if not A.any():
         raise ValueError("the public second moment is zero (all public rows are zero); PMT cannot whiten")
     S = _second_moment_rows(A) if estimator == "sample" else tyler_moment(A)
     scale = np.sqrt(np.diag(S))
     scale = np.where(scale > 0, scale, 1.0)
     C = S / np.outer(scale, scale)
     C = (C + C.T) / 2.0
-    w_eq = np.linalg.eigvalsh(C)
+    w_eq = _eigvalsh(C)
     singular = m < d or w_eq[0] <= SINGULAR_RCOND * w_eq[-1]
     tau = 0.0
     if singular:
@@ -557,19 +529,12 @@ def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, es
             )
         tau = REGULARIZATION_FACTOR * float(np.trace(C)) / d
         C = C + tau * np.eye(d)
-    w, V = np.linalg.eigh(C)
+    w, V = _eigh(C)
     w = np.maximum(w, np.finfo(float).tiny)
     W = (V / np.sqrt(w)) @ V.T / scale[:, None]  # D^{-1} C^{-1/2}
-    Wi = (V * np.sqrt(w)) @ V.T * scale[None, :]  # C^{1/2} D
-    Ci = (V / w) @ V.T
-    inv = Ci / np.outer(scale, scale)
-    Sig = C * np.outer(scale, scale)
-    sym = lambda M: (M + M.T) / 2.0  # noqa: E731
-    Sig = sym(Sig)
-    w0 = np.linalg.eigvalsh(S) if tau else None
-    ev = np.linalg.eigvalsh(Sig)
-    return PublicMoment(Sig, W, Wi, sym(inv), ev, ev if w0 is None else w0, float(tau), bool(singular), int(m), int(d),
-                        bool(fit_intercept), w_eq, scale, estimator)
+    # Sigma_pub, its square root, inverse and eigenvalues are properties computed from (w, V, C, S) when read
+    return PublicMoment(W, float(tau), bool(singular), int(m), int(d), bool(fit_intercept), w_eq, scale, estimator,
+                        (w, V, C, S))
 
 
 @dataclass(frozen=True)
@@ -586,8 +551,10 @@ class PMTTransform:
     eta : float
     n, d : int
         Private sample size; number of transformed columns (intercept included).
-    norms_before, norms_after : ndarray of shape (n,)
-        Row norms after whitening, before and after truncation (display only).
+    norms_before : ndarray of shape (n,)
+        Row norms after whitening, before truncation (display only).
+    norms_after : ndarray of shape (n,)
+        (Property, computed on first access.) Row norms after truncation (display only).
     truncated : ndarray of bool, shape (n,)
     frac_truncated : float
         Fraction of rows scaled onto the sphere (display only; never fed back into a mechanism).
@@ -595,22 +562,32 @@ class PMTTransform:
         ``X~^T X~`` of the whitened and truncated rows (the statistic ``A`` that PMTRidge releases,
         before noise): computed once here and reused.
     gram_untruncated : ndarray of shape (d, d)
-        ``U^T U`` of the whitened rows before truncation (private, display only: what ``gram_raw`` is
-        mapped back from).
+        (Property, computed on first access.) ``U^T U`` of the whitened rows before truncation (private,
+        display only: what ``gram_raw`` is mapped back from): ``X~^T X~`` plus
+        ``((||u_i|| / R)^2 - 1) x~_i x~_i^T`` for each truncated row.
     gram_raw : ndarray of shape (d, d)
         (Property, computed on first access.) ``X^T X`` of the raw rows (intercept column included), mapped back from the whitened rows
         without a second pass over the data: ``W^{-T} (X~^T X~ + sum over truncated rows of
         ((||u_i|| / R)^2 - 1) x~_i x~_i^T) W^{-1}``, ``u_i`` the untruncated whitened row. Private:
         display only (agrees with the direct product to float rounding relative to its largest
         eigenvalue).
-    norms_raw : ndarray of shape (n,)
-        Row norms of the raw rows (intercept column included), for the "before" panel of a truncation
-        figure. Private: display only.
+    norms_raw : ndarray of shape (n,) or None
+        (Property, computed on first access from ``rows``.) Row norms of the raw rows (intercept column
+        included), for the "before" panel of a truncation figure; None without ``rows``. Private:
+        display only.
     eigenvalues_raw : ndarray of shape (d,)
         (Property, computed on first access.) Eigenvalues of the raw ``X^T X / n``. Private: display only.
     eigenvalues_pmt : ndarray of shape (d,)
         (Property, computed on first access.) Eigenvalues of ``X~^T X~ / n`` after truncation. Private:
         display only.
+    xty : ndarray of shape (d,) or None
+        ``X~^T y`` of the bounded responses given to the transform (PMTRidge's statistic ``b`` before
+        noise), or None when none were given.
+    rows : ndarray of shape (n, d - fit_intercept) or None
+        The private rows given to the transform (the caller's array, not a copy; read by ``norms_raw``).
+
+    The display-only quantities are properties computed when first read (issue 16: a fit pays for what
+    it releases, a page for what it shows); each is the number the eager computation gave.
     """
 
     moment: PublicMoment
@@ -620,12 +597,55 @@ class PMTTransform:
     n: int
     d: int
     norms_before: np.ndarray
-    norms_after: np.ndarray
     truncated: np.ndarray
     frac_truncated: float
     gram: np.ndarray
-    gram_untruncated: np.ndarray
-    norms_raw: np.ndarray | None = None
+    xty: np.ndarray | None = None
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        """Pickling (e.g. a dashboard cache) stores the display values, resolved, and not the input ``rows``."""
+        for name in ("norms_after", "gram_untruncated", "norms_raw"):
+            getattr(self, name)
+        state = {k: v for k, v in self.__dict__.items() if k != "_truncated_rows"}
+        state["rows"] = None
+        return state
+
+    @functools.cached_property
+    def _truncated_rows(self):
+        """``(idx, X~[idx])``: indices and (truncated) whitened rows of the rows scaled onto the sphere."""
+        idx = np.flatnonzero(self.truncated)
+        return idx, self.X_tilde[idx]
+
+    @functools.cached_property
+    def norms_after(self) -> np.ndarray:
+        """Row norms after truncation (display only; computed on first access)."""
+        idx, Zt = self._truncated_rows
+        out = self.norms_before.copy()
+        if idx.size:
+            out[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
+        return out
+
+    @functools.cached_property
+    def gram_untruncated(self) -> np.ndarray:
+        """``U^T U`` of the whitened rows before truncation (private, display only; computed on first access)."""
+        idx, Zt = self._truncated_rows
+        if not idx.size:
+            return self.gram
+        # add back (||u||^2 / R^2 - 1) z z^T for the truncated rows, >= 0 weights
+        wgt = (self.norms_before[idx] / self.radius) ** 2 - 1.0
+        with blas_limit(1):
+            return self.gram + (Zt * wgt[:, None]).T @ Zt
+
+    @functools.cached_property
+    def norms_raw(self) -> np.ndarray | None:
+        """Row norms of the raw rows, intercept column included (display only; computed on first access)."""
+        if self.rows is None:
+            return None
+        raw_sq = np.einsum("ij,ij->i", self.rows, self.rows)
+        if self.moment.fit_intercept:
+            raw_sq += 1.0
+        return np.sqrt(raw_sq)
 
     @functools.cached_property
     def gram_raw(self) -> np.ndarray:
@@ -730,43 +750,40 @@ def pmt_transform(
     return _transform_rows(Xp, moment, eta)
 
 
-def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float) -> PMTTransform:
+def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float, y: np.ndarray | None = None) -> PMTTransform:
     """:func:`pmt_transform` of private rows already validated (float64, 2-D, finite): the estimators' ``fit``
-    validates its data once, then calls this (issue 16). Checks the columns against the moment and eta."""
+    validates its data once, then calls this (issue 16). Checks the columns against the moment and eta.
+
+    ``y`` (optional, shape (n,)): responses already bounded (PMTRidge's ``clip(y, +-B_y)``); their product
+    ``X~^T y`` with the truncated rows is then formed in the same pass and returned as :attr:`PMTTransform.xty`.
+    """
     n, d = Xp.shape[0], Xp.shape[1] + int(moment.fit_intercept)
     if d != moment.d:
         raise ValueError(f"X has {d} columns after the intercept but the public moment has {moment.d}")
     R = pmt_radius(d, n, eta)
     W = moment.Sigma_pub_inv_sqrt
-    # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
-    # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
-    # quantity comes from d x d matrices or the truncated rows only (issue 16).
     # one BLAS thread for everything below (the blocked shapes use their own threads, one BLAS thread each):
     # memory-bound or small products, and numbers that do not depend on the machine's load
     with blas_limit(1):
-        if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
-            Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
+        if d < FEW_COLUMNS:
+            # (the truncation passed by its name here, which the audit's skip-clipping copy replaces)
+            Z, norms_before, truncated, G, xty = _whiten_few(Xp, W, moment.fit_intercept, R, y, truncate_rows_inplace)
         else:
-            if moment.fit_intercept:
-                Z = Xp @ W[:-1]
-                _add_row(Z, W[-1])
+            # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
+            # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
+            # quantity comes from d x d matrices or the truncated rows only (issue 16).
+            if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
+                Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
             else:
-                Z = Xp @ W
-            norms_before, truncated = truncate_rows_inplace(Z, R)
-            G = Z.T @ Z
-        idx = np.flatnonzero(truncated)
-        norms_after = norms_before.copy()
-        if idx.size:
-            Zt = Z[idx]
-            norms_after[idx] = np.sqrt(np.einsum("ij,ij->i", Zt, Zt))
-        Gu = G
-        if idx.size:  # the untruncated rows' Gram: add back (||u||^2 / R^2 - 1) z z^T, >= 0 weights
-            wgt = (norms_before[idx] / R) ** 2 - 1.0
-            Gu = G + (Zt * wgt[:, None]).T @ Zt
-    raw_sq = np.einsum("ij,ij->i", Xp, Xp)
-    if moment.fit_intercept:
-        raw_sq += 1.0
-    return PMTTransform(
-        moment, Z, R, float(eta), int(n), int(d), norms_before, norms_after, truncated,
-        idx.size / n, G, Gu, np.sqrt(raw_sq),  # idx.size / n: the mean of ``truncated``, the same float
-    )
+                if moment.fit_intercept:
+                    Z = Xp @ W[:-1]
+                    _add_row(Z, W[-1])
+                else:
+                    Z = Xp @ W
+                norms_before, truncated = truncate_rows_inplace(Z, R)
+                G = Z.T @ Z
+            xty = None if y is None else Z.T @ y
+    # the display-only norms after truncation, untruncated Gram and raw row norms are computed when read
+    return PMTTransform(moment, Z, R, float(eta), int(n), int(d), norms_before, truncated,
+                        np.count_nonzero(truncated) / n, G, xty, Xp)  # count / n: the mean of ``truncated``
+

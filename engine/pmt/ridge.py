@@ -48,6 +48,7 @@ suggestion). Each fix is counted in ``report_.eig_fixes``; nothing is hidden.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -67,13 +68,17 @@ from engine.pmt._base import (
     _mu,
     _store_params,
     _validate_data,
+    penalty_mask,
     release_rng,
 )
+from engine.pmt import _split_memo
 from engine.pmt._blas import blas_limit
+from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests import them from here)
 from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
     _public_moment_rows,
+    _response_bound_rows,
     _transform_rows,
     pmt_transform,
     public_moment,
@@ -165,9 +170,28 @@ def ssp_noise(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]
     through this one function, so a sweep with seed s reproduces ``random_state=numpy.random.default_rng(s)``
     exactly (an int ``random_state`` is mixed with the fit's settings: :func:`engine.pmt._base.release_rng`).
     """
-    W = P.symmetric_gaussian_noise(d, 1.0, rng)
+    W = _symmetric(P.gaussian_noise((d, d), 1.0, rng))
     w = P.gaussian_noise(d, 1.0, rng)
     return W, w
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_mask(d: int) -> np.ndarray:
+    """Boolean (d, d) mask of the upper triangle, diagonal included (read-only)."""
+    m = np.triu(np.ones((d, d), dtype=bool))
+    m.setflags(write=False)
+    return m
+
+
+def _symmetric(z: np.ndarray) -> np.ndarray:
+    """:func:`engine.privacy.symmetric_gaussian_noise` of its draws ``z`` (d, d): the same floats.
+
+    That function returns ``triu(z) + triu(z, 1)^T``: each entry is ``z_ij + 0.0`` on and above the diagonal
+    and ``0.0 + z_ji`` below it (the ``+ 0.0`` turns a -0.0 into +0.0, nothing else); one select and the
+    same ``+ 0.0`` give every bit of it without the two triangle copies (issue 16;
+    ``tests/test_pmt_fit_exact.py`` checks it).
+    """
+    return np.where(_upper_mask(z.shape[-1]), z, z.T) + 0.0
 
 
 def ssp_solve(A_priv, b_priv, penalty, *, eig_floor: float = DEFAULT_EIG_FLOOR):
@@ -254,7 +278,10 @@ def noise_spectral_bound(sigma_A, d: int, delta: float):
     >>> round(noise_spectral_bound(1.0, 4, 1e-5), 3)
     10.786
     """
-    c = np.asarray(sigma_A, dtype=float) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta)))
+    k = 2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(1.0 / delta))
+    if isinstance(sigma_A, float):  # one release: the same IEEE product in Python floats
+        return sigma_A * k
+    c = np.asarray(sigma_A, dtype=float) * k
     return float(c) if c.ndim == 0 else c
 
 
@@ -339,19 +366,32 @@ def _v_diag_vt_stack(V, wf):
     return np.moveaxis(out, -1, 0)
 
 
+def _fmax(a: float, b: float) -> float:
+    """``np.maximum`` of two Python floats (NaN propagates; otherwise the larger)."""
+    if a != a or b != b:
+        return math.nan
+    return a if a >= b else b
+
+
 def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
     """:func:`noise_aware_solve` of one system or a stack (``kappa=False``: None for kappa)."""
-    w, V = np.linalg.eigh(A_priv)
+    w, V = _eigh(A_priv)
     kappa = _kappa_ascending(np.linalg.eigvalsh(A_priv + penalty)) if kappa else None
     # c = 0 (noise off): only the PSD projection, kept 1e-12 max|w| away from zero so a rank-deficient
     # statistic without penalty still solves (the minimum-norm-like answer along that direction).
     # w is ascending (LAPACK), so max|w| is at an end: the same float as np.max(np.abs(w), axis=-1).
-    c_eff = np.maximum(c, 1e-12 * np.maximum(np.abs(w[..., 0]), np.abs(w[..., -1])))
-    wf = np.maximum(w, c_eff[..., None])
-    fixed = np.any(w < c_eff[..., None], axis=-1)
+    if w.ndim == 1 and np.ndim(c) == 0:  # one system: the same max, abs and product in Python floats
+        lo, hi, cf = float(w[0]), float(w[-1]), float(c)
+        c_eff = _fmax(cf, 1e-12 * _fmax(abs(lo), abs(hi)))
+        wf = np.maximum(w, c_eff)
+        fixed = np.bool_(lo < c_eff)  # w ascending: any(w < c_eff) is w[0] < c_eff
+    else:
+        c_eff = np.maximum(c, 1e-12 * np.maximum(np.abs(w[..., 0]), np.abs(w[..., -1])))
+        wf = np.maximum(w, c_eff[..., None])
+        fixed = np.any(w < c_eff[..., None], axis=-1)
     M = (_v_diag_vt_stack(V, wf) if V.ndim == 3 else np.einsum("...ij,...j,...kj->...ik", V, wf, V)) + penalty
-    M = (M + np.swapaxes(M, -1, -2)) / 2.0
-    theta = np.linalg.solve(M, np.asarray(b_priv, dtype=float)[..., None])[..., 0]
+    M = (M + (M.T if M.ndim == 2 else np.swapaxes(M, -1, -2))) / 2.0
+    theta = _solve_columns(M, np.asarray(b_priv, dtype=float)[..., None])[..., 0]
     return theta, fixed, kappa
 
 
@@ -419,6 +459,36 @@ class SSPStatistics:
         return _kappa_from_eigs(np.linalg.eigvalsh(self.A))
 
 
+def _public_moment_memo(Xq, fit_intercept, on_singular, estimator):
+    """The public moment of validated public rows, kept by content between fits (public data only, so no
+    privacy cost; :func:`engine.pmt._split_memo.memo_public`): a refit on the same public rows reuses the
+    object a fresh computation gave (its arrays read-only). Issue 16: about a tenth of a small fit."""
+    return _split_memo.memo_public(Xq, ("public_moment", bool(fit_intercept), on_singular, estimator),
+                                   lambda: _public_moment_rows(Xq, fit_intercept, on_singular, estimator),
+                                   freeze=_freeze_arrays)
+
+
+def _whitened_penalty(moment, fit_intercept, penalize_intercept) -> np.ndarray:
+    """``moment.whiten_quadratic(P)`` of the penalty mask P, kept on the (immutable) moment: a refit with a
+    memoised moment (:func:`_public_moment_memo`) reuses it. Public; the same floats (read-only)."""
+    cache = moment.__dict__.setdefault("_whitened_penalties", {})  # (a frozen dataclass: not a field)
+    key = (bool(fit_intercept), bool(penalize_intercept))
+    Q = cache.get(key)
+    if Q is None:
+        Q = moment.whiten_quadratic(penalty_mask(moment.d, fit_intercept=fit_intercept,
+                                                 penalize_intercept=penalize_intercept))
+        Q.setflags(write=False)
+        Q = cache.setdefault(key, Q)
+    return Q
+
+
+def _freeze_arrays(obj) -> None:
+    """Make every array attribute of a (frozen dataclass) object read-only."""
+    for v in vars(obj).values():
+        if isinstance(v, np.ndarray):
+            v.setflags(write=False)
+
+
 def _is_dask(*arrays) -> bool:
     """Whether any argument is a Dask collection (without importing dask when it is not loaded)."""
     if "dask" not in sys.modules:
@@ -429,13 +499,24 @@ def _is_dask(*arrays) -> bool:
 
 
 def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y")):
+    """The two-release SSP ledger and the noise scales ``(ledger, s_A, s_b)``: mu split evenly over A and b.
+
+    A new ledger every call (it is the fit's own, and mutable); its records (immutable) and the scales are
+    computed once per ``(delta, mu, sensitivities, relation, names)``: a pure function of public numbers
+    and the budget (issue 16)."""
+    releases, s_A, s_b = _ssp_releases(float(delta), float(mu), float(sens_A), float(sens_b), nb, tuple(names))
+    return P.PrivacyLedger(delta=delta, releases=list(releases)), s_A, s_b
+
+
+@functools.lru_cache(maxsize=1024)
+def _ssp_releases(delta, mu, sens_A, sens_b, nb, names):
     ledger = P.PrivacyLedger(delta=delta)
     mu_part = P.split_mu(mu, 2)
     s_A = P.gaussian_sigma(sens_A, mu_part)
     s_b = P.gaussian_sigma(sens_b, mu_part)
     ledger.record(names[0], sensitivity=sens_A, sigma=s_A, neighbouring=nb)
     ledger.record(names[1], sensitivity=sens_b, sigma=s_b, neighbouring=nb)
-    return ledger, s_A, s_b
+    return tuple(ledger.releases), s_A, s_b
 
 class PMTRidge(_LinearBase):
     """DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
@@ -569,12 +650,17 @@ class PMTRidge(_LinearBase):
                                        self._penalty_mask(d))
 
             # the data were validated once above: the transform's own checks are not repeated (issue 16)
-            mom = _public_moment_rows(Xq, self.fit_intercept, self.on_singular, self.public_moment)
-            tr = _transform_rows(Xp, mom, eta)
-            B_y = self._response_bound(yq, yv, n, eta)
+            mom = _public_moment_memo(Xq, self.fit_intercept, self.on_singular, self.public_moment)
+            # B_y from the public labels (validated above) unless a user or "private" bound is set
+            if self.response_bound is None:
+                B_y = _response_bound_rows(yq, n, eta)
+            else:
+                B_y = self._response_bound(yq, yv, n, eta)
             yc = np.clip(yv, -B_y, B_y)
-            # A = X~^T X~ was formed once by the transform (the same product sufficient_statistics computes)
-            stats = SSPStatistics(tr.gram, tr.X_tilde.T @ yc, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+            # A = X~^T X~ and b = X~^T yc are formed by the transform's pass over the rows (the products
+            # sufficient_statistics computes)
+            tr = _transform_rows(Xp, mom, eta, y=yc)
+            stats = SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
                                   n_y_clipped=int(np.count_nonzero(yc != yv)))
             self.transform_ = tr
             # kappa_raw (private, display only): from the transform's raw Gram when the report is read
@@ -611,13 +697,13 @@ class PMTRidge(_LinearBase):
         rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         S_is = moment.Sigma_pub_inv_sqrt
-        pen = n * lam * moment.whiten_quadratic(self._penalty_mask(d))
+        pen = n * lam * _whitened_penalty(moment, self.fit_intercept, self.penalize_intercept)
         th_t, fixed, kappa_noisy, c = self._solve(stats.A + s_A * W, stats.b + s_b * w, pen, s_A, d, dlt, eig_floor)
         self._set_theta(S_is @ th_t, p)
         self.report_ = _dp_report(
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
-            kappa_pub=moment.kappa, kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
+            kappa_pub=Lazy(lambda: moment.kappa), kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
             sigma_pub_regularized=moment.regularized, tau=moment.tau, B_y=B_y,
             kappa_noisy=kappa_noisy if isinstance(kappa_noisy, Lazy) else float(kappa_noisy),
             frac_y_clipped=stats.frac_y_clipped,

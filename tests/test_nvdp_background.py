@@ -1,0 +1,164 @@
+"""Background accuracies of the live sliders (engine/nvdp/background.py, issue 14 item 7).
+
+A newer request from the same session cancels the one it supersedes (pending: dropped; running:
+stopped before its next batch, nothing memoised); equal requests share one job; a failed job keeps
+its error; a stopped accuracy leaves no trace and the next one has the values of ``evaluate``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import CancelledError
+
+import pytest
+import torch
+
+from engine.nvdp.background import AccuracyJobs
+from engine.nvdp.clipping import ClipConfig
+from engine.nvdp.encoder import TokenStates
+from engine.nvdp.layer import NVDPClassifier, NVIBConfig
+from engine.nvdp.posthoc import AccuracyCancelled, LiveEvaluator
+from engine.nvdp.training import evaluate
+
+
+def _gate_job(started: threading.Event, gate: threading.Event, result, seen_stop: list | None = None):
+    def fn(stop):
+        started.set()
+        while not gate.wait(0.005):
+            if stop.is_set():
+                if seen_stop is not None:
+                    seen_stop.append(True)
+                raise AccuracyCancelled("stopped")
+        return result
+
+    return fn
+
+
+def test_a_newer_request_of_the_same_slot_stops_the_running_job_and_drops_the_pending_one():
+    jobs = AccuracyJobs()
+    s1, g1, seen = threading.Event(), threading.Event(), []
+    f1 = jobs.request("session", {"k1": _gate_job(s1, g1, 1, seen)})["k1"]
+    assert s1.wait(5)  # k1 is running
+    s2, g2 = threading.Event(), threading.Event()
+    f2 = jobs.request("other", {"k2": _gate_job(s2, g2, 2)})["k2"]  # another session's job queues behind k1
+    f3 = jobs.request("session", {"k3": lambda stop: 3})["k3"]  # supersedes k1 for "session"
+    with pytest.raises(AccuracyCancelled):
+        f1.result(timeout=5)
+    assert seen == [True]  # k1 saw its stop event
+    assert s2.wait(5)
+    assert not f2.cancelled()  # another session's job is never cancelled by this one
+    g2.set()
+    assert f2.result(timeout=5) == 2 and f3.result(timeout=5) == 3
+    assert jobs.wait(timeout=5)
+
+
+def test_a_pending_job_is_dropped_before_it_starts():
+    jobs = AccuracyJobs()
+    s1, g1 = threading.Event(), threading.Event()
+    blocker = jobs.request("a", {"block": _gate_job(s1, g1, 0)})["block"]
+    assert s1.wait(5)
+    ran = []
+    f_old = jobs.request("b", {"old": lambda stop: ran.append("old")})["old"]
+    f_new = jobs.request("b", {"new": lambda stop: ran.append("new") or "new"})["new"]
+    assert f_old.cancelled()
+    g1.set()
+    assert blocker.result(timeout=5) == 0 and f_new.result(timeout=5) == "new"
+    assert ran == ["new"]
+
+
+def test_equal_requests_share_one_job_and_a_cancelled_one_is_submitted_again():
+    jobs = AccuracyJobs()
+    s1, g1 = threading.Event(), threading.Event()
+    calls = []
+
+    def fn(stop):
+        calls.append(1)
+        return _gate_job(s1, g1, "v")(stop)
+
+    fa = jobs.request("a", {"k": fn})["k"]
+    fb = jobs.request("b", {"k": fn})["k"]
+    assert fa is fb
+    jobs.request("a", {"other": lambda stop: None})  # "b" still waits for k: not cancelled
+    assert not fa.cancelled()
+    g1.set()
+    assert fa.result(timeout=5) == "v" and len(calls) == 1
+    # a job stopped by its session is not reused: the next request for its key runs again
+    s2, g2 = threading.Event(), threading.Event()
+    f1 = jobs.request("c", {"k2": _gate_job(s2, g2, "x")})["k2"]
+    assert s2.wait(5)
+    jobs.request("c", {"k3": lambda stop: None})["k3"]
+    with pytest.raises((AccuracyCancelled, CancelledError)):
+        f1.result(timeout=5)
+    g2.set()
+    f2 = jobs.request("d", {"k2": lambda stop: "again"})["k2"]
+    assert f2 is not f1 and f2.result(timeout=5) == "again"
+
+
+def test_one_request_keeps_all_its_keys_and_retain_stops_the_others():
+    jobs = AccuracyJobs()
+    s1, g1, seen = threading.Event(), threading.Event(), []
+    futs = jobs.request("s", {"clipped": _gate_job(s1, g1, "c", seen), "unclipped": lambda stop: "u"})
+    assert s1.wait(5)
+    assert not futs["clipped"].done()  # the second key of the same request did not cancel the first
+    jobs.retain("s", {"unclipped"})  # the session moved on: only the clipped job is stopped
+    with pytest.raises(AccuracyCancelled):
+        futs["clipped"].result(timeout=5)
+    assert seen == [True] and futs["unclipped"].result(timeout=5) == "u"
+
+
+def test_a_failed_job_keeps_its_error_for_the_page_to_show():
+    jobs = AccuracyJobs()
+
+    def boom(stop):
+        raise ValueError("non-finite posteriors")
+
+    f = jobs.request("a", {"bad": boom})["bad"]
+    with pytest.raises(ValueError, match="non-finite"):
+        f.result(timeout=5)
+    time.sleep(0.05)
+    assert jobs.request("a", {"bad": boom})["bad"] is f  # not retried in a loop: the same error again
+
+
+@pytest.fixture(scope="module")
+def tiny_live():
+    torch.manual_seed(0)
+    model = NVDPClassifier(NVIBConfig(d=16, n_heads=2, ffn_dim=24)).eval()
+    g = torch.Generator().manual_seed(7)
+    n, L = 41, 9
+    lengths = torch.randint(2, L + 1, (n,), generator=g)
+    mask = torch.arange(L)[None, :] < lengths[:, None]
+    states = TokenStates(torch.randn(n, L, 16, generator=g) * 3.0, mask)
+    y = torch.randint(0, 2, (n,), generator=g)
+    return model, states, y
+
+
+def test_a_stopped_accuracy_memoises_nothing_and_the_next_one_is_that_of_evaluate(tiny_live):
+    model, states, y = tiny_live
+    live = LiveEvaluator(model, states, y, batch_size=16)  # 3 batches
+    clip = ClipConfig(C_mu=2.0, alpha_min=0.2, alpha_max=0.9, renyi_order=1.5)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(AccuracyCancelled):
+        live.accuracy(clip, 3, stop=stop)
+    assert not live.has_accuracy(clip, 3) and not live._noise
+    # a stop after the first batch: the partial draws are not kept either
+    calls = []
+    orig = live.model.classifier.forward
+
+    class StopAfterFirst(threading.Event):
+        def is_set(self):
+            return len(calls) >= 1
+
+    live.model.classifier.forward = lambda x: calls.append(1) or orig(x)
+    try:
+        with pytest.raises(AccuracyCancelled):
+            live.accuracy(clip, 3, stop=StopAfterFirst())
+    finally:
+        del live.model.classifier.forward
+    assert calls == [1] and not live.has_accuracy(clip, 3) and not live._noise
+    jobs = AccuracyJobs()
+    acc = jobs.request("s", {"k": lambda stop: live.accuracy(clip, 3, stop=stop)})["k"].result(timeout=60)
+    ref = evaluate(model, states, y, clip=clip, seed=3, batch_size=16)
+    assert acc == (ref.accuracy, ref.nan_count, ref.inf_count)
+    assert live.has_accuracy(clip, 3)
