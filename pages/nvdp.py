@@ -792,3 +792,7 @@ if res_c.accuracy is None or res_u.accuracy is None:
     show_accuracy()
     show_verdict()
 ss["_nvdp_timing"]["done"] = time.perf_counter()
+# the unclipped model's bounds at the other orders (fixed per model), while the user reads: an order move then
+# computes the clipped model's only
+L.prefetch_bounds(_evaluator(ukey, "unclipped", models, data), ukey,
+                  [ClipConfig(enabled=False, renyi_order=o) for o in RENYI_ORDERS], PROTOCOL)

@@ -162,3 +162,41 @@ def test_a_stopped_accuracy_memoises_nothing_and_the_next_one_is_that_of_evaluat
     ref = evaluate(model, states, y, clip=clip, seed=3, batch_size=16)
     assert acc == (ref.accuracy, ref.nan_count, ref.inf_count)
     assert live.has_accuracy(clip, 3)
+
+
+def test_prefetched_bounds_are_those_of_evaluate_and_a_prefetch_can_run_beside_the_page(tiny_live):
+    """The page prefetches the unclipped model's bounds at every offered order on another thread; an
+    evaluate later finds them cached, with the values of a fresh evaluator, also while a prefetch runs."""
+    import warnings
+
+    import numpy as np
+
+    from engine.nvdp.protocol import EvalProtocol
+
+    model, states, y = tiny_live
+    proto = EvalProtocol(n_eval=24, batch_size=8)
+    orders = (1.01, 1.1, 1.5, 2.0, 3.0)
+    clips = [ClipConfig(enabled=False, renyi_order=o) for o in orders]
+    live, fresh = LiveEvaluator(model, states, y, batch_size=16), LiveEvaluator(model, states, y, batch_size=16)
+    jobs = AccuracyJobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fut = jobs.request("p", {"p": lambda stop: live.prefetch_bounds(clips, proto, stop=stop)})["p"]
+        # the page's thread meanwhile evaluates the clipped caps on the same evaluator
+        side = live.evaluate(ClipConfig(C_mu=2.0, alpha_min=0.2, alpha_max=0.9, renyi_order=1.5), protocol=proto,
+                             with_accuracy=False)
+        assert 1 <= fut.result(timeout=120) <= len(clips)
+        assert all(live.has_bounds(c, proto) for c in clips)
+        assert live.prefetch_bounds(clips, proto) == 0  # nothing left to compute
+        for c in clips:
+            a = live.evaluate(c, protocol=proto, with_accuracy=False)
+            b = fresh.evaluate(c, protocol=proto, with_accuracy=False)
+            for f in ("rd_exact", "rd_paper"):
+                assert np.array_equal(getattr(a, f).values, getattr(b, f).values, equal_nan=True), (c, f)
+            assert a.bdp.epsilon == b.bdp.epsilon or (np.isnan(a.bdp.epsilon) and np.isnan(b.bdp.epsilon))
+            assert a.bdp_paper.epsilon == b.bdp_paper.epsilon
+        ref = fresh.evaluate(side.clip, protocol=proto, with_accuracy=False)
+        assert np.array_equal(side.rd_exact.values, ref.rd_exact.values, equal_nan=True)
+    stop = threading.Event()
+    stop.set()
+    assert LiveEvaluator(model, states, y).prefetch_bounds(clips, proto, stop=stop) == 0  # stopped before the first

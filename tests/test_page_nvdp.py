@@ -242,3 +242,20 @@ def test_a_new_run_stops_the_accuracy_job_of_settings_its_session_has_left(tiny_
     _no_exceptions(at)
     assert stopped.wait(30) and isinstance(fut.exception(timeout=30), AccuracyCancelled)
     assert "%" in _metrics(at)["Accuracy"][0]  # the new position's accuracy was computed after it
+
+
+def test_after_the_first_view_the_unclipped_bounds_of_every_order_are_prefetched(tiny_cache, monkeypatch):
+    """An order move then computes the clipped model's bounds only (issue 14 item 7)."""
+    import engine.nvdp.posthoc as PH
+    from engine.nvdp.background import PREFETCH
+
+    calls = []
+    orig = PH.evaluate_bounds
+    monkeypatch.setattr(PH, "evaluate_bounds", lambda post, lam, *a, **k: calls.append(lam) or orig(post, lam, *a, **k))
+    at = _app(nvdp_C_mu=4.4).run()  # caps of its own: nothing of them cached by other tests
+    assert PREFETCH.wait(timeout=120)
+    calls.clear()
+    at.select_slider(key="nvdp_renyi_order").set_value(3.0).run()
+    _no_exceptions(at)
+    assert calls == [3.0]  # the clipped model's bounds; the unclipped ones at 3.0 were prefetched
+    assert _metrics(at)["RD max (paper)"][1].startswith("unclipped")

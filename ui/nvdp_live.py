@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_EXCEPTION, CancelledError, wait
 
 import streamlit as st
 
-from engine.nvdp.background import JOBS
+from engine.nvdp.background import JOBS, PREFETCH
 from engine.nvdp.posthoc import AccuracyCancelled, LiveEvaluator, PosthocResult
 
 #: How long the page waits for an accuracy between two chances to give way to a newer move (s).
@@ -102,3 +102,17 @@ def complete_all(items: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> 
             except (CancelledError, AccuracyCancelled):
                 pass  # stopped on behalf of another session: computed below, in this thread
     return [live.complete(res) for live, key, which, res in items]
+
+
+def prefetch_bounds(live: LiveEvaluator, key: str, clips, protocol) -> None:
+    """Compute the bounds of ``clips`` on ``live`` ahead of need, on the prefetch worker (once per model).
+
+    The page asks this for the unclipped model at every Renyi order it offers (they do not depend on
+    the caps): an order move then computes the clipped model's bounds only.
+    """
+    clips = list(clips)
+    if all(live.has_bounds(c, protocol) for c in clips):
+        return
+    job = ("prefetch", key)
+    PREFETCH.request(job, {job: lambda stop: live.prefetch_bounds(clips, protocol, stop=stop)})
+

@@ -26,7 +26,7 @@ from typing import Callable, Hashable
 
 from engine.nvdp.posthoc import AccuracyCancelled
 
-__all__ = ["AccuracyJobs", "JOBS"]
+__all__ = ["AccuracyJobs", "JOBS", "PREFETCH"]
 
 
 class AccuracyJobs:
@@ -139,3 +139,7 @@ def _failed(fut: Future) -> bool:
 
 #: The process-wide jobs of the dashboard (one worker thread, created on first use).
 JOBS = AccuracyJobs()
+
+#: Work done ahead of a likely request (e.g. the unclipped model's bounds at every Renyi order the
+#: page offers) on its own worker thread, so that it never queues in front of an accuracy.
+PREFETCH = AccuracyJobs()

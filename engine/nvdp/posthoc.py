@@ -9,6 +9,7 @@ distributions before and after clipping (NVDP.md sections 3 to 6). Nothing here 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -280,6 +281,9 @@ class LiveEvaluator:
         # pair terms that a slider move leaves unchanged (e.g. the Gaussian sums on an alpha move),
         # keyed by what the evaluated mu and sigma depend on (engine.nvdp.protocol.evaluate_bounds)
         self._memo: dict = {}
+        # the clipper's and the bounds' caches are shared by the page's thread and a prefetch
+        # (:meth:`prefetch_bounds`) on another: one at a time (re-entrant)
+        self._lock = threading.RLock()
 
     def clip(self, clip: ClipConfig) -> tuple[Posteriors, ClipStats]:
         """``self.raw.clip(clip)``, the same values, with the rules' outputs reused across calls.
@@ -289,8 +293,31 @@ class LiveEvaluator:
         ValueError
             Non-finite or out-of-range raw posteriors (on every call; see :class:`RepeatedClipper`).
         """
-        mu, sigma, alpha, stats = self.clipper(clip)
+        with self._lock:
+            mu, sigma, alpha, stats = self.clipper(clip)
         return Posteriors(mu, sigma, alpha, self.raw.mask), stats
+
+    def has_bounds(self, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PROTOCOL) -> bool:
+        """Whether the bounds of ``clip`` under ``protocol`` are cached (then :meth:`bounds` returns at once)."""
+        with self._lock:
+            return self._bounds_key(clip, protocol) in self._bounds_cache
+
+    def prefetch_bounds(self, clips, protocol: EvalProtocol = DEFAULT_PROTOCOL, stop=None) -> int:
+        """Compute and cache the bounds of each of ``clips`` not cached yet; return how many were computed.
+
+        For settings a user is likely to ask for next and that do not depend on the sliders' caps,
+        e.g. the unclipped model at every Renyi order the page offers: a later :meth:`evaluate` of
+        one of them then only looks its bounds up. The values are those :meth:`evaluate` would
+        compute. ``stop`` (a :class:`threading.Event`) ends the loop between two settings.
+        """
+        n = 0
+        for clip in clips:
+            if stop is not None and stop.is_set():
+                break
+            if not self.has_bounds(clip, protocol):
+                self._bounds(clip, None, protocol)
+                n += 1
+        return n
 
     @staticmethod
     def _acc_key(clip: ClipConfig, seed: int) -> str:
@@ -386,9 +413,16 @@ class LiveEvaluator:
         """:func:`engine.nvdp.protocol.evaluate_bounds` of ``self.clip(clip)`` at ``clip.renyi_order``, cached per clipping."""
         return self._bounds(clip, None, protocol)
 
+    def _bounds_key(self, clip: ClipConfig, protocol: EvalProtocol) -> tuple:
+        return (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), self.clipper.alpha_key(clip), clip.renyi_order,
+                protocol)
+
     def _bounds(self, clip: ClipConfig, post: Posteriors | None, protocol: EvalProtocol):
-        key = (self.clipper.mu_key(clip), self.clipper.sigma_key(clip), self.clipper.alpha_key(clip), clip.renyi_order,
-               protocol)
+        with self._lock:
+            return self._bounds_locked(clip, post, protocol)
+
+    def _bounds_locked(self, clip: ClipConfig, post: Posteriors | None, protocol: EvalProtocol):
+        key = self._bounds_key(clip, protocol)
         out = self._bounds_cache.get(key)
         if out is None:
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
