@@ -9,13 +9,15 @@ Measures, with the page's default settings:
 1. ``first`` (a fresh process, an empty ``NVDP_CACHE_DIR``, so nothing is cached: the fresh-clone
    case): wall time of the page's first AppTest run until the metrics show, and of the whole
    process (imports included);
-2. ``sliders`` (same fresh process, after the first visit): median AppTest rerun after moving each
-   of C_mu, alpha_min, alpha_max and the Renyi order to new values, with the CPU time of the
-   process per move (a load-independent proxy: on a quiet 2-core machine the wall time is at most
-   the CPU time), and when the page had drawn the bounds and the open tab's figure (its own
-   ``_nvdp_timing`` mark; the accuracy of the new caps follows in the same run, pages/nvdp.py
-   "Live sliders"). The scripts are compiled once, as the server does (``--recompile``: AppTest's
-   recompilation on every run);
+2. ``sliders`` (same fresh process, after the first visit and the page's prefetch of the unclipped
+   bounds at the other orders): for moves of each of C_mu, alpha_min, alpha_max and the Renyi order,
+   the median time until the page had drawn the bounds and the open tab's figure (its own
+   ``_nvdp_timing`` mark: what a move answers first, sent to the browser as drawn) and of the whole
+   AppTest rerun, which ends when the accuracy of the new caps is drawn (computed on a worker
+   thread meanwhile, ui/nvdp_live.py), each with the CPU time of the process (all threads). The
+   scripts are compiled once, as the server does (``--recompile``: AppTest's recompilation on
+   every run; streamlit >= 1.50 builds the cache in ``app_test``, older ones in
+   ``local_script_runner``: both are shared);
 3. ``posthoc``: the engine call behind a slider move (``LiveEvaluator.evaluate``), for several C_mu;
 4. ``cold`` (only with ``--cold``): the first AppTest run with an empty cache and no bundle
    (``NVDP_ASSET_DIR=``): encoding the 3,000 sentences + training both models, with progress.
@@ -23,6 +25,15 @@ Measures, with the page's default settings:
 Run: ``.venv/bin/python bench/bench_nvdp_page.py [--cold] [--threads 2] [--repeat 5]``.
 Prints wall times, ``os.getloadavg()`` (the machine is shared: read the figures against the
 load) and the threads.
+
+Figures (2026-11-30 18:49 UTC, 2 cores, load average 0.9-1.4, no other work): first visit 11.8 s
+(13.0-13.4 s in two other runs; goal <= 15 s); bounds and figure on screen after a move, median
+over 5: C_mu 0.26-0.31 s, alpha_min 0.13-0.14 s, alpha_max 0.14-0.16 s, Renyi order 0.20-0.21 s
+(0.36 s before the unclipped bounds were prefetched); the whole move with the new accuracy 0.43-0.60 s
+(the accuracy is a re-run of the model on 500 sentences, about 0.25 s of both cores). Before this
+round (same machine, 16:40 UTC): whole reruns 0.49-0.64 s with the accuracy in the page's thread
+(a newer move had to wait for it), bounds and figure after 0.18-0.36 s, and AppTest recompiled both
+scripts on every rerun (about 0.05-0.08 s of the figures then).
 """
 
 from __future__ import annotations
