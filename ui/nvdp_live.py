@@ -111,8 +111,8 @@ def prefetch_bounds(live: LiveEvaluator, key: str, clips, protocol) -> None:
     the caps): an order move then computes the clipped model's bounds only.
     """
     clips = list(clips)
-    if all(live.has_bounds(c, protocol) for c in clips):
-        return
     job = ("prefetch", key)
+    if PREFETCH.running(job) or all(live.has_bounds(c, protocol) for c in clips):
+        return
     PREFETCH.request(job, {job: lambda stop: live.prefetch_bounds(clips, protocol, stop=stop)})
 

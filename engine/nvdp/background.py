@@ -107,6 +107,12 @@ class AccuracyJobs:
             if job is not None and job[0] is fut and not _failed(fut):
                 self._jobs.pop(key, None)
 
+    def running(self, key: Hashable) -> bool:
+        """Whether a job for ``key`` is pending or running."""
+        with self._lock:
+            job = self._jobs.get(key)
+            return job is not None and not job[0].done()
+
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no job is pending or running (tests, benchmarks); True if none is left."""
         import concurrent.futures as cf

@@ -298,9 +298,12 @@ class LiveEvaluator:
         return Posteriors(mu, sigma, alpha, self.raw.mask), stats
 
     def has_bounds(self, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PROTOCOL) -> bool:
-        """Whether the bounds of ``clip`` under ``protocol`` are cached (then :meth:`bounds` returns at once)."""
-        with self._lock:
-            return self._bounds_key(clip, protocol) in self._bounds_cache
+        """Whether the bounds of ``clip`` under ``protocol`` are cached (then :meth:`bounds` returns at once).
+
+        Does not wait for a computation in progress on another thread (the key is a pure function of
+        the settings and a dict lookup is atomic): a page asking this never waits for a prefetch.
+        """
+        return self._bounds_key(clip, protocol) in self._bounds_cache
 
     def prefetch_bounds(self, clips, protocol: EvalProtocol = DEFAULT_PROTOCOL, stop=None) -> int:
         """Compute and cache the bounds of each of ``clips`` not cached yet; return how many were computed.
