@@ -12,6 +12,13 @@ extrapolates to all 500.
 Usage::
 
     .venv/bin/python bench/bench_pmt_sweep.py [--repeat 5] [--naive] [--no-gd-only] [--root DIR]
+
+Figures (2026-11-30 19:13 UTC, 2 cores, load average ~1.2): the issue 16 row "without DP-GD,
+runners on a prepared split" 4.53-4.75 ms best, 4.65-4.88 ms median over four fresh processes
+at ``--repeat 10`` (4.72 ms median at the default repeat; goal <= 5 ms; DP-GD runner 56 ms).
+Before the ridge runners held BLAS at ``blas_threads(n, d)`` threads (one at CCPP's d = 5) the
+same code took 4.8-5.0 ms in some fresh processes and 7.5-9 ms in others (OpenBLAS's second
+thread on these small products); pinned to one core or with one BLAS thread it was always fast.
 """
 
 from __future__ import annotations

@@ -232,3 +232,24 @@ def test_nested_blas_limit_is_a_no_op_and_the_outer_restores():
             assert set(_blas_threads()) == {2}
         assert set(_blas_threads()) == {1}
     assert _blas_threads() == before
+
+
+def test_ridge_sweep_runners_hold_blas_at_the_threads_chosen_for_the_shape():
+    """Issue 16: a ridge sweep's runners run with blas_threads(n, d) BLAS threads (1 at small d) and restore
+    the previous count afterwards; the count never depends on the data's values."""
+    from types import SimpleNamespace
+
+    from threadpoolctl import threadpool_info
+
+    from engine.pmt._blas import blas_threads
+    from engine.pmt.sweep_ridge import _blas_for_shape
+
+    def blas_counts():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_counts()
+    seen = {}
+    probe = _blas_for_shape(lambda ctx, eps, seeds: seen.setdefault((ctx.n, ctx.d), blas_counts()))
+    probe(SimpleNamespace(n=9568, d=5), [1.0], [0])
+    assert blas_threads(9568, 5) == 1 and set(seen[(9568, 5)]) == {1}
+    assert blas_counts() == before
