@@ -26,10 +26,10 @@ Run: ``.venv/bin/python bench/bench_nvdp_page.py [--cold] [--threads 2] [--repea
 Prints wall times, ``os.getloadavg()`` (the machine is shared: read the figures against the
 load) and the threads.
 
-Figures (2026-11-30 18:49 UTC, 2 cores, load average 0.9-1.4, no other work): first visit 11.8 s
-(13.0-13.4 s in two other runs; goal <= 15 s); bounds and figure on screen after a move, median
-over 5: C_mu 0.26-0.31 s, alpha_min 0.13-0.14 s, alpha_max 0.14-0.16 s, Renyi order 0.20-0.21 s
-(0.36 s before the unclipped bounds were prefetched); the whole move with the new accuracy 0.43-0.60 s
+Figures (2026-11-30 19:15 UTC, final code, 2 cores, load average 1.6-1.8 incl. this run; two fresh
+processes): first visit 10.1-10.3 s (goal <= 15 s; 11.8-13.4 s in earlier runs today); bounds and
+figure on screen after a move, median over 5: C_mu 0.19-0.22 s, alpha_min 0.10-0.11 s, alpha_max
+0.15 s, Renyi order 0.17 s (0.36 s before the unclipped bounds were prefetched); the whole move with the new accuracy 0.35-0.49 s
 (the accuracy is a re-run of the model on 500 sentences, about 0.25 s of both cores). Before this
 round (same machine, 16:40 UTC): whole reruns 0.49-0.64 s with the accuracy in the page's thread
 (a newer move had to wait for it), bounds and figure after 0.18-0.36 s, and AppTest recompiled both

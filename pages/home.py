@@ -49,7 +49,7 @@ st.markdown(
     "- **PMT regression**: move epsilon, the ridge penalty and the public sample size; PMT's error against the "
     "private baselines, conditioning, truncation, the privacy ledger, and a report to download.\n"
     "- **NVDP embeddings**: clip a sentence bottleneck live and watch the privacy bounds and the accuracy. The "
-    "first visit loads two shipped small models and encodes the 500 evaluation sentences (about 12-13 s on a quiet "
+    "first visit loads two shipped small models and encodes the 500 evaluation sentences (about 10-13 s on a quiet "
     "2-core machine, up to a minute when it is busy); later visits take about 2 s. Other training settings or "
     "your own texts train new models in a few minutes, with progress, a time estimate and Cancel.\n"
     "- **Learn**: short lessons, one idea and one figure each.\n"
