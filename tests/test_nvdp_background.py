@@ -12,12 +12,9 @@ import time
 from concurrent.futures import CancelledError
 
 import pytest
-import torch
 
 from engine.nvdp.background import AccuracyJobs
 from engine.nvdp.clipping import ClipConfig
-from engine.nvdp.encoder import TokenStates
-from engine.nvdp.layer import NVDPClassifier, NVIBConfig
 from engine.nvdp.posthoc import AccuracyCancelled, LiveEvaluator
 from engine.nvdp.training import evaluate
 
@@ -122,15 +119,9 @@ def test_a_failed_job_keeps_its_error_for_the_page_to_show():
 
 @pytest.fixture(scope="module")
 def tiny_live():
-    torch.manual_seed(0)
-    model = NVDPClassifier(NVIBConfig(d=16, n_heads=2, ffn_dim=24)).eval()
-    g = torch.Generator().manual_seed(7)
-    n, L = 41, 9
-    lengths = torch.randint(2, L + 1, (n,), generator=g)
-    mask = torch.arange(L)[None, :] < lengths[:, None]
-    states = TokenStates(torch.randn(n, L, 16, generator=g) * 3.0, mask)
-    y = torch.randint(0, 2, (n,), generator=g)
-    return model, states, y
+    from conftest import tiny_nvdp
+
+    return tiny_nvdp(seed=7, n=41)
 
 
 def test_a_stopped_accuracy_memoises_nothing_and_the_next_one_is_that_of_evaluate(tiny_live):

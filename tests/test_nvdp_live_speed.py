@@ -62,8 +62,7 @@ def test_memo_gives_the_values_of_a_fresh_computation(lam):
 # ---- the live path's other reuses: clipping parts, draws, the accuracy after the bounds ----------------------------
 
 from engine.nvdp.clipping import RepeatedClipper, clip_posteriors  # noqa: E402
-from engine.nvdp.encoder import TokenStates  # noqa: E402
-from engine.nvdp.layer import NVDPClassifier, NVIBConfig, sample_latents  # noqa: E402
+from engine.nvdp.layer import sample_latents  # noqa: E402
 from engine.nvdp.posthoc import LiveEvaluator, sample_latents_with  # noqa: E402
 from engine.nvdp.training import evaluate  # noqa: E402
 
@@ -123,15 +122,9 @@ def test_private_generator_draws_are_those_of_sample_latents_and_leave_the_globa
 
 @pytest.fixture(scope="module")
 def tiny_live():
-    torch.manual_seed(0)
-    model = NVDPClassifier(NVIBConfig(d=16, n_heads=2, ffn_dim=24)).eval()
-    g = torch.Generator().manual_seed(5)
-    n, L = 37, 9
-    lengths = torch.randint(2, L + 1, (n,), generator=g)
-    mask = torch.arange(L)[None, :] < lengths[:, None]
-    states = TokenStates(torch.randn(n, L, 16, generator=g) * 3.0, mask)
-    y = torch.randint(0, 2, (n,), generator=g)
-    return model, states, y
+    from conftest import tiny_nvdp
+
+    return tiny_nvdp(seed=5, n=37)
 
 
 def test_live_accuracy_after_the_bounds_is_that_of_a_fresh_evaluation(tiny_live):
