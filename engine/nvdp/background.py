@@ -30,7 +30,7 @@ __all__ = ["AccuracyJobs", "JOBS", "PREFETCH"]
 
 
 class AccuracyJobs:
-    """A single background worker computing accuracies, the latest request per slot.
+    """A background worker computing accuracies (or other memoised work), for the keys each slot asked for last.
 
     Parameters
     ----------
@@ -41,7 +41,7 @@ class AccuracyJobs:
 
     def __init__(self, max_workers: int = 1):
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="nvdp-accuracy")
-        self._lock = threading.RLock()  # a done callback can run inside submit (a job that finished at once)
+        self._lock = threading.RLock()  # a done callback can run inside request (a job that finished at once)
         self._jobs: dict[Hashable, tuple[Future, threading.Event]] = {}  # key -> (future, stop)
         self._slots: dict[Hashable, set] = {}  # slot -> keys it is waiting for
 
