@@ -448,7 +448,8 @@ with main:
     clip_json = json.dumps(clip.to_dict(), sort_keys=True)
     # Live sliders (see the docstring): the bounds now, the accuracy of the new caps at the end of the run;
     # this session's accuracy jobs for settings it has left stop now.
-    L.retain({L.job_key(mkey, which, clip, settings.seed), L.job_key(ukey, "unclipped", unclip, settings.seed)})
+    L.retain({L.job_key(_evaluator(mkey, which, models, data), mkey, which, clip, settings.seed),
+              L.job_key(_evaluator(ukey, "unclipped", models, data), ukey, "unclipped", unclip, settings.seed)})
     with st.spinner("Applying the clipping to the test sentences ..."):
         res_c = _with_accuracy(mkey, which, _evaluate(mkey, which, clip_json, models, data, settings.seed),
                                models, data, now=False)

@@ -12,6 +12,7 @@ import time
 from concurrent.futures import CancelledError
 
 import pytest
+import torch
 
 from engine.nvdp.background import AccuracyJobs
 from engine.nvdp.clipping import ClipConfig
@@ -104,17 +105,28 @@ def test_one_request_keeps_all_its_keys_and_retain_stops_the_others():
     assert seen == [True] and futs["unclipped"].result(timeout=5) == "u"
 
 
-def test_a_failed_job_keeps_its_error_for_the_page_to_show():
+def test_a_failed_job_gives_its_error_to_its_waiter_and_a_later_request_runs_again():
+    """A job's error reaches whoever waits on it; the job is then forgotten (no session is served an
+    old failure forever: a passing error, e.g. out of memory, clears on the next request), and slots
+    left waiting for nothing are dropped (no growth per browser session)."""
     jobs = AccuracyJobs()
+    calls = []
 
-    def boom(stop):
-        raise ValueError("non-finite posteriors")
+    def flaky(stop):
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError("passing")
+        return "ok"
 
-    f = jobs.request("a", {"bad": boom})["bad"]
-    with pytest.raises(ValueError, match="non-finite"):
+    f = jobs.request("a", {"k": flaky})["k"]
+    with pytest.raises(MemoryError, match="passing"):
         f.result(timeout=5)
+    assert jobs.wait(timeout=5)
+    g = jobs.request("b", {"k": flaky})["k"]
+    assert g is not f and g.result(timeout=5) == "ok" and len(calls) == 2
+    assert jobs.wait(timeout=5)
     time.sleep(0.05)
-    assert jobs.request("a", {"bad": boom})["bad"] is f  # not retried in a loop: the same error again
+    assert jobs._slots == {} and jobs._jobs == {}
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +203,29 @@ def test_prefetched_bounds_are_those_of_evaluate_and_a_prefetch_can_run_beside_t
     stop = threading.Event()
     stop.set()
     assert LiveEvaluator(model, states, y).prefetch_bounds(clips, proto, stop=stop) == 0  # stopped before the first
+
+
+def test_cached_results_keep_no_clipped_tensors_and_their_lazy_distributions_match(tiny_live):
+    """A page caches up to 128 results: each must not keep its own clipped mu / sigma (about 38 MB each
+    at the bundled size) nor its evaluator; the lazily computed "after" distributions are those of the
+    clipped posteriors all the same."""
+    import numpy as np
+
+    from engine.nvdp.diagnostics import posterior_distributions
+
+    model, states, y = tiny_live
+    live = LiveEvaluator(model, states, y, batch_size=16)
+    results = [live.evaluate(ClipConfig(C_mu=c, alpha_min=0.2, alpha_max=0.9, renyi_order=1.5), with_accuracy=False)
+               for c in (1.0, 2.0, 3.0, 4.0)]
+    for r in results:
+        maker = r.distributions._makers["after"]
+        held = list(maker.args) + list(maker.keywords.values())
+        assert not any(h is live for h in held)
+        big = [h for h in held if isinstance(h, torch.Tensor) and h.dtype != torch.bool]
+        assert big == [], [tuple(t.shape) for t in big]
+    for r in results:
+        post, _ = live.raw.clip(r.clip)
+        ref = posterior_distributions(post, max_values=20000)
+        got = r.distributions["after"]
+        assert set(got) == set(ref) and all(np.array_equal(got[k], ref[k]) for k in ref)
+        assert r.distributions["before"] is results[0].distributions["before"]  # once per evaluator

@@ -13,9 +13,8 @@ seed, same draws; memoised only when complete).
 
 from __future__ import annotations
 
-import json
 import uuid
-from concurrent.futures import FIRST_EXCEPTION, CancelledError, wait
+from concurrent.futures import CancelledError, wait
 
 import streamlit as st
 
@@ -45,9 +44,12 @@ def _slot() -> str:
     return st.session_state.setdefault("_nvdp_slot", uuid.uuid4().hex)
 
 
-def job_key(key: str, which: str, clip, seed: int) -> tuple:
-    """What an accuracy job computes: the model, the clipping (a ClipConfig) and the seed."""
-    return key, which, json.dumps(clip.to_dict(), sort_keys=True, default=float), int(seed)
+def job_key(live: LiveEvaluator, key: str, which: str, clip, seed: int) -> tuple:
+    """What an accuracy job computes: on which evaluator (two sessions' uploads of the same file have
+    their own), the model, and what the accuracy depends on (:meth:`LiveEvaluator.accuracy_key`: the
+    clipping, whose order a disabled one ignores, and the seed). A job holds its evaluator, so the
+    id is not reused while the job is known."""
+    return id(live), key, which, live.accuracy_key(clip, seed)
 
 
 def retain(keys) -> None:
@@ -66,7 +68,7 @@ def _wanted(items) -> dict:
     for live, key, which, res in items:
         if res.accuracy is None and not live.has_accuracy(res.clip, res.seed):
             post = live.clip(res.clip)[0]  # memoised by the evaluator's clipper for the bounds already
-            wanted[job_key(key, which, res.clip, res.seed)] = (lambda stop, live=live, res=res, post=post:
+            wanted[job_key(live, key, which, res.clip, res.seed)] = (lambda stop, live=live, res=res, post=post:
                                                                live.accuracy(res.clip, res.seed, clipped=post, stop=stop))
     return wanted
 
@@ -91,10 +93,7 @@ def complete_all(items: list[tuple[LiveEvaluator, str, str, PosthocResult]]) -> 
     if wanted:
         futures = list(JOBS.request(_slot(), wanted).values())
         beat = st.empty()
-        while True:
-            done, pending = wait(futures, timeout=STEP_SECONDS, return_when=FIRST_EXCEPTION)
-            if not pending or any(f.done() and not f.cancelled() and f.exception() for f in done):
-                break
+        while wait(futures, timeout=STEP_SECONDS).not_done:
             beat.empty()  # a yield point: a newer move stops this run here
         for f in futures:
             try:

@@ -21,7 +21,7 @@ draws, memoised only when complete). Nothing here imports Streamlit.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Hashable
 
 from engine.nvdp.posthoc import AccuracyCancelled
@@ -52,7 +52,7 @@ class AccuracyJobs:
         waiting for are cancelled (not started: dropped; running: their ``stop`` event is set, and
         the job is expected to raise :class:`~engine.nvdp.posthoc.AccuracyCancelled` at its next
         check). A pending or running job for a wanted key is shared; a finished one is returned as
-        is (a failed one keeps its error) unless it was cancelled, in which case it runs again.
+        is (until the done callback forgets it) unless it was cancelled, in which case it runs again.
 
         Parameters
         ----------
@@ -101,11 +101,17 @@ class AccuracyJobs:
                     job[0].cancel()
 
     def _forget(self, key, fut: Future) -> None:
-        """Drop a finished job (its result is memoised by the evaluator); a failed one is kept."""
+        """Drop a finished job: its result is memoised by the evaluator, and whoever waits on it holds
+        the future (so an error still reaches them); a later request for its key runs it again. The
+        key leaves every slot, and a slot left waiting for nothing is dropped (no growth per session)."""
         with self._lock:
             job = self._jobs.get(key)
-            if job is not None and job[0] is fut and not _failed(fut):
+            if job is not None and job[0] is fut:
                 self._jobs.pop(key, None)
+            for slot in [s for s, ks in self._slots.items() if key in ks]:
+                self._slots[slot].discard(key)
+                if not self._slots[slot]:
+                    del self._slots[slot]
 
     def running(self, key: Hashable) -> bool:
         """Whether a job for ``key`` is pending or running."""
@@ -132,15 +138,6 @@ def _was_cancelled(fut: Future) -> bool:
     if fut.cancelled():
         return True
     return isinstance(fut.exception(), AccuracyCancelled)
-
-
-def _failed(fut: Future) -> bool:
-    """Finished with an error other than a cancellation (kept, so that the page can show it)."""
-    try:
-        exc = fut.exception(timeout=0)
-    except CancelledError:
-        return False
-    return exc is not None and not isinstance(exc, AccuracyCancelled)
 
 
 #: The process-wide jobs of the dashboard (one worker thread, created on first use).

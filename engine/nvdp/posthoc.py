@@ -8,6 +8,7 @@ distributions before and after clipping (NVDP.md sections 3 to 6). Nothing here 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -28,12 +29,13 @@ __all__ = ["AccuracyCancelled", "PosthocResult", "LiveEvaluator", "sample_latent
 
 
 class _LazyDistributions(Mapping):
-    """``{"before": ..., "after": ...}`` computed on first access (only the posterior-parameters view
-    and the exports read them; a slider move does not pay for them otherwise). Same values as eager."""
+    """``{"before": ..., "after": ...}``, each a value or a callable computed on first access (only the
+    posterior-parameters view and the exports read "after"; a slider move does not pay for it
+    otherwise). Same values as eager."""
 
     def __init__(self, **makers):
         self._makers = makers
-        self._values: dict = {}
+        self._values: dict = {k: v for k, v in makers.items() if not callable(v)}
 
     def __getitem__(self, key):
         if key not in self._values:
@@ -48,6 +50,15 @@ class _LazyDistributions(Mapping):
 
     def __repr__(self):
         return f"_LazyDistributions({list(self._makers)})"
+
+
+def _distributions_after(clipper, lock, mask, clip: ClipConfig, max_values: int) -> dict:
+    """:func:`engine.nvdp.diagnostics.posterior_distributions` of ``clipper(clip)`` (an evaluator's clipped posteriors)."""
+    from engine.nvdp.diagnostics import posterior_distributions
+
+    with lock:
+        mu, sigma, alpha, _ = clipper(clip)
+    return posterior_distributions(Posteriors(mu, sigma, alpha, mask), max_values=max_values)
 
 
 class AccuracyCancelled(RuntimeError):
@@ -331,6 +342,10 @@ class LiveEvaluator:
         d = clip.to_dict() if clip.enabled else {"enabled": False}
         return json.dumps(d, sort_keys=True, default=float) + f"|{int(seed)}"
 
+    def accuracy_key(self, clip: ClipConfig, seed: int = 0) -> str:
+        """What :meth:`accuracy` of (``clip``, ``seed``) depends on (a disabled clipping ignores its order)."""
+        return self._acc_key(clip, seed)
+
     def has_accuracy(self, clip: ClipConfig, seed: int = 0) -> bool:
         """Whether :meth:`accuracy` for (``clip``, ``seed``) is memoised (then it returns at once)."""
         return self._acc_key(clip, seed) in self._acc_cache
@@ -448,8 +463,6 @@ class LiveEvaluator:
         :meth:`complete` fills them in. The page uses this to show the bounds of a slider move at once
         and the accuracy when it is ready (never an accuracy of other caps).
         """
-        from engine.nvdp.diagnostics import posterior_distributions
-
         if not isinstance(clip, ClipConfig):
             raise TypeError(f"clip must be a ClipConfig; got {type(clip).__name__}")
         if not isinstance(protocol, EvalProtocol):
@@ -467,9 +480,11 @@ class LiveEvaluator:
             bdp=b.bdp,
             bdp_paper=b.bdp_paper,
             clip_stats=stats,
+            # "after" is computed on first access from the evaluator's clipper (the same values as
+            # ``post``): a cached result keeps no clipped tensors of its own, nor the evaluator
             distributions=_LazyDistributions(
-                before=lambda: self._distributions_before(max_values),
-                after=lambda: posterior_distributions(post, max_values=max_values),
+                before=self._distributions_before(max_values),
+                after=functools.partial(_distributions_after, self.clipper, self._lock, self.raw.mask, clip, max_values),
             ),
             nan_count=int(nan),
             inf_count=int(inf),
