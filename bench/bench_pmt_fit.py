@@ -41,15 +41,12 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import wall_and_cpu  # noqa: E402
 
 
 def _clock(fn, repeats):
-    wall, cpu = [], []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w0)
-        cpu.append(time.process_time() - c0)
+    wall, cpu = wall_and_cpu(fn, repeats)
     return statistics.median(wall), statistics.median(cpu)
 
 
@@ -77,13 +74,7 @@ def big_fit(n, d, repeats):
 
 def _per_fit(fn, fits):
     """Wall and process-CPU seconds of each of ``fits`` calls (lists)."""
-    wall, cpu = [], []
-    for _ in range(fits):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w0)
-        cpu.append(time.process_time() - c0)
-    return wall, cpu
+    return wall_and_cpu(fn, fits)
 
 
 def ccpp_per_fit(fits, rounds=5):

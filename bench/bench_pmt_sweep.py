@@ -82,13 +82,10 @@ def naive_dpgd(n_runs=10, T=100):
 
 def timed_cpu(fn, repeat):
     """``(best wall, median wall, median CPU)`` seconds of ``repeat`` calls after a warm-up."""
+    from _timing import wall_and_cpu
+
     fn()
-    wall, cpu = [], []
-    for _ in range(repeat):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w0)
-        cpu.append(time.process_time() - c0)
+    wall, cpu = wall_and_cpu(fn, repeat)
     return min(wall), statistics.median(wall), statistics.median(cpu)
 
 
