@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from engine import privacy as P
 from engine.pmt._transform import (
     ON_SINGULAR,
+    PublicMoment,
     _kappa_from_eigs,
     add_intercept,
     pmt_radius,
@@ -304,6 +305,11 @@ def _check_n_ge_d(n, p, fit_intercept):
 
 def _check_X_pub(X_pub, p, need_X_pub):
     """The optional public rows: None (allowed unless ``need_X_pub``) or >= 1 finite rows with p columns."""
+    if isinstance(X_pub, PublicMoment):  # a public moment given directly (published, or built elsewhere)
+        if X_pub.d != p + int(X_pub.fit_intercept):
+            raise ValueError(f"the public moment has {X_pub.d} columns (intercept included: {X_pub.fit_intercept}) but "
+                             f"X has {p}; they must match")
+        return X_pub
     if X_pub is None:
         if need_X_pub:
             raise ValueError(
@@ -336,6 +342,8 @@ def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y
     Xq = _check_X_pub(X_pub, p, need_X_pub)
     yq = None
     if y_pub is not None:
+        if isinstance(Xq, PublicMoment):
+            raise ValueError("y_pub goes with public rows; a public moment has no labels (pass response_bound)")
         m = Xq.shape[0] if Xq is not None else np.asarray(y_pub).shape[0]
         yq = _check_y(y_pub, m, "y_pub")
     elif need_y_pub:
@@ -539,6 +547,8 @@ class _CoefBase(BaseEstimator):
         """``(n_pub, kappa_pub)`` of the optional public rows (``(0, nan)`` without them); report only."""
         if Xq is None:
             return 0, math.nan
+        if isinstance(Xq, PublicMoment):
+            return Xq.n_pub, Xq.kappa
         return Xq.shape[0], public_moment(Xq, fit_intercept=self.fit_intercept).kappa
 
     def _response_bound(self, yq, yv, n, eta):

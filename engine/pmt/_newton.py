@@ -72,7 +72,7 @@ from engine.pmt._blas import blas_limit as threadpool_limits  # cached controlle
 
 from engine import privacy as P
 from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups, release_rng
-from engine.pmt._transform import _kappa_from_eigs, pmt_transform
+from engine.pmt._transform import PublicMoment, _kappa_from_eigs, pmt_transform
 
 __all__ = [
     "LOGISTIC",
@@ -620,7 +620,13 @@ class _NoisyNewtonMixin:
 
     def _pmt_whiten(self, Xp, Xq, eta, lam, d):
         """PMT transform of the private rows and the whitened penalty ``2 lam W^T P W`` (W the whitening)."""
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
+        if isinstance(Xq, PublicMoment):  # a public moment given directly (e.g. published): no public rows
+            if Xq.fit_intercept != bool(self.fit_intercept):
+                raise ValueError(f"the public moment was built with fit_intercept={Xq.fit_intercept} but the "
+                                 f"estimator has fit_intercept={self.fit_intercept}")
+            tr = pmt_transform(Xp, moment=Xq, eta=eta)
+        else:
+            tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         S_is = tr.moment.Sigma_pub_inv_sqrt
         return tr, S_is, 2.0 * lam * tr.moment.whiten_quadratic(self._penalty_mask(d))
 

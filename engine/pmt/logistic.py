@@ -50,6 +50,7 @@ from engine.pmt._newton import (
     glm_reference_solve,
 )
 from engine.pmt._transform import pmt_radius, truncate_rows
+from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
 
 __all__ = [
     "check_binary_labels",
@@ -312,6 +313,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     _key = "pmt"
 
+    _public_family = "logistic"
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, classes=(0, 1),
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
                  eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
@@ -325,8 +328,11 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         X : array-like of shape (n, p)
         y : array-like of shape (n,)
             Labels, each one of ``classes``.
-        X_pub : array-like of shape (n_pub, p)
-            Public features (required).
+        X_pub : array-like of shape (n_pub, p), PublicInfo or PublicMoment
+            Public features (required), a :class:`engine.pmt.public_info.PublicInfo` (labelled rows,
+            unlabelled rows or a published moment) or a :class:`engine.pmt.PublicMoment`. Rows and a
+            ``PublicInfo`` go through :func:`engine.pmt.public_fit.fit_public`: a column the public rows never
+            span (zero public variance) is dropped with an ``UnspannedWarning`` and gets coefficient 0.
         y_pub : ignored
             Accepted for a common signature; PMT uses only the public features.
 
@@ -340,6 +346,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
             Before any noise: NaN/inf, labels outside ``classes``, n < d, n_pub < 1,
             lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
         """
+        if _public_info_path(X_pub):  # rows or published moments: columns never spanned are dropped, with a warning
+            return fit_public(self, X, y, _as_public_info(X_pub), stacklevel=3)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,

@@ -1,0 +1,190 @@
+"""Fit a PMT estimator from any kind of public information (:class:`engine.pmt.public_info.PublicInfo`).
+
+:func:`fit_public` is what ``PMTRidge``, ``PMTLogistic`` and ``PMTPoisson`` do when ``fit`` is given a
+:class:`~engine.pmt.public_info.PublicInfo` as ``X_pub`` (labelled rows, unlabelled rows or a published
+moment; ``docs/PMT.md`` section 2 allows "public X_pub or a public second-moment matrix"):
+
+1. **Columns the public information never spans** (:meth:`PublicInfo.unspanned`) are dropped from the
+   PMT fit with an :class:`~engine.pmt.public_info.UnspannedWarning` naming them (``unspanned="drop"``,
+   default; their coefficient is 0 and ``report_.extra["dropped_columns"]`` names them), or kept with the
+   regularised whitening and the same warning (``unspanned="regularize"``). Remaining exact collinearity
+   among the public columns is warned about too (the columns loading on the null directions are named).
+2. **Centring with public statistics** (ridge): the response is centred by a public centre ``c`` before
+   the response bound is applied: the public mean of ``y_pub`` (mode "labelled") or the centre the user
+   states (``response_center``; default 0 without public labels). The bound is then
+   ``B_y = sqrt(mean((y_pub - c)^2) (1 + ln(2n/eta)))`` from the public labels, or the user's
+   ``response_bound`` (required without public labels: it is never taken from the private rows). The
+   fitted intercept is shifted back by ``c``, so predictions are on the scale of ``y``. Why this matters:
+   on raw CCPP (power output about 450 MW with a spread of 17) the uncentred bound was 1,685 and PMT's
+   noise on ``b`` about 27 times larger than needed. The features need no explicit centring: PMT whitens
+   ``(x, 1)`` with the uncentered moment, whose intercept block is the public mean, so the whitened rows
+   are those of the publicly centred features up to a rotation.
+3. The estimator's own release on the kept columns, whitened with the public moment
+   (:meth:`PublicInfo.public_moment`).
+
+Privacy: every choice above (which columns, the centre, the bound) is a function of the public
+information and the user's statements; the private rows enter only the estimator's noisy release.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from engine.pmt._transform import _response_bound_rows
+from engine.pmt.public_info import UNSPANNED, PublicInfo, UnspannedWarning, unspanned_message
+
+__all__ = ["fit_public", "family_of"]
+
+
+def family_of(est) -> str:
+    """``"ridge"``, ``"logistic"`` or ``"poisson"``: the estimator's ``_public_family`` (``ValueError`` otherwise)."""
+    fam = getattr(type(est), "_public_family", None)
+    if fam not in ("ridge", "logistic", "poisson"):
+        raise ValueError(f"fit_public fits PMTRidge, PMTLogistic or PMTPoisson, got {type(est).__name__}")
+    return fam
+
+
+def _public_info_path(X_pub) -> bool:
+    """Whether an estimator's ``fit`` goes through :func:`fit_public`: a PublicInfo, or public rows (a 2-D array-like).
+
+    A :class:`engine.pmt.PublicMoment` (built by the caller) and None go the estimator's own way.
+    """
+    from engine.pmt._transform import PublicMoment
+
+    if X_pub is None or isinstance(X_pub, PublicMoment):
+        return False
+    if isinstance(X_pub, PublicInfo):
+        return True
+    return np.ndim(X_pub) == 2 and np.shape(X_pub)[0] >= 1
+
+
+def _as_public_info(X_pub, y_pub=None) -> PublicInfo:
+    """``X_pub`` itself if a PublicInfo, else :meth:`PublicInfo.from_rows` of the rows (names ``x0, x1, ...``)."""
+    if isinstance(X_pub, PublicInfo):
+        return X_pub
+    try:
+        return PublicInfo.from_rows(X_pub, y_pub)
+    except ValueError as exc:  # the estimators' wording for the public rows
+        raise ValueError(str(exc).replace("X_pub must be 2-D with at least one row and column", "X_pub has 0 rows: "
+                                          "n_pub must be >= 1; X_pub must be 2-D")) from None
+
+
+def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response_center=None, stacklevel: int = 3):
+    """Fit ``est`` (a PMT estimator) on private ``(X, y)`` with public information ``info`` (module docstring).
+
+    Parameters
+    ----------
+    est : PMTRidge, PMTLogistic or PMTPoisson
+        Its parameters are used as set (``response_bound`` of a ridge: a float is the user's bound).
+    X : array-like of shape (n, p)
+        Private features, columns in ``info.columns`` order (use :meth:`PublicInfo.align` first).
+    y : array-like of shape (n,)
+    info : PublicInfo
+    unspanned : {"drop", "regularize"}, default "drop"
+    response_center : float, optional
+        Ridge: the public centre of y (a stated value). Default: the public mean of ``y_pub`` in mode
+        "labelled", else 0.
+
+    Returns
+    -------
+    est
+        Fitted; ``coef_`` has p entries (0 for a dropped column); ``report_.extra`` gains ``public_mode``,
+        ``dropped_columns``, ``collinear_columns`` and (ridge) ``response_center``.
+
+    Raises
+    ------
+    ValueError
+        Before any noise: column count mismatch, unknown ``unspanned``, a ridge without public labels and
+        without a numeric ``response_bound``, ``response="joint"`` without public labels, every column
+        unspanned; and the estimator's own checks.
+    """
+    if unspanned not in UNSPANNED:
+        raise ValueError(f"unspanned must be one of {UNSPANNED}, got {unspanned!r}")
+    if not isinstance(info, PublicInfo):
+        raise TypeError(f"info must be a PublicInfo, got {type(info).__name__}")
+    fam = family_of(est)
+    Xp = np.asarray(X, dtype=float)
+    if Xp.ndim != 2 or Xp.shape[1] != info.p:
+        raise ValueError(f"X has {Xp.shape[1] if Xp.ndim == 2 else Xp.shape} columns but the public information "
+                         f"has {info.p} ({list(info.columns)}); they must match")
+    drop = info.unspanned()
+    if drop:
+        warnings.warn(unspanned_message([info.columns[j] for j in drop])
+                      if unspanned == "drop" else
+                      f"the public information never spans the column(s) {[info.columns[j] for j in drop]}; kept with "
+                      "the regularised whitening (its coefficient can be far off)", UnspannedWarning,
+                      stacklevel=stacklevel)
+    keep = [j for j in range(info.p) if not (unspanned == "drop" and j in drop)]
+    if not keep:
+        raise ValueError("every column is unspanned by the public information: nothing to fit")
+    sub = info.subset(keep)
+    collinear = sub.collinear_columns() if est.fit_intercept else []
+    if collinear:
+        warnings.warn(f"the public moment is singular along a combination of the columns {collinear} (exactly "
+                      "collinear in the public information); PMT regularises that direction", UnspannedWarning,
+                      stacklevel=stacklevel)
+    mom = sub.public_moment(fit_intercept=est.fit_intercept, on_singular=est.on_singular)
+    Xk = Xp[:, keep]
+    extra = {"public_mode": info.mode, "public_source": info.source,
+             "dropped_columns": [info.columns[j] for j in drop] if unspanned == "drop" else [],
+             "unspanned_columns": [info.columns[j] for j in drop], "collinear_columns": collinear}
+    if fam == "ridge":
+        c = _fit_ridge(est, Xk, y, sub, mom, response_center)
+        extra["response_center"] = c
+    else:
+        est.fit(Xk, y, X_pub=mom)
+    # coefficients back on all p columns (0 for the dropped ones)
+    coef = np.zeros(info.p)
+    coef[keep] = est.coef_
+    theta = np.concatenate([coef, [est.intercept_]]) if est.fit_intercept else coef
+    est._set_theta(theta, info.p)
+    est.report_.extra.update(extra)
+    est.report_.n_pub = info.n_pub
+    return est
+
+
+def _fit_ridge(est, Xk, y, sub: PublicInfo, mom, response_center) -> float:
+    """PMTRidge's release (response="clip") with a public centre and bound; returns the centre used."""
+    from engine.pmt._base import _validate_data
+    from engine.pmt._blas import blas_limit
+    from engine.pmt._transform import _kappa_from_eigs, _transform_rows
+    from engine.pmt._base import Lazy
+    from engine.pmt.ridge import SSPStatistics
+
+    if est.response == "joint":
+        if sub.y_pub is None:
+            raise ValueError("response='joint' needs public labels (mode 'labelled')")
+        raise ValueError("response='joint' is fitted from public rows: pass X_pub and y_pub as arrays")
+    with blas_limit(1):
+        params = est._check_params()
+        eps, dlt, nb, lam, eta, eig_floor = params
+        Xp, yv, _, _, n, p, d = _validate_data(Xk, y, None, None, fit_intercept=est.fit_intercept, need_X_pub=False)
+        if response_center is None:
+            c = sub.y_mean() if sub.y_pub is not None else 0.0
+        else:
+            c = float(response_center)
+            if not math.isfinite(c):
+                raise ValueError(f"response_center must be finite, got {response_center!r}")
+        if not est.fit_intercept:
+            c = 0.0  # without an intercept a shift of y cannot be undone: nothing is centred
+        yc = yv - c
+        if est.response_bound is None:
+            if sub.y_pub is None:
+                raise ValueError("without public labels the response bound must come from you: set response_bound="
+                                 "<float> (|y - centre| <= bound; a stated, public bound), never from the private rows")
+            B_y = _response_bound_rows(np.asarray(sub.y_pub, dtype=float) - c, n, eta)
+        else:
+            B_y = est._response_bound(None, yc, n, eta)
+        ycl = np.clip(yc, -B_y, B_y)
+        tr = _transform_rows(Xp, mom, eta, y=ycl)
+        stats = SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                              n_y_clipped=int(np.count_nonzero(ycl != yc)))
+        est.transform_ = tr
+        est._release(stats, tr.moment, tr.radius, B_y, p, params=params,
+                     kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
+    if est.fit_intercept:
+        est._set_theta(np.concatenate([est.coef_, [est.intercept_ + c]]), p)
+    return float(c)
