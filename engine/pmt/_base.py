@@ -337,7 +337,7 @@ def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y
     n, p = Xp.shape
     yv = _check_y(y, n, "y") if label_fn is None else label_fn(y, n)
     d = _check_n_ge_d(n, p, fit_intercept)
-    if label_fn is None and X_pub is not None and not hasattr(X_pub, "shape"):
+    if label_fn is None and X_pub is not None and not hasattr(X_pub, "shape") and not isinstance(X_pub, PublicMoment):
         X_pub = np.asarray(X_pub, dtype=float)  # (ridge, as before the GLMs shared this function)
     Xq = _check_X_pub(X_pub, p, need_X_pub)
     yq = None
@@ -566,7 +566,8 @@ class _CoefBase(BaseEstimator):
     def _dp_gd_step_size(self, Xq, rule):
         """``step_size`` if given, else ``rule(lambda_max)`` of the public second moment (public, so free)."""
         if self.step_size is None:
-            return rule(public_moment(Xq, fit_intercept=self.fit_intercept).eigenvalues[-1])
+            mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=self.fit_intercept)
+            return rule(mom.eigenvalues[-1])
         return _check_positive(self.step_size, "step_size")
 
     def _set_theta(self, theta, p):

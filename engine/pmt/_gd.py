@@ -292,7 +292,7 @@ class _DPGDMixin:
         key = "gradient (per step)"
         self.report_ = _dp_report(
             method, eps, dlt, mu, nb, n, d, lam, ledger, {key: sens}, {key: sigma_t}, radius=C,
-            n_pub=0 if Xq is None else Xq.shape[0], kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
+            n_pub=0 if Xq is None else (Xq.n_pub if hasattr(Xq, 'n_pub') else Xq.shape[0]), kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
             converged=bool(np.all(np.isfinite(theta))) if report_converged else None,
             extra={"step_size": step, "mu_per_step": mu_t, **(extra or {})},
         )

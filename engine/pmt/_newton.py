@@ -90,6 +90,7 @@ __all__ = [
     "weighted_grams",
     "pair_products",
     "noisy_newton",
+    "newton_noise_dominance",
     "NewtonResult",
     "glm_reference_solve",
 ]
@@ -568,6 +569,45 @@ def glm_reference_solve(Xa, y, lam: float, Pm, family: GLMFamily = LOGISTIC, *, 
     return theta, False, max_iter
 
 
+def newton_noise_dominance(sigma_H: float, d: int, public_curvature: float) -> dict:
+    """How much the Hessian noise of one noisy-Newton step outweighs the curvature, from public quantities only.
+
+    ``noise = 2 sqrt(d) sigma_H`` is the typical spectral norm of the symmetric Hessian noise (Wigner
+    semicircle edge, as for the ridge banner: :func:`engine.pmt.public.noise_dominance`);
+    ``public_curvature`` is the smallest eigenvalue of the averaged Hessian at ``theta = 0`` computed from
+    the public second moment: ``b''(0) = 1/4`` (logistic) or 1 (Poisson) times the smallest eigenvalue
+    of the whitened public moment (1 for PMT, whose public moment whitens to I) or of the raw public
+    moment (DP-Newton). ``ratio = noise / public_curvature``; the release is **noise-dominated** when
+    ``ratio >= 1/2`` (some eigenvalue of the noisy Hessian can be halved or worse, and the eigenvalue
+    floor then sets the step: the run is a small noisy gradient step, not Newton). At the optimum the
+    curvature is smaller than at 0 (``b''`` shrinks where the fit is confident), so this understates the
+    dominance. It uses d, sigma_H (from R, n and the budget) and the public moment: no privacy cost.
+
+    Returns
+    -------
+    dict
+        ``{"hessian_noise": noise, "public_curvature": c, "noise_dominance": ratio, "noise_dominated": bool}``
+        (ratio nan and dominated False when the curvature is unknown, e.g. no public rows).
+
+    Examples
+    --------
+    >>> newton_noise_dominance(0.1, 4, 0.25)["noise_dominance"]
+    1.6
+    """
+    noise = 2.0 * math.sqrt(d) * float(sigma_H)
+    c = float(public_curvature)
+    ratio = noise / c if c > 0 and math.isfinite(c) else math.nan
+    return {"hessian_noise": noise, "public_curvature": c, "noise_dominance": ratio,
+            "noise_dominated": bool(ratio >= 0.5) if math.isfinite(ratio) else False}
+
+
+def _whitened_public_min_eig(moment) -> float:
+    """Smallest eigenvalue of ``W^T Sigma_pub W`` (1 unless the moment was regularised; public)."""
+    if not moment.regularized:
+        return 1.0
+    return float(np.linalg.eigvalsh(moment.whiten_quadratic(moment.factors[3]))[0])
+
+
 def _newton_ledger(dlt, mu, T, sens_g, sens_H, nb):
     """Ledger of T noisy Newton steps, each a Hessian and a gradient release with ``mu_0 = mu / sqrt(2T)``.
     Returns ``(ledger, sigma_g, sigma_H, mu_0)``."""
@@ -593,7 +633,8 @@ class _NoisyNewtonMixin:
         return eps, dlt, nb, lam, eta, T, eig_floor, tol
 
     def _fit_newton(self, Z, yv, pen, R, n, d, nb, dlt, eps, lam, T, eig_floor, tol, *, G=1.0, H=0.25,
-                    family=LOGISTIC, theta_radius=None, report_min_eig=False, extra, **fields):
+                    family=LOGISTIC, theta_radius=None, report_min_eig=False, public_curvature=math.nan, extra,
+                    **fields):
         """T noisy Newton steps on the bounded rows ``Z`` (norm <= R) with the estimator's noise
         (:func:`newton_noise` from ``random_state``); sets ``eig_floor_`` and ``report_`` (method from the
         class's ``_key``; ``report_min_eig``: the last noisy Hessian's smallest eigenvalue in ``extra``) and
@@ -610,6 +651,7 @@ class _NoisyNewtonMixin:
         g, h = "gradient (per step)", "Hessian (per step)"
         if report_min_eig:
             extra = {"min_eig_last": float(res.min_eig[0]), **extra}
+        extra = {**newton_noise_dominance(s_H, d, public_curvature), **extra}
         self.report_ = _dp_report(
             GLM_METHOD_NAMES.get(self._key, self._key), eps, dlt, mu, nb, n, d, lam, ledger, {g: sens_g, h: sens_H},
             {g: s_g, h: s_H}, kappa_noisy=float(res.kappa_noisy[0]), eig_fixes=int(res.eig_fixes[0]),

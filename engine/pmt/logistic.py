@@ -47,6 +47,7 @@ from engine.pmt._newton import (
     GLM_METHOD_NAMES,
     LOGISTIC,
     _NoisyNewtonMixin,
+    _whitened_public_min_eig,
     glm_reference_solve,
 )
 from engine.pmt._transform import pmt_radius, truncate_rows
@@ -139,6 +140,14 @@ def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = 
             f"{name} must contain both classes {c!r}; a one-class sample has no (finite) logistic fit"
         )
     return pos.astype(np.float64)
+
+
+def _raw_public_min_eig(Xq, fit_intercept) -> float:
+    """Smallest eigenvalue of the raw public second moment (intercept column included; public)."""
+    from engine.pmt._transform import PublicMoment, public_moment
+
+    mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=fit_intercept)
+    return float(mom.eigenvalues_unregularized[0])
 
 
 class _LogisticBase(ClassifierMixin, _GLMBase):
@@ -354,7 +363,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
                                                  label_fn=self._labels)
         tr, S_is, pen = self._pmt_whiten(Xp, Xq, eta, lam, d)
         res = self._fit_newton(tr.X_tilde, yv, pen, tr.radius, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
-                               **_pmt_report_fields(tr), report_min_eig=True, extra={"family": "logistic"})
+                               **_pmt_report_fields(tr), report_min_eig=True, extra={"family": "logistic"},
+                               public_curvature=0.25 * _whitened_public_min_eig(tr.moment))
         self._set_pmt_theta(res, S_is, tr, p)
         return self
 
@@ -408,7 +418,9 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
         C = self._clip_radius(Xa, d, n, eta)
         Xc, _, clipped = truncate_rows(Xa, C)
         n_pub, kpub = self._public_kappa(Xq)
+        curv = math.nan if Xq is None else 0.25 * _raw_public_min_eig(Xq, self.fit_intercept)
         res = self._fit_newton(Xc, yv, 2.0 * lam * self._penalty_mask(d), C, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
+                               public_curvature=curv,
                                radius=C, n_pub=n_pub, kappa_raw=_gram_kappa(Xa), kappa_pub=kpub,
                                frac_truncated=float(np.mean(clipped)), report_min_eig=True, extra={"family": "logistic"})
         self._set_theta(res.theta[0], p)

@@ -30,6 +30,7 @@ from engine.pmt._newton import (
     DEFAULT_NEWTON_EIG_FLOOR,
     POISSON,
     _NoisyNewtonMixin,
+    _whitened_public_min_eig,
     glm_reference_solve,
 )
 from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
@@ -171,6 +172,7 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
         res = self._fit_newton(tr.X_tilde, yc, pen, tr.radius, n, d, nb, dlt, eps, lam, T, eig_floor, tol, G=G, H=H,
                                family=POISSON, theta_radius=B, **_pmt_report_fields(tr), B_y=y_max,
                                frac_y_clipped=float(np.mean(yv > y_max)),
+                               public_curvature=_whitened_public_min_eig(tr.moment),
                                extra={"family": "poisson", "theta_radius": B, "G": G, "H": H})
         self._set_pmt_theta(res, S_is, tr, p)
         return self

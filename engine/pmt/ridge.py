@@ -600,6 +600,8 @@ class PMTRidge(_LinearBase):
     (inf, [1.0, -2.0, 0.5])
     """
 
+    _public_family = "ridge"
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
                  eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", random_state=None):
