@@ -1,0 +1,228 @@
+"""The three kinds of public information (labelled rows, unlabelled rows, published moments), columns the
+public rows never span, public centring of the response, noisy-Newton noise dominance, held-out metrics."""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from engine.cli import main
+from engine.pmt import LogisticReference, PMTLogistic, PMTRidge, RidgeReference, public_moment
+from engine.pmt.public_fit import fit_public
+from engine.pmt.public_info import PublicInfo, UnspannedWarning
+
+
+def _reg(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * [1.0, 5.0, 0.2] + [2.0, -1.0, 3.0]
+    y = X @ [1.0, -0.5, 4.0] + 100.0 + rng.normal(size=n)
+    return X, y
+
+
+# ---------------------------------------------------------------- moments: construction and validation
+def test_published_covariance_reproduces_the_whitening_of_the_rows():
+    X, _ = _reg()
+    Xq = X[:200]
+    rows = PublicInfo.from_rows(Xq)
+    pub = PublicInfo.from_moments(columns=rows.columns, n_pub=200, mean=Xq.mean(axis=0), covariance=np.cov(Xq.T))
+    assert np.allclose(pub.second_moment, rows.second_moment, rtol=1e-12, atol=1e-10)
+    W_rows = public_moment(Xq).Sigma_pub_inv_sqrt
+    W_pub = pub.public_moment().Sigma_pub_inv_sqrt
+    assert np.allclose(W_pub, W_rows, rtol=1e-8, atol=1e-10)
+    # population covariance (ddof 0) read as sample covariance would be off by n/(n-1): the flag matters
+    wrong = PublicInfo.from_moments(columns=rows.columns, n_pub=200, mean=Xq.mean(axis=0),
+                                    covariance=np.cov(Xq.T, ddof=0))
+    assert not np.allclose(wrong.second_moment, rows.second_moment, rtol=1e-6)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_moments_file_round_trip(tmp_path, suffix):
+    X, _ = _reg()
+    info = PublicInfo.from_rows(X[:200], columns=["a", "b", "c"])
+    path = tmp_path / f"m{suffix}"
+    info.save(path)
+    back = PublicInfo.load(path)
+    assert back.mode == "moments" and back.columns == ("a", "b", "c") and back.n_pub == 200
+    assert np.allclose(back.second_moment, info.second_moment, rtol=1e-14)
+
+
+def _moment_kwargs(**over):
+    kw = dict(columns=["a", "b"], n_pub=50, mean=[0.0, 0.0], second_moment=[[1.0, 0.2], [0.2, 1.0]])
+    kw.update(over)
+    return kw
+
+
+@pytest.mark.parametrize("over,msg", [
+    (dict(second_moment=[[1.0, 0.5], [0.2, 1.0]]), "not symmetric"),
+    (dict(second_moment=[[1.0, 2.0], [2.0, 1.0]]), "not positive semi-definite"),
+    (dict(second_moment=[[1.0, np.nan], [np.nan, 1.0]]), "NaN or infinite"),
+    (dict(n_pub=3), "n_pub must be > d = 3"),
+    (dict(n_pub=2.5), "n_pub must be an integer"),
+    (dict(columns=["a", "a"]), "unique"),
+    (dict(mean=[0.0]), "one entry per column"),
+    (dict(second_moment=[[1.0, 0.0, 0.0]] * 3), "3 x 3 but there are 2 column names"),
+    (dict(second_moment=[[-1.0, 0.0], [0.0, 1.0]]), "negative diagonal"),
+])
+def test_moments_validation_errors(over, msg):
+    with pytest.raises(ValueError, match=msg):
+        PublicInfo.from_moments(**_moment_kwargs(**over))
+
+
+def test_psd_tolerance_accepts_rounding_but_not_more():
+    S = np.array([[1.0, 1.0], [1.0, 1.0]])  # rank one: smallest eigenvalue 0, PSD
+    PublicInfo.from_moments(**_moment_kwargs(second_moment=(S + np.diag([0.0, -1e-12])).tolist(), mean=[0.5, 0.5]))
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        PublicInfo.from_moments(**_moment_kwargs(second_moment=(S + np.diag([0.0, -1e-4])).tolist(), mean=[0.5, 0.5]))
+
+
+def test_align_reorders_by_name_and_names_missing_columns(tmp_path):
+    info = PublicInfo.from_moments(**_moment_kwargs(second_moment=[[1.0, 0.2], [0.2, 2.0]]))
+    swapped = info.align(["b", "a"])
+    assert swapped.columns == ("b", "a") and swapped.second_moment[0, 0] == 2.0
+    with pytest.raises(ValueError, match=r"missing from the public information: \['z'\].*not in the private data: \['b'\]"):
+        info.align(["a", "z"])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"columns": ["a"], "mean": [0.0]}))
+    with pytest.raises(ValueError, match="bad.json: missing field"):
+        PublicInfo.load(bad)
+
+
+# ---------------------------------------------------------------- estimators with each kind of information
+def test_pmt_logistic_same_fit_from_rows_and_from_published_moments():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4000, 3))
+    y = (rng.random(4000) < expit(X @ [1.0, -1.0, 0.5])).astype(float)
+    info = PublicInfo.from_rows(X[:200])
+    pub = PublicInfo.from_moments(columns=info.columns, n_pub=200, mean=info.mean, covariance=np.cov(X[:200].T))
+    a = PMTLogistic(epsilon=2.0, random_state=np.random.default_rng(3)).fit(X[200:], y[200:], X_pub=X[:200])
+    b = PMTLogistic(epsilon=2.0, random_state=np.random.default_rng(3)).fit(X[200:], y[200:], X_pub=pub)
+    assert np.allclose(a.theta_, b.theta_, rtol=1e-6, atol=1e-8)
+    assert b.report_.extra["public_mode"] == "moments"
+
+
+def test_ridge_without_public_labels_needs_a_stated_bound():
+    X, y = _reg()
+    info = PublicInfo.from_rows(X[:200])
+    with pytest.raises(ValueError, match="response bound must come from you"):
+        fit_public(PMTRidge(epsilon=1.0, random_state=0), X[200:], y[200:], info)
+    m = fit_public(PMTRidge(epsilon=np.inf, lam=0.0, response_bound=1e3), X[200:], y[200:], info, response_center=100.0)
+    ref = RidgeReference(lam=0.0).fit(X[200:], y[200:])
+    assert np.allclose(m.theta_, ref.theta_, atol=1e-6)  # noise off: the centre is undone exactly
+    assert m.report_.extra["response_center"] == 100.0
+
+
+# ---------------------------------------------------------------- a direction the public rows never span
+def _rare_category(seed=0, n=4000):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.normal(size=n), rng.normal(size=n), (rng.random(n) < 0.03).astype(float)])
+    Xq = X[:200].copy()
+    Xq[:, 2] = 0.0  # the rare category is absent from every public row
+    return X[200:], Xq, rng
+
+
+def test_unspanned_column_ridge_is_dropped_with_a_warning():
+    X, Xq, rng = _rare_category()
+    y = X @ [1.0, -1.0, 2.0] + rng.normal(size=len(X))
+    yq = Xq @ [1.0, -1.0, 2.0] + rng.normal(size=len(Xq))
+    ref = RidgeReference(lam=0.0).fit(X, y).coef_
+    with pytest.warns(UnspannedWarning, match=r"\['x2'\]"):
+        m = fit_public(PMTRidge(epsilon=1.0, lam=0.0, random_state=0), X, y, PublicInfo.from_rows(Xq, yq))
+    assert abs(m.coef_[2]) <= 3 * abs(ref[2]) + 1
+    assert m.report_.extra["dropped_columns"] == ["x2"]
+    # the former behaviour (regularised whitening) is what the issue saw: far outside that band
+    with pytest.warns(UnspannedWarning):
+        old = fit_public(PMTRidge(epsilon=1.0, lam=0.0, random_state=0), X, y, PublicInfo.from_rows(Xq, yq),
+                         unspanned="regularize")
+    assert abs(old.coef_[2]) > 3 * abs(ref[2]) + 1
+
+
+def test_unspanned_column_logistic_estimator_warns_and_stays_bounded():
+    X, Xq, rng = _rare_category(1)
+    y = (rng.random(len(X)) < expit(X @ [1.0, -1.0, -0.16])).astype(float)
+    ref = LogisticReference(lam=0.0).fit(X, y).coef_
+    with pytest.warns(UnspannedWarning, match=r"\['x2'\]"):
+        m = PMTLogistic(epsilon=1.0, lam=0.0, random_state=0).fit(X, y, X_pub=Xq)
+    assert abs(m.coef_[2]) <= 3 * abs(ref[2]) + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = fit_public(PMTLogistic(epsilon=1.0, lam=0.0, random_state=0), X, y, PublicInfo.from_rows(Xq),
+                         unspanned="regularize")
+    assert abs(old.coef_[2]) > 3 * abs(ref[2]) + 1
+
+
+# ---------------------------------------------------------------- centring with public statistics
+def test_raw_and_standardised_ccpp_give_the_same_pmt_rmse():
+    from engine.datasets import load_dataset
+    from engine.pmt.sweep import sweep_split
+    from engine.pmt.sweep_modes import run_modes, simulate_public_info
+
+    X, y = load_dataset("ccpp").to_numpy()
+    Xq, yq, Xtr, ytr, Xte, yte = sweep_split(X, y, n_pub=200, split_seed=0)
+    info = simulate_public_info(Xq, yq, "labelled")
+    rm = {std: run_modes(Xtr, ytr, Xte, yte, info, methods=["pmt"], seeds=5, standardize=std)["rmse"].median()
+          for std in (False, True)}
+    assert rm[False] < 1.2 * rm[True] and rm[True] < 1.2 * rm[False]  # was 79 MW raw against 5.2 standardised
+
+
+# ---------------------------------------------------------------- noisy-Newton noise dominance
+def test_noise_dominance_is_the_public_ratio_and_flags_small_budgets():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (rng.random(3000) < expit(X @ [1.0, -1.0, 0.5])).astype(float)
+    lo = PMTLogistic(epsilon=0.5, random_state=0).fit(X[200:], y[200:], X_pub=X[:200]).report_
+    hi = PMTLogistic(epsilon=20.0, random_state=0).fit(X[200:], y[200:], X_pub=X[:200]).report_
+    s_H = lo.noise_scales["Hessian (per step)"]
+    assert lo.extra["noise_dominance"] == pytest.approx(2 * math.sqrt(4) * s_H / 0.25)
+    assert lo.extra["noise_dominated"] and not hi.extra["noise_dominated"]
+
+
+# ---------------------------------------------------------------- held-out metrics, diverged reference, CLI
+def test_separable_reference_is_flagged():
+    from engine.pmt.sweep_modes import run_modes
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 2))
+    y = (X[:, 0] > 0).astype(float)  # separable: no finite MLE at lam 0
+    info = PublicInfo.from_rows(X[:200])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = run_modes(X[200:1000], y[200:1000], X[1000:], y[1000:], info, task="logistic", methods=["pmt"], seeds=2,
+                      lam=0.0)
+    assert not f["reference_converged"].any()
+    assert f["auc"].between(0.5, 1.0).all()
+
+
+def test_cli_moments_round_trip_and_refusal(tmp_path, capsys):
+    import pandas as pd
+
+    X, y = _reg(1500)
+    pd.DataFrame(X[:300], columns=["a", "b", "c"]).to_csv(tmp_path / "pub.csv", index=False)
+    f = pd.DataFrame(X[300:], columns=["a", "b", "c"]).assign(y=y[300:])
+    f.to_csv(tmp_path / "priv.csv", index=False)
+    assert main(["pmt-moments", str(tmp_path / "pub.csv"), "--out", str(tmp_path / "m.json")]) == 0
+    capsys.readouterr()
+    rc = main(["pmt", "--data", str(tmp_path / "priv.csv"), "--target", "y", "--public-moments",
+               str(tmp_path / "m.json"), "--response-center", "100", "--response-scale", "5", "--epsilon", "1",
+               "--seeds", "3", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["public_mode"] == "moments" and out["settings"]["metric"] == "rmse"
+    assert {r["method"] for r in out["summary"]} == {"PMT", "DP-RR", "DP-GD", "Non-private"}
+    rc = main(["pmt", "--data", str(tmp_path / "priv.csv"), "--target", "y", "--public-features",
+               str(tmp_path / "pub.csv"), "--methods", "pmt", "public-only", "--response-scale", "5"])
+    assert rc == 2
+    assert "public-only and PMT-pooled are not offered" in capsys.readouterr().err
+
+
+def test_cli_bundled_mode_simulation(capsys):
+    rc = main(["pmt", "--dataset", "wine-red", "--public-mode", "unlabelled", "--standardize", "--epsilon", "1",
+               "--seeds", "2", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["public_mode"] == "unlabelled"
+    assert "simulated public statement" in out["settings"]["response_statement"]
+    pmt = [r for r in out["summary"] if r["method"] == "PMT"][0]
+    assert 0.5 < pmt["median"] < 1.0  # test RMSE of wine quality (predicting the mean: 0.78)
