@@ -226,3 +226,65 @@ def test_cli_bundled_mode_simulation(capsys):
     assert "simulated public statement" in out["settings"]["response_statement"]
     pmt = [r for r in out["summary"] if r["method"] == "PMT"][0]
     assert 0.5 < pmt["median"] < 1.0  # test RMSE of wine quality (predicting the mean: 0.78)
+
+
+# ---------------------------------------------------------------- the planner
+def _ccpp_public():
+    from engine.datasets import load_dataset
+    from engine.pmt.sweep import sweep_split
+
+    X, y = load_dataset("ccpp").to_numpy()
+    return sweep_split(X, y, n_pub=200, split_seed=0)
+
+
+def test_planner_crossover_moves_with_n_pub_epsilon_and_lam():
+    from engine.datasets import load_dataset
+    from engine.pmt.planner import plan, plan_inputs_from_public
+    from engine.pmt.sweep import sweep_split
+
+    X, y = load_dataset("ccpp").to_numpy()
+    cross = {}
+    for n_pub in (100, 400):
+        Xq, yq, *_ = sweep_split(X, y, n_pub=n_pub, split_seed=0)
+        cross[n_pub] = plan(plan_inputs_from_public(Xq, yq), epsilon=1.0).crossover_n
+    assert cross[100] < cross[400]  # more public rows: PMT needs more private rows to beat them
+    Xq, yq, *_ = _ccpp_public()
+    inp = plan_inputs_from_public(Xq, yq)
+    assert plan(inp, epsilon=4.0).crossover_n < plan(inp, epsilon=1.0).crossover_n
+    assert plan(inp, epsilon=1.0, lam=1e-4).crossover_n != plan(inp, epsilon=1.0, lam=1e-2).crossover_n
+
+
+def test_planner_predicts_simulated_pmt_rmse_within_2x():
+    from engine.pmt.planner import plan, plan_inputs_from_public
+    from engine.pmt.sweep_modes import run_modes, simulate_public_info
+
+    Xq, yq, Xtr, ytr, Xte, yte = _ccpp_public()
+    p = plan(plan_inputs_from_public(Xq, yq), epsilon=1.0)
+    info = simulate_public_info(Xq, yq, "labelled")
+    idx = np.random.default_rng(0).choice(len(ytr), 1000, replace=False)
+    sim = run_modes(Xtr[idx], ytr[idx], Xte, yte, info, methods=["pmt"], seeds=10, standardize=True)["rmse"].median()
+    assert 0.5 <= p.at(1000)["PMT"] / sim <= 2.0
+    # and it is far from the public-only level there (so the check is not trivially met by the floor s)
+    assert p.at(1000)["PMT"] > 2 * p.at(1000)["Public-only"]
+
+
+def test_cli_pmt_plan_json(capsys):
+    rc = main(["pmt-plan", "--dataset", "ccpp", "--epsilon", "1", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"][0] == 100 and out["n"][-1] == 10**8
+    assert set(out["curves"]) == {"PMT", "PMT-pooled", "Public-only", "DP-RR", "Non-private"}
+    assert 1e4 < out["crossover_n"] < 1e6 and "PMT would need about" in out["conclusion"]
+
+
+def test_figure_plan_marks_crossover_and_user_n():
+    from engine.figures.pmt_plan import figure_plan
+    from engine.pmt.planner import plan, plan_inputs_from_public
+
+    Xq, yq, *_ = _ccpp_public()
+    p = plan(plan_inputs_from_public(Xq, yq), epsilon=1.0, n_user=7000)
+    fig = figure_plan(p)
+    names = [t.name for t in fig.data]
+    assert "your n" in names and "PMT" in names
+    assert fig.layout.shapes and fig.layout.shapes[0].x0 == p.crossover_n
+    assert fig.layout.xaxis.type == "log"
