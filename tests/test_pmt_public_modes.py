@@ -251,7 +251,8 @@ def test_planner_crossover_moves_with_n_pub_epsilon_and_lam():
     Xq, yq, *_ = _ccpp_public()
     inp = plan_inputs_from_public(Xq, yq)
     assert plan(inp, epsilon=4.0).crossover_n < plan(inp, epsilon=1.0).crossover_n
-    assert plan(inp, epsilon=1.0, lam=1e-4).crossover_n != plan(inp, epsilon=1.0, lam=1e-2).crossover_n
+    # a strong penalty biases PMT (whitened ridge n lam): it then never beats the public rows alone
+    assert plan(inp, epsilon=1.0, lam=1e-3).crossover_n is not None and plan(inp, epsilon=1.0, lam=0.1).crossover_n is None
 
 
 def test_planner_predicts_simulated_pmt_rmse_within_2x():
