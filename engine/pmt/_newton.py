@@ -603,7 +603,7 @@ def newton_noise_dominance(sigma_H: float, d: int, public_curvature: float) -> d
 
 def _whitened_public_min_eig(moment) -> float:
     """Smallest eigenvalue of ``W^T Sigma_pub W`` (1 unless the moment was regularised; public)."""
-    if not moment.regularized:
+    if not moment.regularized and not moment.estimator.endswith("+standardize"):
         return 1.0
     return float(np.linalg.eigvalsh(moment.whiten_quadratic(moment.factors[3]))[0])
 

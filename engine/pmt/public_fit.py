@@ -63,13 +63,13 @@ def _public_info_path(X_pub) -> bool:
 
 def _as_public_info(X_pub, y_pub=None) -> PublicInfo:
     """``X_pub`` itself if a PublicInfo, else :meth:`PublicInfo.from_rows` of the rows (names ``x0, x1, ...``)."""
+    from engine.pmt._base import _check_X
+
     if isinstance(X_pub, PublicInfo):
         return X_pub
-    try:
-        return PublicInfo.from_rows(X_pub, y_pub)
-    except ValueError as exc:  # the estimators' wording for the public rows
-        raise ValueError(str(exc).replace("X_pub must be 2-D with at least one row and column", "X_pub has 0 rows: "
-                                          "n_pub must be >= 1; X_pub must be 2-D")) from None
+    if np.ndim(X_pub) == 2 and np.shape(X_pub)[0] < 1:
+        raise ValueError("X_pub has 0 rows: n_pub must be >= 1")
+    return PublicInfo.from_rows(_check_X(X_pub, "X_pub"), y_pub)  # the estimators' checks and wording
 
 
 def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response_center=None, stacklevel: int = 3):
@@ -98,19 +98,28 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
     ------
     ValueError
         Before any noise: column count mismatch, unknown ``unspanned``, a ridge without public labels and
-        without a numeric ``response_bound``, ``response="joint"`` without public labels, every column
-        unspanned; and the estimator's own checks.
+        without a numeric ``response_bound``, ``response="joint"`` without public labels; and the estimator's
+        own checks. (Nothing is dropped when ``n_pub <= d``, where the moment is singular whatever the
+        columns, or when no column is spanned at all: the regularised moment is used, as reported.)
     """
     if unspanned not in UNSPANNED:
         raise ValueError(f"unspanned must be one of {UNSPANNED}, got {unspanned!r}")
     if not isinstance(info, PublicInfo):
         raise TypeError(f"info must be a PublicInfo, got {type(info).__name__}")
+    from engine.pmt._base import _check_X
+
     fam = family_of(est)
-    Xp = np.asarray(X, dtype=float)
-    if Xp.ndim != 2 or Xp.shape[1] != info.p:
-        raise ValueError(f"X has {Xp.shape[1] if Xp.ndim == 2 else Xp.shape} columns but the public information "
-                         f"has {info.p} ({list(info.columns)}); they must match")
-    drop = info.unspanned()
+    if fam == "ridge":
+        est._check_params()  # every parameter before the data (and before any noise)
+    else:
+        est._newton_params()
+    Xp = _check_X(X, "X")
+    if Xp.shape[1] != info.p:
+        raise ValueError(f"X_pub has {info.p} columns but X has {Xp.shape[1]}; they must match")
+    # with n_pub <= d the moment is singular whatever the columns (reported as regularised): nothing is dropped
+    drop = info.unspanned() if info.n_pub > info.p + 1 else []
+    if len(drop) == info.p:
+        drop = []  # no column spanned (e.g. identical public rows): the regularised moment, as before
     if drop:
         warnings.warn(unspanned_message([info.columns[j] for j in drop])
                       if unspanned == "drop" else
@@ -118,8 +127,6 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
                       "the regularised whitening (its coefficient can be far off)", UnspannedWarning,
                       stacklevel=stacklevel)
     keep = [j for j in range(info.p) if not (unspanned == "drop" and j in drop)]
-    if not keep:
-        raise ValueError("every column is unspanned by the public information: nothing to fit")
     sub = info.subset(keep)
     collinear = sub.collinear_columns() if est.fit_intercept else []
     if collinear:

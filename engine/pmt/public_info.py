@@ -78,6 +78,7 @@ __all__ = [
     "UnspannedWarning",
     "PublicInfo",
     "moment_from_matrix",
+    "standardizing_moment",
     "check_mode",
     "unspanned_message",
 ]
@@ -165,6 +166,44 @@ def moment_from_matrix(S, n_pub: int, *, fit_intercept: bool, on_singular: str =
     w = np.maximum(w, np.finfo(float).tiny)
     W = (V / np.sqrt(w)) @ V.T / scale[:, None]
     return PublicMoment(W, float(tau), bool(singular), m, d, bool(fit_intercept), w_eq, scale, estimator, (w, V, C, S))
+
+
+def standardizing_moment(moment: PublicMoment) -> PublicMoment:
+    """The diagonal counterpart of a public moment: centre and scale each column by its public mean and sd.
+
+    ``z = (x - m) / s`` with the intercept column kept (``W = T^T`` for ``z_aug = T x_aug``, ``m`` and ``s`` the
+    public mean and standard deviation read off the moment's intercept block). ``E[z z^T]`` is the public
+    correlation matrix beside a 1, so ``E||z||^2 = d`` exactly as for the fully whitened rows, and the PMT
+    radius applies unchanged; but the columns are not decorrelated. Used by PMTLogistic's ``whiten="auto"``
+    when its noisy Newton is noise-dominated (see :class:`engine.pmt.PMTLogistic`). Needs an intercept column.
+
+    Returns
+    -------
+    PublicMoment
+        ``Sigma_pub_inv_sqrt = T^T``, ``Sigma_pub`` the original moment, ``Sigma_pub_sqrt = T^{-T}``,
+        ``Sigma_pub_inv = T^T T`` (set on the instance; not the symmetric square roots), ``estimator``
+        ``"<estimator>+standardize"``.
+    """
+    if not moment.fit_intercept:
+        raise ValueError("a standardising moment needs the intercept column (fit_intercept=True)")
+    S = moment.factors[3]
+    d = S.shape[0]
+    m = S[-1, :-1]
+    var = np.clip(np.diag(S)[:-1] - m**2, 0.0, None)
+    sd = np.sqrt(var)
+    sd = np.where(sd > 0, sd, 1.0)
+    T = np.zeros((d, d))
+    T[:-1, :-1] = np.diag(1.0 / sd)
+    T[:-1, -1] = -m / sd
+    T[-1, -1] = 1.0
+    W = T.T.copy()
+    Ti = np.linalg.inv(T)
+    out = PublicMoment(W, moment.tau, moment.regularized, moment.n_pub, d, True, moment.eigenvalues_equilibrated,
+                       moment.col_scale, f"{moment.estimator}+standardize", moment.factors)
+    Sig = moment.Sigma_pub
+    out.__dict__.update(Sigma_pub=Sig, Sigma_pub_sqrt=Ti.T @ np.eye(d), Sigma_pub_inv=T.T @ T,
+                        eigenvalues=moment.eigenvalues)
+    return out
 
 
 def _augmented(mean: np.ndarray, M: np.ndarray) -> np.ndarray:

@@ -71,6 +71,8 @@ from engine.pmt._newton import (
     noisy_newton,
 )
 from engine.pmt._registry import _grid, _mus, register_method, register_task
+from engine.pmt.logistic import choose_whitening
+from engine.pmt.public_info import standardizing_moment
 from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
 from engine.pmt.logistic import check_binary_labels
 
@@ -267,22 +269,56 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
                 sigma_b=sg[ei])
 
 
-def _frozen_transform(ctx):
+def _frozen_transform(ctx, moment=None):
     """:func:`pmt_transform` of the private rows with the public moment, its whitened rows read-only."""
-    tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
+    tr = pmt_transform(ctx.X, moment=ctx.moment if moment is None else moment, eta=ctx.eta)
     tr.X_tilde.setflags(write=False)
     return tr
 
 
-@_single_blas
-def _run_pmt(ctx, epsilons, seeds):
-    tag = ("pmt", float(ctx.eta), ctx.fit_intercept)
-    tr = _split_memo.memo(ctx.split_key, tag, lambda: _frozen_transform(ctx))
-    S_is = ctx.moment.Sigma_pub_inv_sqrt
-    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.moment.whiten_quadratic(ctx.Pm), epsilons, seeds, tag)
+def _pmt_runs(ctx, epsilons, seeds, whiten):
+    """PMT's noisy Newton at ``epsilons`` in the coordinates ``whiten`` ("full" or "standardize")."""
+    mom = ctx.moment if whiten == "full" else standardizing_moment(ctx.moment)
+    tag = ("pmt", float(ctx.eta), ctx.fit_intercept) + (() if whiten == "full" else ("standardize",))
+    tr = _split_memo.memo(ctx.split_key, tag, lambda: _frozen_transform(ctx, mom))
+    S_is = mom.Sigma_pub_inv_sqrt
+    out = _newton_runs(ctx, tr.X_tilde, tr.radius, mom.whiten_quadratic(ctx.Pm), epsilons, seeds, tag)
     out["theta"] = out["theta"] @ S_is.T  # rows theta~ -> W theta~ (W the whitening, not symmetric in general)
     out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
     return out
+
+
+@_single_blas
+def _run_pmt(ctx, epsilons, seeds):
+    """PMT per epsilon in the coordinates :func:`engine.pmt.logistic.choose_whitening` picks (as PMTLogistic)."""
+    choice = [choose_whitening(ctx.options.get("whiten", "auto"), d=ctx.d, n=ctx.n, eta=ctx.eta, epsilon=float(e),
+                               delta=ctx.delta, n_steps=ctx.T, fit_intercept=ctx.fit_intercept)[0] for e in epsilons]
+    if len(set(choice)) == 1:
+        return _pmt_runs(ctx, epsilons, seeds, choice[0])
+    # epsilons in both coordinate systems: run each group, then put the runs back in the grid's order
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    runs = len(li)
+    pos = {(int(a), int(b), int(c)): r for r, (a, b, c) in enumerate(zip(li, ei, si))}
+    merged = {}
+    for w in sorted(set(choice)):
+        idx = [i for i, c in enumerate(choice) if c == w]
+        out = _pmt_runs(ctx, [epsilons[i] for i in idx], seeds, w)
+        k = len(out["li"])
+        target = np.array([pos[(int(a), idx[int(b)], int(c))] for a, b, c in zip(out["li"], out["ei"], out["si"])])
+        for key, v in out.items():
+            if key in ("li", "ei", "si"):
+                continue
+            arr = np.asarray(v)
+            if arr.ndim >= 1 and arr.shape[0] == k:
+                if key not in merged:
+                    merged[key] = np.empty((runs,) + arr.shape[1:], dtype=arr.dtype)
+                merged[key][target] = arr
+            else:
+                if key not in merged:
+                    merged[key] = np.empty(runs, dtype=np.result_type(arr, float))
+                merged[key][target] = arr
+    merged.update(li=li, ei=ei, si=si)
+    return merged
 
 
 @_single_blas
