@@ -331,3 +331,23 @@ def test_choose_whitening_is_public_and_switches_on_noise_dominance():
     hi, r_hi = choose_whitening("auto", d=5, n=10**7, eta=0.05, epsilon=10.0, delta=1e-5, n_steps=5)
     assert (lo, hi) == ("standardize", "full") and r_lo > 0.5 > r_hi
     assert choose_whitening("full", d=31, n=364, eta=0.05, epsilon=1.0, delta=1e-5, n_steps=5)[0] == "full"
+
+
+def test_pooled_logistic_in_labelled_mode_only():
+    from engine.pmt.pooled_logistic import PMTPooledLogistic
+    from engine.pmt.sweep_modes import check_methods
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3))
+    y = (rng.random(1500) < expit(X @ [2.0, -2.0, 1.0])).astype(float)
+    ref = LogisticReference(lam=1e-3).fit(X[200:], y[200:]).theta_
+    # a tiny budget: PMT alone is noise; pooled falls back on the public rows and stays close to the fit
+    pooled = PMTPooledLogistic(epsilon=0.1, random_state=0).fit(X[200:], y[200:], X[:200], y[:200])
+    alone = PMTLogistic(epsilon=0.1, random_state=0, whiten="full").fit(X[200:], y[200:], X_pub=X[:200])
+    assert np.linalg.norm(pooled.theta_ - ref) < 0.5 * np.linalg.norm(alone.theta_ - ref)
+    assert pooled.report_.extra["w_hessian"] < 0.5
+    with pytest.raises(ValueError, match="needs the public labels"):
+        PMTPooledLogistic(epsilon=1.0).fit(X[200:], y[200:], X[:200])
+    assert "pmt-pooled" in check_methods("logistic", "labelled", None)
+    with pytest.raises(ValueError, match="not offered"):
+        check_methods("logistic", "moments", ["pmt-pooled"])

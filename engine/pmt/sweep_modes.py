@@ -46,7 +46,7 @@ MODE_METHODS = {
     "ridge": {"labelled": ("pmt", "pmt-pooled", "dp-rr", "dp-gd", "public-only", "non-private"),
               "unlabelled": ("pmt", "dp-rr", "dp-gd", "non-private"),
               "moments": ("pmt", "dp-rr", "dp-gd", "non-private")},
-    "logistic": {"labelled": ("pmt", "dp-newton", "dp-gd", "public-only", "non-private"),
+    "logistic": {"labelled": ("pmt", "pmt-pooled", "dp-newton", "dp-gd", "public-only", "non-private"),
                  "unlabelled": ("pmt", "dp-newton", "dp-gd", "non-private"),
                  "moments": ("pmt", "dp-newton", "dp-gd", "non-private")},
 }
@@ -134,7 +134,10 @@ def _ridge_methods(methods, base, B_y, lam, steps):
 def _logistic_methods(methods, base, lam, steps, newton_steps):
     from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 
+    from engine.pmt.pooled_logistic import PMTPooledLogistic
+
     make = {"pmt": lambda: PMTLogistic(**base, lam=lam, n_steps=newton_steps),
+            "pmt-pooled": lambda: PMTPooledLogistic(**base, lam=lam, n_steps=newton_steps),
             "dp-newton": lambda: DPNewtonLogistic(**base, lam=lam, n_steps=newton_steps),
             "dp-gd": lambda: DPGDLogistic(**base, lam=lam, n_steps=steps)}
     return {m: make[m] for m in methods if m in make}
