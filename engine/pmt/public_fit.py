@@ -33,7 +33,6 @@ import warnings
 
 import numpy as np
 
-from engine.pmt._transform import _response_bound_rows
 from engine.pmt.public_info import UNSPANNED, PublicInfo, UnspannedWarning, unspanned_message
 
 __all__ = ["fit_public", "family_of"]
@@ -128,18 +127,22 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
                       stacklevel=stacklevel)
     keep = [j for j in range(info.p) if not (unspanned == "drop" and j in drop)]
     sub = info.subset(keep)
-    collinear = sub.collinear_columns() if est.fit_intercept else []
+    collinear = sub.collinear_columns() if est.fit_intercept and sub.n_pub > sub.p + 1 else []
     if collinear:
         warnings.warn(f"the public moment is singular along a combination of the columns {collinear} (exactly "
                       "collinear in the public information); PMT regularises that direction", UnspannedWarning,
                       stacklevel=stacklevel)
-    mom = sub.public_moment(fit_intercept=est.fit_intercept, on_singular=est.on_singular)
-    Xk = Xp[:, keep]
+    if len(keep) == info.p and info.X_pub is not None and hasattr(est, "_memo_moment"):
+        mom = est._memo_moment(info.X_pub)  # the estimator's memoised moment of the same public rows
+    else:
+        mom = sub.public_moment(fit_intercept=est.fit_intercept, on_singular=est.on_singular,
+                                estimator=getattr(est, "public_moment", "sample"))
+    Xk = Xp if len(keep) == info.p else Xp[:, keep]
     extra = {"public_mode": info.mode, "public_source": info.source,
              "dropped_columns": [info.columns[j] for j in drop] if unspanned == "drop" else [],
              "unspanned_columns": [info.columns[j] for j in drop], "collinear_columns": collinear}
     if fam == "ridge":
-        c = _fit_ridge(est, Xk, y, sub, mom, response_center)
+        c = est._fit_moment(Xk, y, sub, mom, response_center)
         extra["response_center"] = c
     else:
         est.fit(Xk, y, X_pub=mom)
@@ -151,47 +154,3 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
     est.report_.extra.update(extra)
     est.report_.n_pub = info.n_pub
     return est
-
-
-def _fit_ridge(est, Xk, y, sub: PublicInfo, mom, response_center) -> float:
-    """PMTRidge's release (response="clip") with a public centre and bound; returns the centre used."""
-    from engine.pmt._base import _validate_data
-    from engine.pmt._blas import blas_limit
-    from engine.pmt._transform import _kappa_from_eigs, _transform_rows
-    from engine.pmt._base import Lazy
-    from engine.pmt.ridge import SSPStatistics
-
-    if est.response == "joint":
-        if sub.y_pub is None:
-            raise ValueError("response='joint' needs public labels (mode 'labelled')")
-        raise ValueError("response='joint' is fitted from public rows: pass X_pub and y_pub as arrays")
-    with blas_limit(1):
-        params = est._check_params()
-        eps, dlt, nb, lam, eta, eig_floor = params
-        Xp, yv, _, _, n, p, d = _validate_data(Xk, y, None, None, fit_intercept=est.fit_intercept, need_X_pub=False)
-        if response_center is None:
-            c = sub.y_mean() if sub.y_pub is not None else 0.0
-        else:
-            c = float(response_center)
-            if not math.isfinite(c):
-                raise ValueError(f"response_center must be finite, got {response_center!r}")
-        if not est.fit_intercept:
-            c = 0.0  # without an intercept a shift of y cannot be undone: nothing is centred
-        yc = yv - c
-        if est.response_bound is None:
-            if sub.y_pub is None:
-                raise ValueError("without public labels the response bound must come from you: set response_bound="
-                                 "<float> (|y - centre| <= bound; a stated, public bound), never from the private rows")
-            B_y = _response_bound_rows(np.asarray(sub.y_pub, dtype=float) - c, n, eta)
-        else:
-            B_y = est._response_bound(None, yc, n, eta)
-        ycl = np.clip(yc, -B_y, B_y)
-        tr = _transform_rows(Xp, mom, eta, y=ycl)
-        stats = SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
-                              n_y_clipped=int(np.count_nonzero(ycl != yc)))
-        est.transform_ = tr
-        est._release(stats, tr.moment, tr.radius, B_y, p, params=params,
-                     kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
-    if est.fit_intercept:
-        est._set_theta(np.concatenate([est.coef_, [est.intercept_ + c]]), p)
-    return float(c)

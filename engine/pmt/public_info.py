@@ -443,7 +443,8 @@ class PublicInfo:
         Xq = None if self.X_pub is None else self.X_pub[:, keep]
         return replace(self, columns=tuple(self.columns[k] for k in keep), second_moment=S, X_pub=Xq)
 
-    def public_moment(self, *, fit_intercept: bool = True, on_singular: str = "regularize") -> PublicMoment:
+    def public_moment(self, *, fit_intercept: bool = True, on_singular: str = "regularize",
+                      estimator: str = "sample") -> PublicMoment:
         """The :class:`engine.pmt.PublicMoment` PMT whitens with (intercept column last when ``fit_intercept``).
 
         With public rows this is :func:`engine.pmt.public_moment` of the rows; with a published moment
@@ -452,7 +453,9 @@ class PublicInfo:
         if self.X_pub is not None:
             from engine.pmt._transform import public_moment
 
-            return public_moment(self.X_pub, fit_intercept=fit_intercept, on_singular=on_singular)
+            return public_moment(self.X_pub, fit_intercept=fit_intercept, on_singular=on_singular, estimator=estimator)
+        if estimator != "sample":
+            raise ValueError(f"public moment estimator {estimator!r} needs public rows; a published moment is used as is")
         S = self.second_moment if fit_intercept else self.second_moment[:-1, :-1]
         return moment_from_matrix(S, self.n_pub, fit_intercept=fit_intercept, on_singular=on_singular,
                                   estimator="published")

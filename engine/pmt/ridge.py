@@ -74,6 +74,8 @@ from engine.pmt._base import (
 from engine.pmt import _split_memo
 from engine.pmt._blas import blas_limit
 from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests import them from here)
+from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
+from engine.pmt.public_info import PublicInfo
 from engine.pmt._transform import (
     MOMENT_ESTIMATORS,
     _kappa_from_eigs,
@@ -100,6 +102,8 @@ __all__ = [
 
 #: How PMTRidge bounds the response: clip y at B_y (Reading A) or transform (x, y) jointly (Reading B).
 RESPONSES = ("clip", "joint")
+#: PMTRidge's ``center`` options: centre y by a public centre (default) or not at all.
+CENTERS = ("public", None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -482,6 +486,18 @@ def _whitened_penalty(moment, fit_intercept, penalize_intercept) -> np.ndarray:
     return Q
 
 
+def _public_center(est, y_pub) -> float:
+    """The public centre of y that ``center="public"`` uses on public rows: the mean of ``y_pub`` (0 when it does
+    not apply: ``center=None``, ``response="joint"``, no or equal public labels, no or a penalised intercept)."""
+    if (est.center != "public" or est.response != "clip" or y_pub is None or not est.fit_intercept
+            or est.penalize_intercept):
+        return 0.0
+    yq = np.asarray(y_pub, dtype=float).ravel()
+    if yq.size < 1 or not np.all(np.isfinite(yq)) or np.all(yq == yq[0]):
+        return 0.0
+    return float(np.mean(yq))
+
+
 def _freeze_arrays(obj) -> None:
     """Make every array attribute of a (frozen dataclass) object read-only."""
     for v in vars(obj).values():
@@ -578,6 +594,13 @@ class PMTRidge(_LinearBase):
         The public moment that whitens: the paper's uncentered sample second moment, or Tyler's robust
         shape with a median scale for heavy-tailed features (:func:`engine.pmt.tyler_moment`; needs
         ``n_pub > d``).
+    center : {"public", None}, default "public"
+        ``"public"``: y is centred by a public centre before the bound (the mean of ``y_pub``, or 0 without
+        public labels) and the intercept shifted back; columns the public rows never span are left out with
+        an ``UnspannedWarning`` (:func:`engine.pmt.public_fit.fit_public`). Without it, on raw CCPP (power
+        about 450 MW, spread 17) the bound was the scale of ``|y|`` (1,685) and the noise on ``b`` 27x larger
+        (test RMSE 79 MW against 5.2 standardised). The features need no centring: the intercept block of the
+        uncentered moment does it. None: the paper's uncentred release (``response="joint"`` is never centred).
     random_state : None, int or numpy.random.Generator, default None
         None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
         simulation and reproducibility only: the noise stream is derived from the seed *and* the
@@ -604,7 +627,8 @@ class PMTRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", random_state=None):
+                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", center="public",
+                 random_state=None):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -632,10 +656,23 @@ class PMTRidge(_LinearBase):
             Before any noise is drawn: NaN/inf, shape mismatch, n < d, n_pub < 1, lam < 0,
             epsilon <= 0 or NaN, delta outside (0, 1), unknown options.
         """
+        if self.center not in CENTERS:
+            raise ValueError(f"center must be one of {CENTERS}, got {self.center!r}")
         if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
             from engine.pmt.dask import fit_dask
 
-            return fit_dask(self, X, y, X_pub, y_pub)
+            c = _public_center(self, y_pub)
+            if c == 0.0:
+                return fit_dask(self, X, y, X_pub, y_pub)
+            fit_dask(self, X, y - c, X_pub, np.asarray(y_pub, dtype=float) - c)  # the same public centring
+            self._set_theta(np.concatenate([self.coef_, [self.intercept_ + c]]), self.n_features_in_)
+            self.report_.extra["response_center"] = c
+            return self
+        if isinstance(X_pub, PublicInfo) or (self.center == "public" and self.response == "clip"
+                                              and _public_info_path(X_pub)):
+            # public centring of y, columns the public rows never span left out (engine.pmt.public_fit)
+            info = _as_public_info(X_pub, y_pub)
+            return fit_public(self, X, y, info, response_center=None if self.center == "public" else 0.0, stacklevel=3)
         # every product and d x d factorisation of the fit on one BLAS thread (the blocked transform of large
         # shapes runs its own threads, one BLAS thread each): OpenBLAS's threads on a d = 200 eigh took 0.5 s
         # instead of 3 ms on this shared machine, and the numbers no longer depend on the machine's load
@@ -668,6 +705,54 @@ class PMTRidge(_LinearBase):
             # kappa_raw (private, display only): from the transform's raw Gram when the report is read
             return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor),
                                  kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
+
+    def _memo_moment(self, Xq):
+        """The public moment of public rows ``Xq`` with this estimator's options (memoised by content)."""
+        return _public_moment_memo(np.asarray(Xq, dtype=float), self.fit_intercept, self.on_singular,
+                                   self.public_moment)
+
+    def _fit_moment(self, Xk, y, sub, mom, response_center) -> float:
+        """The release (response="clip") with public information ``sub`` (a :class:`engine.pmt.public_info.PublicInfo`
+        on the kept columns), its moment ``mom`` and a public centre of y; returns the centre used
+        (:func:`engine.pmt.public_fit.fit_public`)."""
+        est = self
+        if est.response == "joint":
+            if sub.y_pub is None:
+                raise ValueError("response='joint' needs public labels (mode 'labelled')")
+            raise ValueError("response='joint' is fitted from public rows: pass X_pub and y_pub as arrays")
+        with blas_limit(1):
+            params = est._check_params()
+            eps, dlt, nb, lam, eta, eig_floor = params
+            Xp, yv, _, _, n, p, d = _validate_data(Xk, y, None, None, fit_intercept=est.fit_intercept, need_X_pub=False)
+            if response_center is None:
+                c = sub.y_mean() if sub.y_pub is not None else 0.0
+                if sub.y_pub is not None and np.all(sub.y_pub == sub.y_pub[0]):
+                    c = 0.0  # equal public labels (e.g. one public row): no spread to bound around a centre
+            else:
+                c = float(response_center)
+                if not math.isfinite(c):
+                    raise ValueError(f"response_center must be finite, got {response_center!r}")
+            if not est.fit_intercept or est.penalize_intercept:
+                c = 0.0  # a shift of y is undone exactly by an unpenalised intercept only: otherwise nothing is centred
+            yc = yv - c
+            if est.response_bound is None:
+                if sub.y_pub is None:
+                    raise ValueError("public labels y_pub are required for the public response bound; without them the "
+                                     "bound must come from you: set response_bound=<float> (|y - centre| <= bound; a "
+                                     "stated, public bound), never from the private rows")
+                B_y = _response_bound_rows(np.asarray(sub.y_pub, dtype=float) - c, n, eta)
+            else:
+                B_y = est._response_bound(None, yc, n, eta)
+            ycl = np.clip(yc, -B_y, B_y)
+            tr = _transform_rows(Xp, mom, eta, y=ycl)
+            stats = SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                                  n_y_clipped=int(np.count_nonzero(ycl != yc)))
+            est.transform_ = tr
+            est._release(stats, tr.moment, tr.radius, B_y, p, params=params,
+                         kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
+        if est.fit_intercept:
+            est._set_theta(np.concatenate([est.coef_, [est.intercept_ + c]]), p)
+        return float(c)
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
