@@ -69,7 +69,7 @@ def gemm_gflops(dtype, size=768, reps=5):
 
 def ridge_problem(runs, T):
     from engine.datasets import load_dataset
-    from engine.experiments import TASKS, sweep_split
+    from engine.pmt.sweep import TASKS, sweep_split
 
     X, y = load_dataset("ccpp").to_numpy()
     Xp, yp, Xtr, ytr, Xte, yte = sweep_split(X, y, n_pub=200)
