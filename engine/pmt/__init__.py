@@ -14,7 +14,9 @@ Rooms (private modules, the public names re-exported here; scikit-learn layout):
   (DP-PMTLR and its baselines) and ``poisson`` (the GLM extension);
 - the sweeps: ``_registry`` (tasks and methods), ``sweep_ridge`` and ``sweep_logistic`` (the two
   tasks), ``sweep`` (:func:`engine.pmt.sweep.run_sweep`, :func:`engine.pmt.sweep.summarize`; not
-  imported here, so the transform and the estimators load without pandas).
+  imported here, so the transform and the estimators load without pandas);
+- ``dask`` (the ridge releases from blockwise statistics: ``_dask_files`` reads the files,
+  ``_dask_pass`` runs the one pass), reached from the estimators' ``fit`` through ``_backends``.
 
 Nothing here imports Streamlit. Examples: see :mod:`engine.pmt._transform` and each estimator.
 """
@@ -58,3 +60,6 @@ __all__ += [
     "PMTPooledRidge", "PublicOnlyRidge", "PublicOnlyLogistic", "PublicOnlyPoisson",
 ]
 
+# The Dask path registers itself with engine.pmt._backends (the estimators never import it; dask itself
+# is imported only when a Dask collection is fitted).
+import engine.pmt.dask  # noqa: E402,F401
