@@ -76,7 +76,7 @@ def ridge_problem(runs, T):
     ctx = TASKS["ridge"](Xtr, ytr, Xp, yp, Xte, yte, lams=[1e-3], delta=1e-5, eta=0.05, neighbouring="replace-one",
                          dp_gd_steps=T, dtype=np.float32)
     from engine.pmt.sweep_ridge import _B_y
-    from engine.pmt._transform import pmt_radius
+    from engine.pmt._bounds import pmt_radius
 
     C = 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * _B_y(ctx)
     n, d = ctx.Xa.shape

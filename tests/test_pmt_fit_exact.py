@@ -14,7 +14,8 @@ from threadpoolctl import threadpool_info
 from engine import privacy as P
 from engine.pmt import PMTRidge, _split_memo
 from engine.pmt._blas import blas_limit
-from engine.pmt._transform import FEW_COLUMNS, public_moment
+from engine.pmt._moment import public_moment
+from engine.pmt._whiten import FEW_COLUMNS
 from engine.pmt._whiten import _add_row, _whiten_few, truncate_rows_inplace
 from engine.pmt.ridge import (
     _eigh,

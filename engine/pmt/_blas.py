@@ -28,7 +28,7 @@ def blas_threads(n: int, d: int) -> int:
     cannot depend on the private rows. OpenBLAS's threads do change the last bits of large products
     (measured: ``X W`` and ``Z^T Z`` at n = 1e5, d = 200 differ between one and two threads), so the
     transform runs these shapes by fixed row blocks on its own threads instead
-    (:func:`engine.pmt._transform._whiten_blocks`), whose numbers do not depend on the count.
+    (:func:`engine.pmt._whiten._whiten_blocks`), whose numbers do not depend on the count.
     """
     if d < 64 or n * d * d < 20_000_000:
         return 1

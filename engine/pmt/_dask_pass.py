@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.pmt._base import MAX_ABS_VALUE
 from engine.pmt._dask_files import SLICE_ROWS, _dask, _file_problems
-from engine.pmt._transform import add_intercept, truncate_rows
+from engine.pmt._bounds import add_intercept, truncate_rows
 from engine.pmt.ridge import SSPStatistics, sufficient_statistics
 
 

@@ -1,6 +1,6 @@
 """The row pass of the PMT transform: whiten, truncate and multiply out the private rows (issue 16).
 
-Split from :mod:`engine.pmt._transform` (which re-exports :func:`truncate_rows_inplace`): the in-place
+Used by :func:`engine.pmt._transform.pmt_transform` (``engine.pmt`` exports :func:`truncate_rows_inplace`): the in-place
 truncation, the intercept row added to every whitened row, and the blocked version of the whole pass for
 compute-bound shapes (:func:`_whiten_blocks`), whose numbers do not depend on the number of threads.
 """

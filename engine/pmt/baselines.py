@@ -35,7 +35,7 @@ from engine.pmt._base import (
 )
 from engine.pmt._backends import fit_out_of_core, is_dask
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
-from engine.pmt._transform import _kappa_from_eigs, pmt_radius, truncate_rows
+from engine.pmt._bounds import _kappa_from_eigs, pmt_radius, truncate_rows
 from engine.pmt.ridge import (
     SSPStatistics,
     _ledger_ssp,

@@ -41,7 +41,8 @@ from engine.pmt._backends import register_dask_fit
 from engine.pmt._base import _check_n_ge_d, _check_X_pub, _check_y, penalty_mask
 from engine.pmt._dask_files import read_private, read_public
 from engine.pmt._dask_pass import PrivateInputError, _reading, blockwise_statistics, private_array
-from engine.pmt._transform import pmt_radius, public_moment
+from engine.pmt._bounds import pmt_radius
+from engine.pmt._moment import public_moment
 from engine.pmt.baselines import DPRidge, DPRidgeOracle
 from engine.pmt.pooled import PMTPooledRidge
 from engine.pmt.ridge import PMTRidge, SSPStatistics

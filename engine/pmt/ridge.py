@@ -74,15 +74,9 @@ from engine.pmt import _split_memo
 from engine.pmt._backends import fit_out_of_core, is_dask
 from engine.pmt._blas import blas_limit
 from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests import them from here)
-from engine.pmt._transform import (
-    MOMENT_ESTIMATORS,
-    _kappa_from_eigs,
-    _public_moment_rows,
-    _response_bound_rows,
-    _transform_rows,
-    pmt_transform,
-    public_moment,
-)
+from engine.pmt._bounds import _kappa_from_eigs, _response_bound_rows
+from engine.pmt._moment import MOMENT_ESTIMATORS, _public_moment_rows, public_moment
+from engine.pmt._transform import _transform_rows, pmt_transform
 
 __all__ = [
     "RESPONSES",
@@ -335,7 +329,7 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool 
 
 
 def _kappa_ascending(w):
-    """:func:`engine.pmt._transform._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
+    """:func:`engine.pmt._bounds._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
 
     ``max|w|`` of an ascending spectrum is ``max(|w_0|, |w_-1|)`` (a max picks one of the values, so the
     float is the same), which for a stack of small systems saves the reduction over the last axis.
