@@ -10,8 +10,9 @@ seeds (default 30), split seed 0. Methods: PMT (each tree's default solver), DP-
 Public-only and PMT-pooled (ridge only; the logistic task has no pooled estimator).
 
 Both trees are run through their sweep's ``run_sweep`` (``engine.pmt.sweep`` here, ``engine.experiments``
-in the older tree), each in its own process with its own ``engine`` on ``sys.path``. Both sweeps seed the noise by the seed index, so a
-method that did not change gives the same cells in both columns (checked in the output: DP-GD).
+in the older tree), each in its own process with its own ``engine`` on ``sys.path``. Both sweeps seed
+the noise by the seed index, so a method that did not change gives the same cells in both columns
+(checked in the output: DP-GD).
 
 Usage::
 

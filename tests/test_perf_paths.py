@@ -38,7 +38,7 @@ def test_blocked_transform_is_thread_count_independent(monkeypatch):
     assert _chunked(X.shape[0], X.shape[1] + 1)
     runs = []
     for cores in (1, 2):
-        monkeypatch.setattr(B, "idle_cores", lambda c=cores: c)
+        monkeypatch.setattr(B, "pool_threads", lambda c=cores: c)
         runs.append(T.pmt_transform(X, Xq, eta=0.05))
     a, b = runs
     for name in ("X_tilde", "gram", "gram_untruncated", "norms_before", "norms_after", "truncated"):

@@ -282,7 +282,7 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float, y: np.ndar
             # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
             # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
             # quantity comes from d x d matrices or the truncated rows only (issue 16).
-            if _chunked(n, d):  # compute-bound: fixed row blocks, spread over idle cores (same numbers on any count)
+            if _chunked(n, d):  # compute-bound: fixed row blocks on the pool (same numbers for any thread count)
                 Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
             else:
                 if moment.fit_intercept:

@@ -334,7 +334,8 @@ def _blas_for_shape(runner):
     noise stacks and (n, d) products at small d, where a second OpenBLAS thread only adds hand-offs:
     measured on CCPP (d = 5), the three runners without DP-GD took 4.4-4.8 ms per 500 runs with one
     thread and 4.8 or 7.5-9 ms (bimodal across processes) with two (``bench/bench_pmt_sweep.py``).
-    The count depends on (n, d) and the machine only, never on the rows' values."""
+    The count depends on (n, d) only (1 below the compute-bound shapes, else BLAS's own setting), never on
+    the rows' values or the machine's load."""
 
     @functools.wraps(runner)
     def run(ctx, *args, **kwargs):
