@@ -120,7 +120,7 @@ class PublicMoment:
     col_scale: np.ndarray | None = None
     estimator: str = "sample"
     #: ``(w, V, C, S)``: the floored eigenpairs of ``C + tau I``, that matrix and the unequilibrated moment,
-    #: from which the other matrices are computed on first access (issue 16: a fit uses W only).
+    #: from which the other matrices are computed on first access (a fit uses W only).
     factors: tuple | None = field(default=None, repr=False, compare=False)
 
     def _lazy(self, M: np.ndarray) -> np.ndarray:
@@ -242,7 +242,7 @@ def public_moment(X_pub, *, fit_intercept: bool = True, on_singular: str = "regu
 
 def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, estimator: str) -> PublicMoment:
     """:func:`public_moment` of public rows already validated (float64, 2-D, at least one row, finite) with
-    options already checked: the estimators' ``fit`` validates once, then calls this (issue 16)."""
+    options already checked: the estimators' ``fit`` validates once, then calls this."""
     if fit_intercept:
         A = add_intercept(A)
     m, d = A.shape

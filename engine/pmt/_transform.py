@@ -98,7 +98,7 @@ class PMTTransform:
     rows : ndarray of shape (n, d - fit_intercept) or None
         The private rows given to the transform (the caller's array, not a copy; read by ``norms_raw``).
 
-    The display-only quantities are properties computed when first read (issue 16: a fit pays for what
+    The display-only quantities are properties computed when first read (a fit pays for what
     it releases, a page for what it shows); each is the number the eager computation gave.
     """
 
@@ -262,7 +262,7 @@ def pmt_transform(
 
 def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float, y: np.ndarray | None = None) -> PMTTransform:
     """:func:`pmt_transform` of private rows already validated (float64, 2-D, finite): the estimators' ``fit``
-    validates its data once, then calls this (issue 16). Checks the columns against the moment and eta.
+    validates its data once, then calls this. Checks the columns against the moment and eta.
 
     ``y`` (optional, shape (n,)): responses already bounded (PMTRidge's ``clip(y, +-B_y)``); their product
     ``X~^T y`` with the truncated rows is then formed in the same pass and returned as :attr:`PMTTransform.xty`.
@@ -281,7 +281,7 @@ def _transform_rows(Xp: np.ndarray, moment: PublicMoment, eta: float, y: np.ndar
         else:
             # One pass of BLAS over the rows for X~ = X W (the intercept column's row of W added, so the
             # augmented copy of X is never built) and one symmetric product for X~^T X~; every other
-            # quantity comes from d x d matrices or the truncated rows only (issue 16).
+            # quantity comes from d x d matrices or the truncated rows only.
             if _chunked(n, d):  # compute-bound: fixed row blocks on the pool (same numbers for any thread count)
                 Z, norms_before, truncated, G = _whiten_blocks(Xp, W, moment.fit_intercept, R)
             else:

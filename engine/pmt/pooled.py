@@ -64,7 +64,7 @@ from engine.pmt._base import (
 )
 from engine.pmt._transform import pmt_transform
 from engine.pmt._backends import fit_out_of_core, is_dask
-from engine.pmt.ridge import SSPStatistics, _ledger_ssp, ssp_noise, ssp_sensitivities, sufficient_statistics
+from engine.pmt.ridge import SSPStatistics, _ledger_ssp, ssp_noise, ssp_sensitivities
 
 __all__ = ["POOLED_NAME", "PooledWeights", "pooled_weights", "pooled_solve", "PMTPooledRidge"]
 
