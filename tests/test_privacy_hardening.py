@@ -103,7 +103,8 @@ def test_add_remove_is_gone_from_sweep_cli_and_page(capsys):
         cli_main(["pmt", "--dataset", "synthetic", "--neighbouring", "add-remove", "--seeds", "1"])
     assert e.value.code == 2
     assert "--neighbouring" in capsys.readouterr().err
-    for rel in ("pages/pmt.py", "ui/state.py", "ui/pmt_compute.py", "engine/cli/pmt.py"):
+    for rel in ("pages/pmt.py", "ui/state.py", "ui/pmt_compute.py", "ui/pmt_controls.py", "ui/pmt_run.py",
+                "engine/cli/pmt.py"):
         path = ROOT / rel
         if path.exists():
             src = path.read_text()
