@@ -34,7 +34,7 @@ def test_json_and_out(tmp_path, capsys):
     frame = pd.read_csv(out_csv)
     assert len(frame) == 5 * 1 * 4 * 2
     # the JSON summary is the summary of the written frame
-    from engine.experiments import summarize
+    from engine.pmt.sweep import summarize
 
     # default metric: the held-out RMSE (ridge), the L2 median beside it
     assert payload["settings"]["metric"] == "rmse"

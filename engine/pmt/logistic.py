@@ -51,7 +51,8 @@ from engine.pmt._newton import (
     glm_reference_solve,
 )
 from engine import privacy as P
-from engine.pmt._transform import PublicMoment, pmt_radius, public_moment, truncate_rows
+from engine.pmt._bounds import pmt_radius, truncate_rows
+from engine.pmt._moment import PublicMoment, public_moment
 from engine.pmt.public_info import standardizing_moment
 from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
 
@@ -148,7 +149,7 @@ def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = 
 
 def _raw_public_min_eig(Xq, fit_intercept) -> float:
     """Smallest eigenvalue of the raw public second moment (intercept column included; public)."""
-    from engine.pmt._transform import PublicMoment, public_moment
+    from engine.pmt._moment import PublicMoment, public_moment
 
     mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=fit_intercept)
     return float(mom.eigenvalues_unregularized[0])

@@ -41,7 +41,8 @@ from engine.pmt._newton import (
     newton_noise,
     newton_sensitivities,
 )
-from engine.pmt._transform import pmt_transform, public_moment
+from engine.pmt._moment import public_moment
+from engine.pmt._transform import pmt_transform
 from engine.pmt.logistic import _LogisticBase, check_binary_labels
 from engine.pmt.public_info import PublicInfo, UnspannedWarning, unspanned_message
 

@@ -51,7 +51,7 @@ def _public_info_path(X_pub) -> bool:
 
     A :class:`engine.pmt.PublicMoment` (built by the caller) and None go the estimator's own way.
     """
-    from engine.pmt._transform import PublicMoment
+    from engine.pmt._moment import PublicMoment
 
     if X_pub is None or isinstance(X_pub, PublicMoment):
         return False

@@ -58,13 +58,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.pmt._lapack import _eigh, _eigvalsh
-from engine.pmt._transform import (
-    REGULARIZATION_FACTOR,
-    SINGULAR_RCOND,
-    PublicMoment,
-    add_intercept,
-)
+from engine.pmt._bounds import add_intercept
+from engine.pmt._moment import SINGULAR_RCOND, PublicMoment, _whiten_moment
 
 __all__ = [
     "PUBLIC_MODES",
@@ -145,27 +140,11 @@ def moment_from_matrix(S, n_pub: int, *, fit_intercept: bool, on_singular: str =
     """
     S = np.asarray(S, dtype=float)
     S = (S + S.T) / 2.0
-    d = S.shape[0]
-    m = int(n_pub)
     if not S.any():
         raise ValueError("the public second moment is zero; PMT cannot whiten")
-    scale = np.sqrt(np.clip(np.diag(S), 0.0, None))
-    scale = np.where(scale > 0, scale, 1.0)
-    C = S / np.outer(scale, scale)
-    C = (C + C.T) / 2.0
-    w_eq = _eigvalsh(C)
-    singular = m < d or w_eq[0] <= SINGULAR_RCOND * w_eq[-1]
-    tau = 0.0
-    if singular:
-        if on_singular == "raise":
-            raise ValueError(f"the public second moment is singular (n_pub={m}, d={d}, smallest eigenvalue after "
-                             f"equilibrating the columns {w_eq[0]:.3g}); use more public rows or on_singular='regularize'")
-        tau = REGULARIZATION_FACTOR * float(np.trace(C)) / d
-        C = C + tau * np.eye(d)
-    w, V = _eigh(C)
-    w = np.maximum(w, np.finfo(float).tiny)
-    W = (V / np.sqrt(w)) @ V.T / scale[:, None]
-    return PublicMoment(W, float(tau), bool(singular), m, d, bool(fit_intercept), w_eq, scale, estimator, (w, V, C, S))
+    if np.any(np.diag(S) < 0):
+        raise ValueError("the public second moment has a negative diagonal entry")
+    return _whiten_moment(S, int(n_pub), bool(fit_intercept), on_singular, estimator)
 
 
 def standardizing_moment(moment: PublicMoment) -> PublicMoment:
@@ -451,7 +430,7 @@ class PublicInfo:
         it is built from the matrix (:func:`moment_from_matrix`).
         """
         if self.X_pub is not None:
-            from engine.pmt._transform import public_moment
+            from engine.pmt._moment import public_moment
 
             return public_moment(self.X_pub, fit_intercept=fit_intercept, on_singular=on_singular, estimator=estimator)
         if estimator != "sample":

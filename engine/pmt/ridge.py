@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,19 +71,15 @@ from engine.pmt._base import (
     release_rng,
 )
 from engine.pmt import _split_memo
+from engine.pmt._backends import fit_out_of_core, is_dask
 from engine.pmt._blas import blas_limit
 from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests import them from here)
+from engine.pmt._bounds import _kappa_from_eigs, _response_bound_rows
+from engine.pmt._moment import MOMENT_ESTIMATORS, _public_moment_rows, public_moment
+from engine.pmt._transform import _transform_rows, pmt_transform
 from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
 from engine.pmt.public_info import PublicInfo
-from engine.pmt._transform import (
-    MOMENT_ESTIMATORS,
-    _kappa_from_eigs,
-    _public_moment_rows,
-    _response_bound_rows,
-    _transform_rows,
-    pmt_transform,
-    public_moment,
-)
+from engine.pmt._ridge_public import _PublicRidgeMixin, _public_center
 
 __all__ = [
     "RESPONSES",
@@ -339,7 +334,7 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool 
 
 
 def _kappa_ascending(w):
-    """:func:`engine.pmt._transform._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
+    """:func:`engine.pmt._bounds._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
 
     ``max|w|`` of an ascending spectrum is ``max(|w_0|, |w_-1|)`` (a max picks one of the values, so the
     float is the same), which for a stack of small systems saves the reduction over the last axis.
@@ -486,32 +481,11 @@ def _whitened_penalty(moment, fit_intercept, penalize_intercept) -> np.ndarray:
     return Q
 
 
-def _public_center(est, y_pub) -> float:
-    """The public centre of y that ``center="public"`` uses on public rows: the mean of ``y_pub`` (0 when it does
-    not apply: ``center=None``, ``response="joint"``, no or equal public labels, no or a penalised intercept)."""
-    if (est.center != "public" or est.response != "clip" or y_pub is None or not est.fit_intercept
-            or est.penalize_intercept):
-        return 0.0
-    yq = np.asarray(y_pub, dtype=float).ravel()
-    if yq.size < 1 or not np.all(np.isfinite(yq)) or np.all(yq == yq[0]):
-        return 0.0
-    return float(np.mean(yq))
-
-
 def _freeze_arrays(obj) -> None:
     """Make every array attribute of a (frozen dataclass) object read-only."""
     for v in vars(obj).values():
         if isinstance(v, np.ndarray):
             v.setflags(write=False)
-
-
-def _is_dask(*arrays) -> bool:
-    """Whether any argument is a Dask collection (without importing dask when it is not loaded)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection
-
-    return any(is_dask_collection(a) for a in arrays)
 
 
 def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y")):
@@ -534,7 +508,7 @@ def _ssp_releases(delta, mu, sens_A, sens_b, nb, names):
     ledger.record(names[1], sensitivity=sens_b, sigma=s_b, neighbouring=nb)
     return tuple(ledger.releases), s_A, s_b
 
-class PMTRidge(_LinearBase):
+class PMTRidge(_PublicRidgeMixin, _LinearBase):
     """DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
 
     Algorithm (PMT.md section 3; Cao, Bi & Zhang, arXiv:2602.22282, "our reading" where marked
@@ -658,13 +632,11 @@ class PMTRidge(_LinearBase):
         """
         if self.center not in CENTERS:
             raise ValueError(f"center must be one of {CENTERS}, got {self.center!r}")
-        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
-            from engine.pmt.dask import fit_dask
-
+        if is_dask(X, y):  # larger than memory: the same release from blockwise statistics
             c = _public_center(self, y_pub)
             if c == 0.0:
-                return fit_dask(self, X, y, X_pub, y_pub)
-            fit_dask(self, X, y - c, X_pub, np.asarray(y_pub, dtype=float) - c)  # the same public centring
+                return fit_out_of_core(self, X, y, X_pub, y_pub)
+            fit_out_of_core(self, X, y - c, X_pub, np.asarray(y_pub, dtype=float) - c)  # the same public centring
             self._set_theta(np.concatenate([self.coef_, [self.intercept_ + c]]), self.n_features_in_)
             self.report_.extra["response_center"] = c
             return self
@@ -711,48 +683,10 @@ class PMTRidge(_LinearBase):
         return _public_moment_memo(np.asarray(Xq, dtype=float), self.fit_intercept, self.on_singular,
                                    self.public_moment)
 
-    def _fit_moment(self, Xk, y, sub, mom, response_center) -> float:
-        """The release (response="clip") with public information ``sub`` (a :class:`engine.pmt.public_info.PublicInfo`
-        on the kept columns), its moment ``mom`` and a public centre of y; returns the centre used
-        (:func:`engine.pmt.public_fit.fit_public`)."""
-        est = self
-        if est.response == "joint":
-            if sub.y_pub is None:
-                raise ValueError("response='joint' needs public labels (mode 'labelled')")
-            raise ValueError("response='joint' is fitted from public rows: pass X_pub and y_pub as arrays")
-        with blas_limit(1):
-            params = est._check_params()
-            eps, dlt, nb, lam, eta, eig_floor = params
-            Xp, yv, _, _, n, p, d = _validate_data(Xk, y, None, None, fit_intercept=est.fit_intercept, need_X_pub=False)
-            if response_center is None:
-                c = sub.y_mean() if sub.y_pub is not None else 0.0
-                if sub.y_pub is not None and np.all(sub.y_pub == sub.y_pub[0]):
-                    c = 0.0  # equal public labels (e.g. one public row): no spread to bound around a centre
-            else:
-                c = float(response_center)
-                if not math.isfinite(c):
-                    raise ValueError(f"response_center must be finite, got {response_center!r}")
-            if not est.fit_intercept or est.penalize_intercept:
-                c = 0.0  # a shift of y is undone exactly by an unpenalised intercept only: otherwise nothing is centred
-            yc = yv - c
-            if est.response_bound is None:
-                if sub.y_pub is None:
-                    raise ValueError("public labels y_pub are required for the public response bound; without them the "
-                                     "bound must come from you: set response_bound=<float> (|y - centre| <= bound; a "
-                                     "stated, public bound), never from the private rows")
-                B_y = _response_bound_rows(np.asarray(sub.y_pub, dtype=float) - c, n, eta)
-            else:
-                B_y = est._response_bound(None, yc, n, eta)
-            ycl = np.clip(yc, -B_y, B_y)
-            tr = _transform_rows(Xp, mom, eta, y=ycl)
-            stats = SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
-                                  n_y_clipped=int(np.count_nonzero(ycl != yc)))
-            est.transform_ = tr
-            est._release(stats, tr.moment, tr.radius, B_y, p, params=params,
-                         kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
-        if est.fit_intercept:
-            est._set_theta(np.concatenate([est.coef_, [est.intercept_ + c]]), p)
-        return float(c)
+    def _ssp_statistics(self, tr, n, n_y_clipped):
+        """:class:`SSPStatistics` of a transform whose ``xty`` holds the bounded responses' product."""
+        return SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                             n_y_clipped=n_y_clipped)
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
