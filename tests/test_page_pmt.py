@@ -105,7 +105,7 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     assert float(total["epsilon"]) == pytest.approx(1.0, abs=1e-3)
     assert {"A = X~^T X~", "b = X~^T y"} <= set(ledger["name"])
     assert [t.label for t in at.tabs] == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning",
-                                          "Truncation", "Privacy ledger", "Export"]
+                                          "Truncation", "Privacy ledger", "Planner", "Export"]
     # teaching: one expander under each figure tab
     assert sum("What this shows" in e.label for e in at.expander) >= 6
     # exports: the results CSV and the settings JSON

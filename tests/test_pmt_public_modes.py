@@ -351,3 +351,33 @@ def test_pooled_logistic_in_labelled_mode_only():
     assert "pmt-pooled" in check_methods("logistic", "labelled", None)
     with pytest.raises(ValueError, match="not offered"):
         check_methods("logistic", "moments", ["pmt-pooled"])
+
+
+# ---------------------------------------------------------------- the page: banner and planner tab from the planner
+def test_page_banner_comes_from_the_planner_and_moves_with_n_pub():
+    from engine.datasets import load_dataset
+    from ui import pmt_compute as C
+
+    ds = load_dataset("ccpp")
+    msgs = {}
+    for n_pub in (100, 400):
+        prep = C.prepare(ds, standardize=True, n_pub=n_pub, split_seed=0)
+        diag = {"task": "regression", "mu": 0.27, "eta": 0.05, "epsilon": 1.0, "delta": 1e-5, "lam": 1e-3}
+        p = C.plan_for(prep, diag)
+        msg = C.noise_banner(prep, diag)
+        assert msg is not None and f"about {p.crossover_n:,} private rows" in msg
+        msgs[n_pub] = p.crossover_n
+    assert msgs[100] < msgs[400]
+
+
+def test_page_planner_tab_apptest():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=180)
+    at.session_state["pmt_tab"] = "Planner"
+    at.switch_page("pages/pmt.py")
+    at.run()
+    assert not at.exception
+    assert any("PMT would need about" in m.value or "does not beat" in m.value for m in at.markdown)
