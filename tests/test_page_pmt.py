@@ -426,7 +426,8 @@ def test_small_upload_at_small_epsilon_shows_the_noise_dominated_banner_with_row
     assert not at.exception, at.exception
     banners = [w.value for w in at.warning if "noise-dominated" in w.value or "less precise than the public" in w.value]
     assert banners, [w.value for w in at.warning]
-    m = re.search(r"PMT would need about ([\d,]+) private rows at this epsilon to beat the (\d+) public rows", banners[0])
+    m = re.search(r"PMT would need about ([\d,]+) private rows at this epsilon, n_pub = \d+ and lam = \S+ to beat "
+                  r"the (\d+) public rows", banners[0])  # the planner's crossover_n
     assert m, banners[0]
     need, n_pub = int(m.group(1).replace(",", "")), int(m.group(2))
     n_priv = int(re.search(r"n = (\d+) private rows", banners[0]).group(1))
