@@ -169,7 +169,10 @@ def run_modes_cli(args) -> int:
     if args.out:
         frame.to_csv(args.out, index=False)
     ref_ok = bool(frame.get("reference_converged", True).all()) if "reference_converged" in frame else True
+    nd = frame.loc[frame["method_key"] == "pmt", "noise_dominance"] if "noise_dominance" in frame else None
+    nd_med = float(nd.median()) if nd is not None and nd.notna().any() else None
     info_d = {"dataset": name, "task": args.task, "public_mode": info.mode, "public_source": info.source,
+              "pmt_newton_noise_dominance": nd_med,
               "n_pub": info.n_pub, "n_private_train": len(ytr), "n_test": len(yte), "d": info.p + 1,
               "metric": metric, "standardize": bool(args.standardize), "mode_note": MODE_NOTES[info.mode],
               "response_statement": statement, "warnings": notes, "reference_converged": ref_ok}
@@ -191,6 +194,9 @@ def run_modes_cli(args) -> int:
                                                                      in show else []))
     print()
     print(show.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if nd_med is not None and nd_med >= 0.5:
+        print(f"\nnote: PMT's noisy Newton is noise-dominated: the Hessian noise is {nd_med:.3g}x the public curvature "
+              "(median over seeds; >= 0.5 means the eigenvalue floor sets the steps). Computed from public quantities.")
     if not ref_ok:
         print("\nnote: the non-private logistic fit has no finite optimum here (separable data at this lam); the L2 "
               "column measures the distance to a diverging iterate. Use --lam > 0 for a penalised reference.")
