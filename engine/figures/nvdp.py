@@ -278,7 +278,7 @@ def posterior_histograms_figure(
         return f"{100 * float(f[key]):.1f}%" if key in f else None
 
     # Each cap on its own short line, and short two-line axis titles: a panel gets a third of the
-    # figure's width, which in presenter mode (larger font) is about 200 px (issue 15).
+    # figure's width, which in presenter mode (larger font) is about 200 px.
     t_mu = "||mu|| per token"
     if C_mu is not None:
         t_mu += f"<br><span style='font-size:12px'>C_mu = {C_mu:.3g}</span>" + (

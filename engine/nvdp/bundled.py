@@ -1,7 +1,7 @@
 """The default clipped and unclipped NVDP models shipped with the repository (``assets/nvdp/``).
 
 A first visit of the NVDP page should take seconds, not the minutes that encoding 3,000 sentences
-and training two models cost (issue 14 item 3). The two small heads (NVIB layer, denoising
+and training two models cost. The two small heads (NVIB layer, denoising
 attention, FFN and classifier; 1.28 M float32 parameters each; *not* the frozen encoder) trained
 with the page's default :class:`~engine.nvdp.explorer_models.ExploreSettings` are committed in
 ``assets/nvdp/{unclipped,clipped}/model.safetensors`` with their ``config.json``, the training
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.nvdp.clipping import ClipConfig
+from engine.nvdp.explore_settings import ExploreData, ExploreSettings, select_sentences
 
 __all__ = [
     "ASSET_DIR",
@@ -102,8 +103,6 @@ def verify_bundle(directory=None) -> None:
 
 def bundled_settings(directory=None):
     """The :class:`~engine.nvdp.explorer_models.ExploreSettings` the bundled models were trained with, or None."""
-    from engine.nvdp.explorer_models import ExploreSettings
-
     d = Path(directory) if directory is not None else asset_dir()
     path = d / "settings.json"
     if not path.is_file():
@@ -186,8 +185,6 @@ def load_bundled(settings, *, progress=None, directory=None):
         ``settings`` differ from the bundle's, or a checksum does not match.
     """
     from engine.nvdp.encoder import encode_sentences
-    from engine.nvdp.explorer_models import ExploreData, select_sentences
-
     d = Path(directory) if directory is not None else asset_dir()
     if not bundled_matches(settings, d):
         raise ValueError("these settings are not the bundled models' settings; train them instead")
@@ -225,7 +222,7 @@ def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2
 
     Examples
     --------
-    >>> from engine.nvdp.explorer_models import ExploreSettings
+    >>> from engine.nvdp.explore_settings import ExploreSettings
     >>> e = estimate_seconds(ExploreSettings(), directory="/nonexistent")
     >>> math.isnan(e["total"])
     True

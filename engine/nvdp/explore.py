@@ -13,7 +13,7 @@ Nothing here imports Streamlit. The page (``pages/nvdp.py``) calls three things:
 - :func:`inspect_pair` -- two typed sentences: their posterior components before and after
   clipping and the RD bound between them.
 
-Choices made for speed (the dashboard's sliders answer live, issue 14 item 7; the live path is
+Choices made for speed (the dashboard's sliders answer live; the live path is
 :class:`~engine.nvdp.posthoc.LiveEvaluator`): the
 page's exact all-pairs bound uses the first :data:`LIVE_N_RD` = 48 test sentences (1,128 pairs, a
 true maximum over those pairs), the paper-protocol bound and both BDP figures the first

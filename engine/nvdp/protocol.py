@@ -4,14 +4,14 @@ The page (``pages/nvdp.py``), the CLI (``python -m engine nvdp evaluate``), the 
 (``scripts/nvdp_experiment.py``) and ``docs/nvdp_results.md`` all evaluate a model through
 :func:`evaluate_bounds` with an :class:`EvalProtocol` (default :data:`DEFAULT_PROTOCOL`), and print
 ``protocol.to_dict()`` next to their numbers, so the same model and clipping give the same numbers
-everywhere (issue 14 item 1).
+everywhere.
 
 Two labelled forms, side by side (NVDP.md sections 4 and 5):
 
 * **guarantee** -- the exact pairwise Renyi bound in nats, max of both directions, over *all* pairs
   of the evaluation sentences, with ``padding="strict"``: the NVIB layer gives padded positions
   pi = 0 exactly, so a shared sample reveals the number of components and two sentences of
-  different lengths have an infinite divergence (issue 12 item 9). Its BDP epsilon uses exact
+  different lengths have an infinite divergence. Its BDP epsilon uses exact
   divergences of order lambda + 1. Never drops or zeroes anything.
 * **paper protocol** -- the authors' released evaluation, exactly: normalised RD (mean over dims,
   divided by the padded latent length), their Dirichlet proxy, pairs within eval batches of 16,
