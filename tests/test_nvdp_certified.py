@@ -141,3 +141,22 @@ def test_length_hiding_makes_exact_bound_finite_across_lengths():
     # a model config round-trips the option; the authors' layer keeps its old config dict
     assert NVIBConfig(**NVIBConfig(d=8, n_heads=2, n_components=7).to_dict()).n_components == 7
     assert "n_components" not in NVIBConfig().to_dict()
+
+
+def test_inspector_bound_uses_the_mechanisms_padding(monkeypatch):
+    """Two sentences of different lengths: infinite under the authors' layer (weight 0 on padding),
+    finite under the length-hiding layer, and below the certified bound."""
+    from engine.nvdp.layer import NVDPClassifier, NVIBConfig
+    from engine.nvdp.pair_inspector import inspect_pair
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    clip = ClipConfig.finite()
+    a, b = "Great phone, I love it.", "Awful."
+    torch.manual_seed(0)
+    strict = inspect_pair(NVDPClassifier(NVIBConfig(), clip).eval(), a, b, clip)
+    assert math.isinf(strict.rd_exact) and not strict.length_hiding
+    torch.manual_seed(0)
+    hiding = inspect_pair(NVDPClassifier(NVIBConfig(n_components=49), clip).eval(), a, b, clip)
+    assert hiding.length_hiding and math.isfinite(hiding.rd_exact) and hiding.rd_exact > 0
+    assert hiding.rd_exact <= certified_bound(clip, n_components=49).total
+    assert len(hiding.components[1]) == 49 and hiding.components[1]["token"].iloc[-1] == "(length padding: prior)"

@@ -38,16 +38,19 @@ __all__ = [
     "load_bundled",
     "save_model",
     "load_model",
+    "load_saved_model",
+    "seed_summary",
     "write_sums",
     "estimate_seconds",
     "fmt_seconds",
+    "fmt_seconds_range",
 ]
 
 #: Folder of the shipped models (override with ``NVDP_ASSET_DIR``, e.g. a test's temporary copy).
 ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "nvdp"
 
 #: The checksummed files, relative to the asset folder.
-BUNDLE_FILES = ("settings.json", "unclipped/config.json", "unclipped/model.safetensors",
+BUNDLE_FILES = ("settings.json", "seeds.json", "unclipped/config.json", "unclipped/model.safetensors",
                 "clipped/config.json", "clipped/model.safetensors")
 
 
@@ -160,6 +163,59 @@ def load_model(directory):
     )
 
 
+def load_saved_model(directory):
+    """A saved model from ``directory``: ``model.safetensors`` (the shipped format, :func:`save_model`) or
+    ``model.pt`` (:func:`engine.nvdp.training.save_trained`), each with ``config.json``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the folder and the problem: missing folder, no ``config.json``, no weights
+        file, or a file that cannot be read as an NVDP model (malformed JSON, missing keys, weights
+        of another shape).
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise ValueError(f"model folder {d} does not exist")
+    if not (d / "config.json").is_file():
+        raise ValueError(f"model folder {d} has no config.json (expected config.json + model.safetensors or model.pt)")
+    has_st, has_pt = (d / "model.safetensors").is_file(), (d / "model.pt").is_file()
+    if not (has_st or has_pt):
+        raise ValueError(f"model folder {d} has no model.safetensors or model.pt")
+    try:
+        if has_st:
+            return load_model(d)
+        from engine.nvdp.training import load_trained
+
+        return load_trained(d)
+    except Exception as exc:  # any unreadable file: one line for the user, not a traceback
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"model folder {d} does not hold a readable NVDP model ({type(exc).__name__}: {msg[:200]})") from exc
+
+
+def seed_summary(directory=None) -> dict:
+    """The per-seed figures of the shipped default pair (``seeds.json``), with "inf" strings back to floats.
+
+    Keys: ``seeds``, ``live_seed`` (the seed of the shipped models), ``per_seed`` (list of
+    ``{"seed", "unclipped": {...}, "clipped": {...}}``), ``summary`` (per arm and figure: mean, sd,
+    min, max over the seeds), ``direction`` (in how many seeds clipping lowers each figure),
+    ``certified`` (:class:`engine.nvdp.certified.CertifiedBound` of the clipping, as a dict) and
+    ``protocol``. Raises FileNotFoundError when the file is missing.
+    """
+    d = Path(directory) if directory is not None else asset_dir()
+
+    def back(x):
+        if isinstance(x, str) and x in ("inf", "-inf", "nan"):
+            return float(x)
+        if isinstance(x, dict):
+            return {k: back(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [back(v) for v in x]
+        return x
+
+    return back(json.loads((d / "seeds.json").read_text()))
+
+
 def load_bundled(settings, *, progress=None, directory=None):
     """The bundled models and the evaluation sentences' token states (the only ones encoded).
 
@@ -203,42 +259,77 @@ def _timing(directory=None) -> dict:
         return {}
 
 
-def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2, directory=None) -> dict:
+def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2, n_texts: int | None = None,
+                     directory=None) -> dict:
     """Predicted seconds of a training run from the measured times in ``timing.json``.
+
+    The training and validation sizes follow the split the run will use: the stratified 2/3, 1/6, 1/6
+    split of ``n_texts`` items (an upload's size; default the settings' ``n_sentences`` or the 3,000
+    bundled sentences), the training part capped at ``settings.n_train``. Early stopping may end a run
+    before ``settings.epochs``, so ``train`` is for the full budget and ``train_min`` for the shortest
+    run the patience allows (``patience + 1`` epochs); ``total`` uses the full budget (an upper
+    estimate, as the measured rate is from the machine that made the bundle).
 
     Parameters
     ----------
     settings : ExploreSettings
     n_encode : int, optional
-        Sentences still to encode (default: all the settings select; 0 when cached).
+        Items still to encode (default: all ``n_texts``; 0 when cached).
     n_models : int, default 2
         Models to train.
+    n_texts : int, optional
+        Size of the data set being split (an upload's number of texts).
 
     Returns
     -------
     dict
-        ``encode``, ``train``, ``total`` in seconds (NaN when ``timing.json`` is missing), and
-        ``per_batch``, ``per_sentence`` (the measured rates, on the machine that made the bundle).
+        ``encode``, ``train``, ``train_min``, ``total`` in seconds (NaN when ``timing.json`` is
+        missing), ``n_train``, ``n_val``, ``epochs`` and ``per_batch``, ``per_sentence`` (the measured
+        rates).
 
     Examples
     --------
     >>> from engine.nvdp.explore_settings import ExploreSettings
     >>> e = estimate_seconds(ExploreSettings(), directory="/nonexistent")
-    >>> math.isnan(e["total"])
-    True
+    >>> math.isnan(e["total"]), e["n_train"], e["n_val"]
+    (True, 1000, 500)
+    >>> estimate_seconds(ExploreSettings(), n_texts=200, directory="/nonexistent")["n_train"]
+    134
     """
     t = _timing(directory)
     per_batch = float(t.get("seconds_per_batch", math.nan))
-    per_sentence = float(t.get("seconds_per_sentence_encoded", math.nan))
-    n_all = settings.n_sentences or 3000
+    per_sentence = float(t.get("seconds_per_sentence_encoded") or math.nan)
+    n_all = int(n_texts) if n_texts is not None else (settings.n_sentences or 3000)
     n_encode = n_all if n_encode is None else int(n_encode)
-    n_train = settings.n_train or int(round(n_all * 2 / 3))
-    batches = math.ceil(n_train / settings.batch_size) * settings.epochs * n_models
-    # Validation passes cost about one batch of 32 per 32 validation sentences, forward only (a third).
-    val = math.ceil(n_all / 6 / settings.batch_size) * settings.epochs * n_models / 3
-    enc = n_encode * per_sentence
-    train = (batches + val) * per_batch
-    return {"encode": enc, "train": train, "total": enc + train, "per_batch": per_batch, "per_sentence": per_sentence}
+    n_val = n_all // 6
+    n_train = n_all - 2 * n_val  # split_indices: n // 6 validation, n // 6 test, the rest training
+    if settings.n_train is not None:
+        n_train = min(n_train, settings.n_train)
+    per_epoch = math.ceil(n_train / settings.batch_size) + math.ceil(n_val / 256) / 3  # validation: forward only
+
+    def secs(epochs):
+        return per_epoch * epochs * n_models * per_batch
+
+    enc = n_encode * per_sentence if n_encode else 0.0
+    train = secs(settings.epochs)
+    return {"encode": enc, "train": train, "train_min": secs(min(settings.epochs, settings.patience + 1)),
+            "total": enc + train, "n_train": n_train, "n_val": n_val, "epochs": settings.epochs,
+            "per_batch": per_batch, "per_sentence": per_sentence}
+
+
+def fmt_seconds_range(lo: float, hi: float) -> str:
+    """``"about 10-40 s"``, ``"about 1-3 min"`` (a run that early stopping may end sooner); ``fmt_seconds`` when equal.
+
+    >>> fmt_seconds_range(12.2, 44.0), fmt_seconds_range(30, 200), fmt_seconds_range(5, 5)
+    ('about 12-44 s', 'about 0.5-3 min', 'about 5 s')
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "unknown"
+    if round(lo) == round(hi):
+        return fmt_seconds(hi)
+    if hi < 90:
+        return f"about {lo:.0f}-{hi:.0f} s"
+    return f"about {lo / 60:.2g}-{hi / 60:.0f} min"
 
 
 def fmt_seconds(s: float) -> str:

@@ -96,7 +96,7 @@ class ClipConfig:
     ----------
     enabled : bool
         The switch. False gives the unclipped NVDP baseline (the other fields are still validated).
-    C_mu : float, default 10.0
+    C_mu : float, default 5.0 (DEFAULT_C_MU)
         Radius of the mean ball around mu_p = 0, > 0 (L2 norm over the d = 384 dims).
     alpha_min, alpha_max : float, default 0.0 and 1.0
         Pseudo-count clamp, 0 <= alpha_min <= alpha_max, alpha_max > 0.
