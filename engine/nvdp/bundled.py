@@ -50,8 +50,11 @@ __all__ = [
 ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "nvdp"
 
 #: The checksummed files, relative to the asset folder.
-BUNDLE_FILES = ("settings.json", "seeds.json", "unclipped/config.json", "unclipped/model.safetensors",
+BUNDLE_FILES = ("settings.json", "unclipped/config.json", "unclipped/model.safetensors",
                 "clipped/config.json", "clipped/model.safetensors")
+
+#: Checksummed too when present: the per-seed figures of the default pair (``scripts/make_nvdp_models.py``).
+OPTIONAL_FILES = ("seeds.json",)
 
 
 def asset_dir() -> Path:
@@ -71,7 +74,8 @@ def _sha256(path: Path) -> str:
 def write_sums(directory) -> Path:
     """Write ``SHA256SUMS`` (``sha256sum`` format) of :data:`BUNDLE_FILES` in ``directory``."""
     d = Path(directory)
-    lines = [f"{_sha256(d / name)}  {name}\n" for name in BUNDLE_FILES]
+    names = list(BUNDLE_FILES) + [n for n in OPTIONAL_FILES if (d / n).is_file()]
+    lines = [f"{_sha256(d / name)}  {name}\n" for name in names]
     (d / "SHA256SUMS").write_text("".join(lines))
     return d / "SHA256SUMS"
 
@@ -95,9 +99,11 @@ def verify_bundle(directory=None) -> None:
         if line.strip():
             digest, name = line.split(maxsplit=1)
             want[name.strip().lstrip("*")] = digest
-    for name in BUNDLE_FILES:
+    for name in list(BUNDLE_FILES) + [n for n in OPTIONAL_FILES if n in want or (d / n).is_file()]:
         if name not in want:
             raise ValueError(f"SHA256SUMS in {d} has no entry for {name}")
+        if not (d / name).is_file():
+            raise FileNotFoundError(f"bundled file {d / name} is missing")
         got = _sha256(d / name)
         if got != want[name]:
             raise ValueError(f"bundled file {d / name} does not match SHA256SUMS (got {got[:12]}..., "
@@ -283,7 +289,7 @@ def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2
     Returns
     -------
     dict
-        ``encode``, ``train``, ``train_min``, ``total`` in seconds (NaN when ``timing.json`` is
+        ``encode``, ``train``, ``train_min``, ``total``, ``total_min`` in seconds (NaN when ``timing.json`` is
         missing), ``n_train``, ``n_val``, ``epochs`` and ``per_batch``, ``per_sentence`` (the measured
         rates).
 
@@ -312,8 +318,8 @@ def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2
 
     enc = n_encode * per_sentence if n_encode else 0.0
     train = secs(settings.epochs)
-    return {"encode": enc, "train": train, "train_min": secs(min(settings.epochs, settings.patience + 1)),
-            "total": enc + train, "n_train": n_train, "n_val": n_val, "epochs": settings.epochs,
+    train_min = secs(min(settings.epochs, settings.patience + 1))
+    return {"encode": enc, "train": train, "train_min": train_min, "total": enc + train, "total_min": enc + train_min, "n_train": n_train, "n_val": n_val, "epochs": settings.epochs,
             "per_batch": per_batch, "per_sentence": per_sentence}
 
 
