@@ -173,7 +173,9 @@ def accuracy_figure(
     chance : float or None, default 0.5
         Accuracy of guessing the majority class, drawn as a dotted rule.
     n_test : int, optional
-        Number of test sentences (in the hover text and title).
+        Number of test sentences (in the hover text and title). With it, each bar gets its 95 %
+        Wilson interval as an error bar (:func:`engine.nvdp.headline.accuracy_interval`): on a small
+        test set (an upload's 33 texts) the interval is wide and the bars may not differ.
     title : str, optional
 
     Returns
@@ -190,6 +192,9 @@ def accuracy_figure(
     >>> fig = accuracy_figure({"unclipped": 0.8, "clipped": 0.82}, {"unclipped": [0.7, 0.8], "clipped": [0.75, 0.8]})
     >>> [round(v, 2) for v in fig.data[0].y]
     [0.8, 0.82]
+    >>> ci = accuracy_figure({"clipped": 29 / 33}, n_test=33).data[0].error_y
+    >>> round(ci.array[0], 3), round(ci.arrayminus[0], 3)
+    (0.073, 0.152)
     """
     if not accuracy:
         raise ValueError("accuracy is empty: nothing to draw")
@@ -201,10 +206,20 @@ def accuracy_figure(
     titles = [f"Test accuracy{f' ({n_test} sentences)' if n_test else ''}"] + (["Validation accuracy while training"] if history else [])
     fig = make_subplots(rows=1, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
                         column_widths=[0.45, 0.55] if cols == 2 else None)
+    err, hover = None, "%{x}: %{y:.1%} of the test sentences classified correctly<extra></extra>"
+    if n_test:
+        from engine.nvdp.headline import accuracy_interval
+
+        ci = [accuracy_interval(float(accuracy[k]), int(n_test)) for k in names]
+        err = dict(type="data", symmetric=False, array=[hi - float(accuracy[k]) for k, (_, hi) in zip(names, ci)],
+                   arrayminus=[float(accuracy[k]) - lo for k, (lo, _) in zip(names, ci)], color="#333333", thickness=1.5)
+        hover = ("%{x}: %{y:.1%} of " + str(int(n_test)) + " test items classified correctly "
+                 "(95 % Wilson interval %{customdata})<extra></extra>")
     fig.add_trace(go.Bar(x=names, y=[float(accuracy[k]) for k in names], marker_color=[_color(k, i) for i, k in enumerate(names)],
                          text=[f"{100 * float(accuracy[k]):.1f}%" for k in names], textposition="outside",
-                         showlegend=False, name="test accuracy",
-                         hovertemplate="%{x}: %{y:.1%} of the test sentences classified correctly<extra></extra>"),
+                         showlegend=False, name="test accuracy", error_y=err,
+                         customdata=[f"{100 * lo:.1f}-{100 * hi:.1f}%" for lo, hi in ci] if n_test else None,
+                         hovertemplate=hover),
                   row=1, col=1)
     if chance is not None:
         fig.add_hline(y=float(chance), line=dict(color="#555555", dash="dot", width=1.5), row=1, col=1,

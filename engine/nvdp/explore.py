@@ -50,6 +50,9 @@ from engine.nvdp.explorer_models import (
     load_or_train,
     models_dir,
 )
+from engine.nvdp.bundled import seed_summary
+from engine.nvdp.certified import CertifiedBound, certified_bound, certified_epsilon, what_it_takes
+from engine.nvdp.headline import accuracy_interval, bdp_floor, rule_effects, seed_headline
 from engine.nvdp.pair_inspector import PairInspection, inspect_pair
 from engine.nvdp.posthoc import (
     LiveEvaluator,
@@ -82,4 +85,13 @@ __all__ = [
     "mu_norm_range",
     "inspect_pair",
     "cli_command",
+    "seed_summary",
+    "seed_headline",
+    "CertifiedBound",
+    "certified_bound",
+    "certified_epsilon",
+    "what_it_takes",
+    "rule_effects",
+    "bdp_floor",
+    "accuracy_interval",
 ]
