@@ -160,3 +160,18 @@ def test_inspector_bound_uses_the_mechanisms_padding(monkeypatch):
     assert hiding.length_hiding and math.isfinite(hiding.rd_exact) and hiding.rd_exact > 0
     assert hiding.rd_exact <= certified_bound(clip, n_components=49).total
     assert len(hiding.components[1]) == 49 and hiding.components[1]["token"].iloc[-1] == "(length padding: prior)"
+
+
+def test_certified_figure_shows_the_terms_and_unbounded_ones():
+    from engine.figures.nvdp import accuracy_figure, certified_figure
+
+    fig = certified_figure(ClipConfig.finite(C_mu=1.0), empirical_max=300.0)
+    b = certified_bound(ClipConfig.finite(C_mu=1.0))
+    bars = fig.data[0]
+    assert sum(bars.y) == pytest.approx(b.total, rel=1e-9)
+    assert "epsilon" in fig.layout.title.text
+    auth = certified_figure(ClipConfig(enabled=True))
+    assert list(auth.data[0].text) == ["unbounded"] * 3 and "unbounded" in auth.layout.title.text
+    # the accuracy bars carry the Wilson interval of the test size
+    acc = accuracy_figure({"a": 0.5}, n_test=4).data[0].error_y
+    assert acc.array[0] == pytest.approx(0.35, abs=0.01) and acc.arrayminus[0] == pytest.approx(0.35, abs=0.01)
