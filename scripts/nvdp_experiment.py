@@ -1,38 +1,38 @@
 #!/usr/bin/env python
 """Clipped vs unclipped NVDP on the UCI sentiment sentences under the one evaluation protocol.
 
-Grid (``run``): KL weight in {1e-3, 1e-2, 1e-1, 1} x seeds x {unclipped, clipped (authors' rules,
-``ClipConfig(enabled=True)``: C_mu = 5, alpha in [0, 1], sigma floor sqrt(0.1/1.1), no sigma cap)},
-each model trained on the 2,000 training sentences (split seed 0) for ``--epochs`` epochs (patience =
-epochs, best validation epoch restored). Every trained model is evaluated twice, each time with
-``engine.nvdp.posthoc.LiveEvaluator(model, test_states, test_labels).evaluate(clip,
-protocol=engine.nvdp.protocol.DEFAULT_PROTOCOL)`` -- the call behind the page and ``python -m engine
-nvdp evaluate`` -- so every number is the one they show for that model and clipping:
+Grid (``run``): KL weight in {1e-3, 1e-2, 1e-1, 1} x seeds x {unclipped, clipped}, each model trained
+exactly as the shipped default pair is (``ExploreSettings(kl_weight=..., seed=...)`` through
+``engine.nvdp.explorer_models.train_model`` on ``encode_training_split``: 1,000 training sentences,
+split seed 0, the authors' budget of at most 10 epochs with early stopping, patience 3, best epoch
+restored, the same rule for both arms; the clipped arm with the authors' rules C_mu = 5 (``--C-mu``
+for another radius), alpha in [0, 1], sigma floor sqrt(0.1/1.1), no sigma cap), one torch thread,
+deterministic algorithms, so the KL-1e-2 models of seeds 0-2 are the shipped ones bit for bit. Every
+trained model is evaluated twice, each time with ``engine.nvdp.posthoc.LiveEvaluator(model,
+test_states, test_labels).evaluate(clip, protocol=engine.nvdp.protocol.DEFAULT_PROTOCOL)`` -- the call
+behind the page and ``python -m engine nvdp evaluate`` -- so every number is the one they show:
 
 * ``own``: the clipping the model was trained with (none for the unclipped arm);
 * ``finite``: the guaranteed-finite variant at inference (``ClipConfig.finite()``: alpha_min =
   ((lambda-1)/lambda) alpha_max x 1.01, sigma_max = 0.99).
 
-Columns: the paper protocol (RD max / mean after the authors' |z| filter, pairs left undefined,
-BDP of the authors' accountant with q = B / N_eval) next to the guarantee form (exact RD max, pairs
-with an infinite exact bound, exact mean over the finite pairs, BDP from exact divergences of order
-lambda + 1), accuracy on all 500 test sentences and the fractions clipped.
+Columns: the paper protocol (the worst case over all evaluated pairs, the authors' |z|-filtered max and
+mean, pairs left undefined, BDP of the authors' accountant with q = B / N_eval) next to the guarantee
+form (exact RD max, pairs with an infinite exact bound, exact mean over the finite pairs, BDP from exact
+divergences of order lambda + 1), accuracy on all 500 test sentences and the fractions clipped.
 
-Rows are appended to ``<out>/runs.csv`` as each model finishes (a partial run still gives a
-table; a rerun skips the rows already there). Models are saved under ``<out>/models/``; a model
-whose rows are missing is loaded rather than retrained, so deleting ``runs.csv`` re-evaluates every
-saved model without training. ``<out>/protocol.json`` records the protocol; a resume under another
-protocol is refused. ``--table`` rebuilds the markdown tables of ``docs/nvdp_results.md`` from the
-CSV; ``--shipped`` evaluates the shipped default pair (``assets/nvdp``), no training.
-
-``docs/nvdp_results.md`` holds the grid of 30 Nov 2026 (4 epochs, seeds 0-4, 1 torch thread, about 40
-minutes on the shared 2-core machine at load 3-9; one model trains in 21-31 s of CPU time).
+Rows are appended to ``<out>/runs.csv`` as each model finishes (a rerun skips the rows already
+there); models are saved under ``<out>/models/`` (safetensors) and loaded rather than retrained.
+``<out>/protocol.json`` records the protocol and the training settings; a resume under others is
+refused. ``--table`` rebuilds the markdown tables of ``docs/nvdp_results.md`` from the CSV;
+``--shipped`` reports the shipped default pair (``assets/nvdp``: per-seed figures from
+``seeds.json``, per-rule effects, BDP floor, certified bounds, length hiding at release).
 
 Usage::
 
-    nice -n 5 python scripts/nvdp_experiment.py --epochs 4 --seeds 0 1 2 3 4 --threads 1 --out artifacts/nvdp_grid
-    python scripts/nvdp_experiment.py --table --out artifacts/nvdp_grid
-    python scripts/nvdp_experiment.py --shipped   # the shipped default pair under the one protocol
+    nice -n 10 python scripts/nvdp_experiment.py --seeds 0 1 2 --threads 1 --out artifacts/nvdp_grid25
+    python scripts/nvdp_experiment.py --table --out artifacts/nvdp_grid25
+    python scripts/nvdp_experiment.py --shipped
 """
 
 from __future__ import annotations
@@ -128,6 +128,10 @@ def run(args) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     base = ExploreSettings()
+    if args.C_mu is not None:  # another radius of the authors' mean rule for the clipped arm
+        import dataclasses
+
+        base = dataclasses.replace(base, train_clip=dataclasses.replace(base.train_clip, C_mu=float(args.C_mu)))
     _check_protocol(out, protocol, {"settings_except_kl_and_seed": {k: v for k, v in base.to_dict().items()
                                                                     if k not in ("kl_weight", "seed")}})
     csv_path = out / "runs.csv"
@@ -146,7 +150,7 @@ def run(args) -> None:
     print(f"protocol: {json.dumps(protocol.to_dict())}", flush=True)
     for seed in args.seeds:
         for kl in args.kl_weights:
-            settings = ExploreSettings(kl_weight=kl, seed=seed)
+            settings = ExploreSettings(kl_weight=kl, seed=seed, train_clip=base.train_clip)
             for arm in args.arms:
                 todo = [e for e in EVAL_CLIPS if (kl, seed, arm, e) not in done]
                 if not todo:
@@ -382,6 +386,8 @@ def main(argv=None) -> int:
     p.add_argument("--kl-weights", type=float, nargs="+", default=[1e-3, 1e-2, 1e-1, 1.0])
     p.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--C-mu", dest="C_mu", type=float, default=None,
+                   help="mean-ball radius of the clipped arm (default: the shipped C_mu 5)")
     p.add_argument("--table", action="store_true", help="only print the markdown tables from runs.csv")
     p.add_argument("--shipped", action="store_true",
                    help="only evaluate the shipped default models (assets/nvdp) under the one protocol (markdown)")
