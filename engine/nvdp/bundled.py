@@ -273,8 +273,9 @@ def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2
     split of ``n_texts`` items (an upload's size; default the settings' ``n_sentences`` or the 3,000
     bundled sentences), the training part capped at ``settings.n_train``. Early stopping may end a run
     before ``settings.epochs``, so ``train`` is for the full budget and ``train_min`` for the shortest
-    run the patience allows (``patience + 1`` epochs); ``total`` uses the full budget (an upper
-    estimate, as the measured rate is from the machine that made the bundle).
+    run the patience allows (``patience + 1`` epochs); ``total`` uses the full budget. The rates are
+    the measured CPU seconds of one thread (``cpu_seconds_per_batch``), i.e. an otherwise idle machine
+    like the one that made the bundle; a loaded machine takes longer.
 
     Parameters
     ----------
@@ -303,8 +304,10 @@ def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2
     134
     """
     t = _timing(directory)
-    per_batch = float(t.get("seconds_per_batch", math.nan))
-    per_sentence = float(t.get("seconds_per_sentence_encoded") or math.nan)
+    # CPU seconds of one thread: the time on an otherwise idle machine (the wall seconds in timing.json
+    # were measured on a shared, loaded one); older files have the wall rates only
+    per_batch = float(t.get("cpu_seconds_per_batch") or t.get("seconds_per_batch") or math.nan)
+    per_sentence = float(t.get("cpu_seconds_per_sentence_encoded") or t.get("seconds_per_sentence_encoded") or math.nan)
     n_all = int(n_texts) if n_texts is not None else (settings.n_sentences or 3000)
     n_encode = n_all if n_encode is None else int(n_encode)
     n_val = n_all // 6
