@@ -154,7 +154,7 @@ def test_export_command_matches_the_models(tiny_cache):
     assert train[0] == X.cli_command(settings, model_dir="artifacts/nvdp/clipped")
     assert "--no-clip" in train[1]
     ev = shlex.split(codes[1])
-    assert ev[ev.index("--C-mu") + 1] == "5" and ev[ev.index("--alpha-min") + 1] == "0.1"
+    assert ev[ev.index("--C-mu") + 1] == "5" and ev[ev.index("--alpha-min") + 1] == f"{X.DEFAULT_TRAIN_CLIP.alpha_min:g}"
     assert any("subset of 60 sentences" in c.value for c in at.caption)
 
 
