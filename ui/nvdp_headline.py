@@ -232,8 +232,9 @@ def finish(v: View) -> None:
     ss["_nvdp_timing"] = {"answer": time.perf_counter(), "answer_cpu": time.process_time()}  # bench_nvdp_page.py
     if v.res_c.accuracy is None or v.res_u.accuracy is None:
         v.complete()
-        show_accuracy(v)
-        show_verdict(v)
+    # always: a tab (Utility, Export) may have completed the results after the headline drew "computing ..."
+    show_accuracy(v)
+    show_verdict(v)
     ss["_nvdp_timing"]["done"] = time.perf_counter()
     m = v.m
     L.prefetch_bounds(K.evaluator(m.ukey, "unclipped", m.models, m.data), m.ukey,
