@@ -158,7 +158,7 @@ def _batch_cost(log_moments: np.ndarray, confidence: float) -> float:
     if p >= 2:
         sd = e.std(ddof=1)
         if sd > 0:
-            from scipy.stats import t as student_t  # here, not at import: scipy.stats costs ~47 MiB of RSS (issue 16)
+            from scipy.stats import t as student_t  # here, not at import: scipy.stats costs ~47 MiB of RSS
 
             est = est + float(student_t.isf(1.0 - confidence, p - 1)) * sd / math.sqrt(p)
     return m + math.log(est)

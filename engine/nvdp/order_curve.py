@@ -1,8 +1,8 @@
 """BDP epsilon as a curve over the Renyi order, the tightest order, and why the guarantee form is infinite.
 
 The accountant's floor ln(1/delta)/lambda falls as the order lambda grows while the divergences
-grow, so, as RDP accountants do, the epsilon is reported at the order that minimises it
-(issue 14 item 5). For each order the clipping is re-applied (its std floor depends on lambda),
+grow, so, as RDP accountants do, the epsilon is reported at the order that minimises it.
+For each order the clipping is re-applied (its std floor depends on lambda),
 and both forms are computed under one :class:`~engine.nvdp.protocol.EvalProtocol`.
 
 The guarantee form feeds order lambda + 1 divergences to the accountant; it is infinite when

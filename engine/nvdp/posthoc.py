@@ -237,7 +237,7 @@ class LiveEvaluator:
     with the same random stream as ``evaluate``, so the accuracy is identical to
     ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
 
-    Per slider move (issue 14 item 7) the posteriors are clipped once and shared by the accuracy
+    Per slider move the posteriors are clipped once and shared by the accuracy
     (per-batch slices) and the bounds, by a :class:`~engine.nvdp.clipping.RepeatedClipper` (the raw
     posteriors validated once, each rule's output kept for the settings it depends on); the
     attention queries (clean states only) are computed once per model; the random draws behind the
