@@ -95,7 +95,10 @@ def _cmd_pmt(args) -> int:
 
     from engine.cli.pmt_files import load_files
 
-    if args.data is not None and args.engine == "dask":  # out of core (engine.cli.pmt_data)
+    if args.sampler == "opendp" and args.data is None:
+        raise ValueError("--sampler opendp releases through the estimators on your own files: use it with --data "
+                         "(the --dataset sweeps are seeded simulations with numpy noise)")
+    if args.data is not None and (args.engine == "dask" or args.sampler == "opendp"):  # engine.cli.pmt_data
         from engine.cli.pmt_data import run_data
 
         return run_data(args)
@@ -221,6 +224,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--methods", nargs="+", default=None,
                    help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
                    "logistic: pmt dp-newton dp-gd non-private (default: all four)")
+    p.add_argument("--sampler", choices=["numpy", "opendp"], default="numpy",
+                   help="noise sampler of the releases (with --data): numpy (default, seeded) or opendp (OpenDP's "
+                   "Gaussian sampler and its own zCDP accounting: the epsilon OpenDP certifies is <= --epsilon)")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")

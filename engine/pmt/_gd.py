@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import privacy as P
-from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups, release_rng
+from engine.pmt._base import _check_steps, _dp_report_for, _gram_kappa, _mu, _run_groups, release_rng
 from engine.pmt._newton import _sigmoid_inplace
 
 #: Rows longer than this (ridge: the joint row ``(x_i, y_i)``; logistic: ``x_i``) are scaled onto this
@@ -281,7 +281,7 @@ class _DPGDMixin:
                    report_converged=False):
         """Run ``path`` (:func:`dp_gd_ridge_path` or :func:`dp_gd_logistic_path`) once with the estimator's
         noise (:func:`dp_gd_noise` from ``random_state``) and store ``theta_`` and ``report_``."""
-        mu = _mu(eps, dlt, n)
+        mu = _mu(eps, dlt, n, self.sampler)
         ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
         Pm = self._penalty_mask(d)
         rng = release_rng(self)
@@ -290,7 +290,8 @@ class _DPGDMixin:
                            n_steps=T)
         self._set_theta(theta[:, 0], p)
         key = "gradient (per step)"
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             method, eps, dlt, mu, nb, n, d, lam, ledger, {key: sens}, {key: sigma_t}, radius=C,
             n_pub=0 if Xq is None else Xq.shape[0], kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
             converged=bool(np.all(np.isfinite(theta))) if report_converged else None,

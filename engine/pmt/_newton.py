@@ -71,7 +71,7 @@ from scipy.special import expit
 from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
 
 from engine import privacy as P
-from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups, release_rng
+from engine.pmt._base import _check_positive, _check_steps, _dp_report_for, _mu, _run_groups, release_rng
 from engine.pmt._transform import _kappa_from_eigs, pmt_transform
 
 __all__ = [
@@ -598,7 +598,7 @@ class _NoisyNewtonMixin:
         (:func:`newton_noise` from ``random_state``); sets ``eig_floor_`` and ``report_`` (method from the
         class's ``_key``; ``report_min_eig``: the last noisy Hessian's smallest eigenvalue in ``extra``) and
         returns the :class:`NewtonResult` (theta in Z's space)."""
-        mu = _mu(eps, dlt, n)
+        mu = _mu(eps, dlt, n, self.sampler)
         sens_g, sens_H = newton_sensitivities(R, n, nb, G=G, H=H)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
         rng = release_rng(self)
@@ -610,7 +610,8 @@ class _NoisyNewtonMixin:
         g, h = "gradient (per step)", "Hessian (per step)"
         if report_min_eig:
             extra = {"min_eig_last": float(res.min_eig[0]), **extra}
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             GLM_METHOD_NAMES.get(self._key, self._key), eps, dlt, mu, nb, n, d, lam, ledger, {g: sens_g, h: sens_H},
             {g: s_g, h: s_H}, kappa_noisy=float(res.kappa_noisy[0]), eig_fixes=int(res.eig_fixes[0]),
             eig_floor=self.eig_floor_, n_iter=res.n_steps, converged=bool(res.converged[0]),

@@ -62,7 +62,7 @@ from engine.pmt._base import (
     METHOD_NAMES,
     _check_on_singular,
     _check_positive,
-    _dp_report,
+    _dp_report_for,
     _gram_kappa,
     _LinearBase,
     _mu,
@@ -602,7 +602,8 @@ class PMTRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", random_state=None):
+                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", random_state=None,
+                 sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -646,7 +647,7 @@ class PMTRidge(_LinearBase):
             if joint and self.response_bound is not None:
                 raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
             if joint:
-                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
+                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n, self.sampler), lam, eta, eig_floor,
                                        self._penalty_mask(d))
 
             # the data were validated once above: the transform's own checks are not repeated (issue 16)
@@ -691,7 +692,7 @@ class PMTRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt, n)
+        mu = _mu(eps, dlt, n, self.sampler)
         sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         rng = release_rng(self)
@@ -700,7 +701,8 @@ class PMTRidge(_LinearBase):
         pen = n * lam * _whitened_penalty(moment, self.fit_intercept, self.penalize_intercept)
         th_t, fixed, kappa_noisy, c = self._solve(stats.A + s_A * W, stats.b + s_b * w, pen, s_A, d, dlt, eig_floor)
         self._set_theta(S_is @ th_t, p)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
             kappa_pub=Lazy(lambda: moment.kappa), kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
@@ -751,7 +753,8 @@ class PMTRidge(_LinearBase):
         self._set_theta(theta, p)
         self.transform_ = tr
         kraw = _gram_kappa(Xa)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"S": sens}, {"S": s}, radius=R, B_y=math.nan,
             n_pub=mom.n_pub, kappa_raw=kraw, kappa_pub=mom.kappa, kappa_pmt=tr.kappa_pmt,
             kappa_noisy=float(kappa_noisy), frac_truncated=tr.frac_truncated, frac_y_clipped=math.nan,

@@ -223,7 +223,8 @@ def check_random_state(random_state) -> np.random.Generator:
 
 #: Noise samplers: ``"numpy"`` (default, fast; ``Generator.normal`` in float64, open to floating-point
 #: attacks, see docs/threat_model.md) and ``"opendp"`` (OpenDP's ``make_gaussian``: exact discrete
-#: Gaussian sampling on a fine lattice with a CSPRNG, rounded to float; optional dependency ``opendp``).
+#: Gaussian sampling on a fine lattice with a CSPRNG, rounded to float; package ``opendp``, and with it the
+#: estimators' ``sampler="opendp"``: :mod:`engine.privacy.opendp`).
 SAMPLERS = ("numpy", "opendp")
 
 
