@@ -166,7 +166,7 @@ def test_every_gaussian_release_moves_by_its_full_sensitivity(mechanism):
         assert r.ratio <= 1 + 1e-9, (r.name, r.ratio)  # more would mean the stated sensitivity is too small
         if mechanism == "dp-pmt-poisson" and j == 1:  # H = e^{R B_theta}: Hessian pair at theta~ = 0 shows 1/H
             from engine.pmt import pmt_radius
-            assert r.ratio == pytest.approx(math.exp(-pmt_radius(3, 100, 0.05) * 1e-3), rel=1e-9)
+            assert r.ratio == pytest.approx(math.exp(-pmt_radius(3, 100, 0.05) * 1e-3), rel=1e-5)
         else:
             assert r.ratio == pytest.approx(EXPECTED_RATIO.get((mechanism, j), 1.0), rel=2e-5), (r.name, r.ratio)
 

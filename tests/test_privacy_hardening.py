@@ -82,7 +82,7 @@ def test_issue_dpgd_small_input_add_remove_raises_and_replace_one_sensitivity_is
     with pytest.raises(ValueError, match="add/remove is not offered"):
         DPGDRidge(epsilon=1.0, neighbouring="add-remove", **kw).fit(X, y)
     m = DPGDRidge(epsilon=1.0, random_state=0, **kw).fit(X, y)
-    assert m.report_.sensitivities["gradient (per step)"] == pytest.approx(0.08, rel=1e-12)
+    assert m.report_.sensitivities["gradient (per step)"] == pytest.approx(0.08, rel=1e-5)  # 2C/n x the rounding factor
     assert m.report_.neighbouring == "replace-one"
     # noise off: theta_1 = -g, so the released gradient is -theta_1
     g1 = -DPGDRidge(epsilon=math.inf, **kw).fit(X, y).theta_

@@ -85,6 +85,8 @@ __all__ = [
     "newton_eig_floor",
     "glm_statistics",
     "newton_sensitivities",
+    "certified_newton_sensitivities",
+    "batched_glm_statistics",
     "newton_noise",
     "newton_noise_stack",
     "weighted_grams",
@@ -203,6 +205,17 @@ def newton_sensitivities(radius: float, n: int, neighbouring: str = "replace-one
     return 2.0 * radius * G / n, math.sqrt(2.0) * radius**2 * H / n
 
 
+def certified_newton_sensitivities(radius: float, n: int, d: int, neighbouring: str = "replace-one", *,
+                                   G: float = 1.0, H: float = 0.25, family=None, theta_radius=None):
+    """:func:`newton_sensitivities` times the certified rounding factor of a float average of n rows
+    (:func:`engine.privacy.sum_rounding_factor`: per-row terms in float32 or float64, sums in float64;
+    terms of length d for the gradient, d^2 for the Hessian; for Poisson the exponential's argument
+    range ``R B_theta`` enters). What every noisy Newton (estimator and sweep) calibrates its noise to."""
+    sg, sH = newton_sensitivities(radius, n, neighbouring, G=G, H=H)
+    er = float(radius) * float(theta_radius) if family is POISSON and theta_radius is not None else 0.0
+    return (sg * P.sum_rounding_factor(n, d, exp_range=er), sH * P.sum_rounding_factor(n, d * d, exp_range=er))
+
+
 def newton_eig_floor(eig_floor, d: int, sigma_H):
     """The eigenvalue floor in force: ``"auto"`` -> ``max(1e-3, 2 sqrt(d) sigma_H)``, a float -> itself.
 
@@ -319,12 +332,14 @@ def weighted_grams(Z, W, *, dtype=np.float64, K=None) -> np.ndarray:
     runs = W.shape[1]
     Zd = Z.astype(dtype, copy=False)
     Wd = W.astype(dtype, copy=False)
+    # the products in ``dtype``, every sum over rows in float64 (engine.privacy.sum_rounding_factor)
     if runs <= 2 and K is None:
-        out = np.stack([(Zd * Wd[:, r:r + 1]).T @ Zd for r in range(runs)]).astype(float)
+        Z64 = Zd.astype(np.float64, copy=False)
+        out = np.stack([(Zd * Wd[:, r:r + 1]).astype(np.float64).T @ Z64 for r in range(runs)])
         return (out + np.swapaxes(out, 1, 2)) / 2
     if K is None:
         K = pair_products(Zd, dtype=dtype)
-    acc = (Wd.T @ K).astype(float)  # (runs, p)
+    acc = Wd.T.astype(np.float64) @ K.astype(np.float64, copy=False)  # (runs, p), accumulated in float64
     iu, ju = np.triu_indices(d)
     out = np.empty((runs, d, d))
     out[:, iu, ju] = acc
@@ -369,6 +384,47 @@ def _project_ball(theta, radius):
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(nrm > radius, radius / nrm, 1.0)
     return theta * scale
+
+
+def batched_glm_statistics(Z, theta, family: GLMFamily = LOGISTIC, *, y, dtype=np.float64, K=None, Zd=None,
+                           yd=None) -> tuple[np.ndarray, np.ndarray]:
+    """The averaged gradients and Hessians of one noisy-Newton step for a stack of iterates (data term only).
+
+    Per-row terms in ``dtype`` (``U = Z theta^T``, the sigmoid / exponential, the weights), **every sum
+    over rows in float64** (the gradient ``Z^T R`` with Z in float64, the Hessians by
+    :func:`weighted_grams`), so the released averages carry the certified rounding bound of
+    :func:`engine.privacy.sum_rounding_factor` (:func:`certified_newton_sensitivities`). What
+    :func:`noisy_newton` computes from its second step on.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d), float64
+    theta : ndarray of shape (runs, d)
+    family : GLMFamily
+    y : ndarray of shape (n,)
+    dtype : numpy dtype, default float64
+    K, Zd, yd : optional precomputed ``pair_products`` (float64), ``Z`` and ``y[:, None]`` in dtype.
+
+    Returns
+    -------
+    g : ndarray of shape (runs, d)
+    H : ndarray of shape (runs, d, d)
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    Zd = Z.astype(dtype, copy=False) if Zd is None else Zd
+    yd = np.asarray(y, dtype=float).astype(dtype)[:, None] if yd is None else yd
+    U = Zd @ np.asarray(theta, dtype=float).T.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if family is LOGISTIC:  # one sigmoid for both: W = s (1 - s)
+            S = _sigmoid_inplace(U)
+            W = S * (1 - S)
+            R = np.subtract(S, yd, out=S)
+        else:
+            R = family.mean(U) - yd
+            W = family.var(U)
+    g = (Z.T @ R.astype(np.float64, copy=False)).T / n
+    return g, weighted_grams(Zd, W, dtype=dtype, K=K) / n
 
 
 def noisy_newton(
@@ -453,6 +509,8 @@ def noisy_newton(
                                        else eig_floor, dtype=float), (runs,))[:, None]
     Zd = Z.astype(dtype, copy=False)
     yd = y.astype(dtype)[:, None]
+    if K is not None and K.dtype != np.float64:  # the Hessians' sums over rows run in float64
+        K = K.astype(np.float64)
     theta = np.zeros((runs, d))
     prev = theta
     fixes = np.zeros(runs, dtype=int)
@@ -466,16 +524,8 @@ def noisy_newton(
             H = np.broadcast_to(H1, (runs, d, d)).copy()
         else:
             def stats(cols, theta=theta):
-                U = Zd @ theta[cols].T.astype(dtype)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    if family is LOGISTIC:  # one sigmoid for both: W = s (1 - s)
-                        S = _sigmoid_inplace(U)
-                        W = S * (1 - S)
-                        R = np.subtract(S, yd, out=S)
-                    else:
-                        R = family.mean(U) - yd
-                        W = family.var(U)
-                return cols, (Zd.T @ R).T.astype(float) / n, weighted_grams(Zd, W, dtype=dtype, K=K) / n
+                return (cols, *batched_glm_statistics(Z, theta[cols], family, dtype=dtype, K=K, Zd=Zd, yd=yd,
+                                                      y=y))
 
             g = np.empty((runs, d))
             H = np.empty((runs, d, d))
@@ -599,7 +649,8 @@ class _NoisyNewtonMixin:
         class's ``_key``; ``report_min_eig``: the last noisy Hessian's smallest eigenvalue in ``extra``) and
         returns the :class:`NewtonResult` (theta in Z's space)."""
         mu = _mu(eps, dlt, n, self.sampler)
-        sens_g, sens_H = newton_sensitivities(R, n, nb, G=G, H=H)
+        sens_g, sens_H = certified_newton_sensitivities(R, n, d, nb, G=G, H=H, family=family,
+                                                        theta_radius=theta_radius)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
         rng = release_rng(self)
         Hn, gn = newton_noise(rng, T, d)

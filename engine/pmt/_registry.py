@@ -74,6 +74,13 @@ def _grid(ctx, epsilons, seeds):
     return L, E, S, li, ei, si
 
 
+def _sigmas(mus, k: int, sens: float) -> np.ndarray:
+    """Noise scale of each of k equal releases of sensitivity ``sens`` per total mu: the estimators' own
+    rounded path, ``gaussian_sigma(sens, split_mu(mu, k))`` (0 where mu is inf), so a sweep row's sigma is
+    the estimator's bit for bit."""
+    return np.array([P.gaussian_sigma(sens, P.split_mu(float(m), int(k))) for m in mus])
+
+
 def _mus(ctx, epsilons):
     """mu-GDP of each epsilon at the context's delta."""
     return np.array([P.gdp_mu(e, ctx.delta) for e in epsilons])

@@ -41,6 +41,7 @@ from engine.pmt.ridge import (
     _ledger_ssp,
     ridge_reference_solve,
     ssp_noise,
+    certified_ssp_sensitivities,
     ssp_sensitivities,
     ssp_solve,
     sufficient_statistics,
@@ -185,7 +186,7 @@ class DPRidge(_LinearBase):
         eps, dlt, nb, lam, eta, eig_floor = self._check_params()
         n, d = stats.n, stats.A.shape[0]
         mu = _mu(eps, dlt, n, self.sampler)
-        sens_A, sens_b = ssp_sensitivities(C, B_y, nb)
+        sens_A, sens_b = certified_ssp_sensitivities(C, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
         Pm = self._penalty_mask(d)
         rng = release_rng(self)

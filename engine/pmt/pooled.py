@@ -63,7 +63,15 @@ from engine.pmt._base import (
     release_rng,
 )
 from engine.pmt._transform import pmt_transform
-from engine.pmt.ridge import SSPStatistics, _is_dask, _ledger_ssp, ssp_noise, ssp_sensitivities, sufficient_statistics
+from engine.pmt.ridge import (
+    SSPStatistics,
+    _is_dask,
+    _ledger_ssp,
+    certified_ssp_sensitivities,
+    ssp_noise,
+    ssp_sensitivities,
+    sufficient_statistics,
+)
 
 __all__ = ["POOLED_NAME", "PooledWeights", "pooled_weights", "pooled_solve", "PMTPooledRidge"]
 
@@ -268,7 +276,7 @@ class PMTPooledRidge(_LinearBase):
         n, d = stats.n, stats.A.shape[0]
         mu = _mu(eps, dlt, n, self.sampler)
         Pm = self._penalty_mask(d)
-        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
+        sens_A, sens_b = certified_ssp_sensitivities(R, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         S_is = moment.Sigma_pub_inv_sqrt
         pen_w = lam * moment.whiten_quadratic(Pm)

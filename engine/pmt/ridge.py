@@ -93,6 +93,7 @@ __all__ = [
     "ssp_noise",
     "ssp_solve",
     "ssp_sensitivities",
+    "certified_ssp_sensitivities",
     "SOLVERS",
     "noise_spectral_bound",
     "noise_aware_solve",
@@ -395,6 +396,15 @@ def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
     return theta, fixed, kappa
 
 
+def certified_ssp_sensitivities(radius: float, B_y: float, n: int, d: int,
+                                neighbouring: str = "replace-one") -> tuple[float, float]:
+    """:func:`ssp_sensitivities` times the certified rounding factor of a float sum of n rows
+    (:func:`engine.privacy.sum_rounding_factor`: terms of length d^2 for A, d for b, summed in float64).
+    What every SSP release (estimators, sweeps, Dask) calibrates its noise to."""
+    sA, sb = ssp_sensitivities(radius, B_y, neighbouring)
+    return sA * P.sum_rounding_factor(n, d * d), sb * P.sum_rounding_factor(n, d)
+
+
 def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
     """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
 
@@ -693,7 +703,7 @@ class PMTRidge(_LinearBase):
         eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
         mu = _mu(eps, dlt, n, self.sampler)
-        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
+        sens_A, sens_b = certified_ssp_sensitivities(R, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         rng = release_rng(self)
         W, w = ssp_noise(rng, d)
@@ -732,7 +742,8 @@ class PMTRidge(_LinearBase):
         R = tr.radius
         Z = tr.X_tilde
         S = Z.T @ Z
-        sens = math.sqrt(2.0) * R**2  # replace-one (the only relation offered)
+        # replace-one (the only relation offered), with the certified rounding factor of the float sum
+        sens = math.sqrt(2.0) * R**2 * P.sum_rounding_factor(n, (d + 1) ** 2)
         ledger = P.PrivacyLedger(delta=dlt)
         s = P.gaussian_sigma(sens, mu)
         ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)
