@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 HELP = "sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR"
 
@@ -85,6 +86,22 @@ def _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public):
         clip_radius=args.clip_radius or None,
         public_data=public,
     )
+
+
+def _write_column_privacy(frame, out: str) -> str:
+    """Next to the ``--out`` CSV, ``<out>.privacy.json``: each column's privacy label (``"dp"``,
+    ``"public"``, ``"non-private diagnostic"``; per method where it differs). Returns its path."""
+    import json
+    from pathlib import Path
+
+    from engine.pmt._registry import sweep_column_privacy
+
+    keys = sorted(set(frame["method_key"])) if "method_key" in frame.columns else [None]
+    labels = {c: {str(k): sweep_column_privacy(c, k) for k in keys} for c in frame.columns}
+    labels = {c: (next(iter(v.values())) if len(set(v.values())) == 1 else v) for c, v in labels.items()}
+    path = Path(out).with_suffix(".privacy.json")
+    path.write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
+    return str(path)
 
 
 def _cmd_pmt(args) -> int:
@@ -158,6 +175,7 @@ def _cmd_pmt(args) -> int:
     classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:
         frame.to_csv(args.out, index=False)
+        _write_column_privacy(frame, args.out)
     first = frame.iloc[0]
     kpmt = frame["kappa_pmt"].dropna()
     info = {
@@ -179,6 +197,10 @@ def _cmd_pmt(args) -> int:
                     public=args.public or f"random split of n_pub rows (seed {args.split_seed})",
                     n_pub=int(first["n_pub"]))
     info["clip_radius"] = args.clip_radius or None
+    from engine.privacy.labels import DIAGNOSTIC, PUBLIC
+
+    # what each setting is: kappa_raw / kappa_pmt come from the private rows without noise
+    info["privacy"] = {k: (DIAGNOSTIC if k in ("kappa_raw", "kappa_pmt") else PUBLIC) for k in info}
     if args.json:
         payload = {"settings": info, "summary": summary.to_dict(orient="records")}
         if classification is not None:
@@ -189,7 +211,8 @@ def _cmd_pmt(args) -> int:
           f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one neighbours, "
           f"standardize = {args.standardize}")
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
-    print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
+    print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp} "
+          "(raw and after PMT: non-private diagnostics, computed from the private rows without noise)")
     print()
     print(_format_table(summary, args.metric))
     if classification is not None:
@@ -198,7 +221,8 @@ def _cmd_pmt(args) -> int:
     if "DP-RR (oracle C, non-private tuning)" in set(frame["method"]):
         print("\nnote: the DP-RR oracle picks C by looking at the private error: non-private tuning.")
     if args.out:
-        print(f"\nfull results ({len(frame)} rows) written to {args.out}", file=sys.stderr)
+        print(f"\nfull results ({len(frame)} rows) written to {args.out}; each column's privacy label (dp / public / "
+              f"non-private diagnostic) in {Path(args.out).with_suffix('.privacy.json')}", file=sys.stderr)
     return 0
 
 

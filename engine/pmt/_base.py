@@ -22,7 +22,7 @@ import functools
 import hashlib
 import math
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -97,6 +97,34 @@ class _LazyField:
         obj.__dict__[self.key] = value
 
 
+def _privacy_tables():
+    from engine.privacy.labels import DIAGNOSTIC, DP, PUBLIC
+
+    report = {
+        "method": PUBLIC, "epsilon": PUBLIC, "delta": PUBLIC, "mu": PUBLIC, "neighbouring": PUBLIC,
+        "n": PUBLIC,  # public under replace-one (the only relation offered)
+        "d": PUBLIC, "lam": PUBLIC, "sensitivities": PUBLIC, "noise_scales": PUBLIC, "radius": PUBLIC,
+        "B_y": PUBLIC, "n_pub": PUBLIC, "kappa_pub": PUBLIC, "eig_floor": PUBLIC, "sigma_pub_regularized": PUBLIC,
+        "tau": PUBLIC, "n_iter": PUBLIC, "releases": PUBLIC,
+        "kappa_raw": DIAGNOSTIC, "kappa_pmt": DIAGNOSTIC, "frac_truncated": DIAGNOSTIC, "frac_y_clipped": DIAGNOSTIC,
+        "kappa_noisy": DP, "eig_fixes": DP, "converged": DP,
+    }
+    extra = {
+        "step_size": PUBLIC, "mu_per_step": PUBLIC, "mu_per_release": PUBLIC, "tol": PUBLIC, "family": PUBLIC,
+        "theta_radius": PUBLIC, "G": PUBLIC, "H": PUBLIC, "response": PUBLIC, "pooled_v": PUBLIC,
+        "public_resid_sd": PUBLIC, "sampler": PUBLIC, "opendp_epsilon": PUBLIC, "solver": PUBLIC,
+        "public_moment": PUBLIC, "noise_bound": PUBLIC, "clip_grid": PUBLIC,
+        "last_step": DP, "min_eig_last": DP,
+        "non_private_tuning": PUBLIC, "grid_errors": DIAGNOSTIC,
+    }
+    return report, extra
+
+
+#: Privacy label of each :class:`FitReport` field and of the ``extra`` keys the estimators write
+#: (:mod:`engine.privacy.labels`).
+FIT_REPORT_PRIVACY, EXTRA_PRIVACY = _privacy_tables()
+
+
 @dataclass
 class FitReport:
     """What a fit released and how: noise scales, sensitivities, bounds, conditioning, budget.
@@ -169,10 +197,31 @@ class FitReport:
             getattr(self, name)
         return dict(self.__dict__)
 
+    @property
+    def privacy(self) -> dict:
+        """What each reported figure is (:mod:`engine.privacy.labels`): ``{field: "dp" | "public" |
+        "non-private diagnostic"}`` for every field of :meth:`to_dict` (``extra`` keys as ``extra.<key>``).
+
+        A non-private fit (``mu = inf``) has no DP figure: what a private fit releases noisily
+        (``kappa_noisy``, ``eig_fixes``, ``converged``, ``extra.last_step``, ...) is a diagnostic there."""
+        from engine.privacy.labels import DIAGNOSTIC, DP
+
+        # epsilon = inf (noise off) releases nothing private; an oracle that tuned on private errors neither
+        private = math.isfinite(self.mu) and not self.extra.get("non_private_tuning")
+        out = {}
+        for k in [f.name for f in fields(self) if f.name not in ("ledger", "extra")] + ["releases"]:
+            out[k] = FIT_REPORT_PRIVACY[k]
+        for k in self.extra:
+            out[f"extra.{k}"] = EXTRA_PRIVACY.get(k, DIAGNOSTIC)  # an unlisted key: assume the worst
+        if not private:
+            out = {k: (DIAGNOSTIC if v == DP else v) for k, v in out.items()}
+        return out
+
     def to_dict(self) -> dict:
-        """A JSON-friendly dict (the ledger becomes its records)."""
+        """A JSON-friendly dict (the ledger becomes its records); ``privacy`` labels every other key."""
         out = {k: v for k, v in asdict(self).items() if k != "ledger"}
         out["releases"] = self.releases
+        out["privacy"] = self.privacy
         return out
 
 
