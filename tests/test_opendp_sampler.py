@@ -139,3 +139,13 @@ def test_cli_pmt_sampler_opendp(tmp_path, capsys):
     rc = main(["pmt", "--dataset", "synthetic", "--sampler", "opendp", "--seeds", "1"])
     err = capsys.readouterr().err
     assert rc == 2 and "--sampler opendp releases through the estimators" in err
+
+
+def test_adding_the_sampler_parameter_kept_every_int_seeds_noise_stream():
+    """The sampler is left out of a release's identity (engine.pmt._base._spawn_key), so an int seed draws
+    exactly what it drew before the parameter existed (values read from the previous commit)."""
+    from engine.pmt._base import release_rng
+
+    assert release_rng(PMTRidge(epsilon=1.5, lam=0.01, random_state=3)).normal(size=2).tolist() == [
+        0.8375325979319804, -0.2463093541355193]
+    assert release_rng(DPGDLogistic(random_state=7)).normal(size=1).tolist() == [-0.9143122083461969]

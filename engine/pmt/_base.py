@@ -477,8 +477,9 @@ def _canonical(value) -> str:
 
 
 def _spawn_key(cls, values: tuple) -> tuple:
-    """Eight 32-bit words of SHA-256 over ``"Class|name=value|..."`` (names sorted, random_state left out)."""
-    names = [k for k in _param_names(cls) if k != "random_state"]
+    """Eight 32-bit words of SHA-256 over ``"Class|name=value|..."`` (names sorted, random_state and sampler
+    left out: the sampler is not part of a release's identity, so adding it kept every seed's stream)."""
+    names = [k for k in _param_names(cls) if k not in ("random_state", "sampler")]
     ident = cls.__name__ + "|" + "|".join(f"{k}={_canonical(v)}" for k, v in zip(names, values))
     digest = hashlib.sha256(ident.encode()).digest()
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 32, 4))
