@@ -481,7 +481,8 @@ def noisy_newton(
     n_jobs : int, optional
         Threads over groups of runs, each with single-threaded BLAS (default 2 from 16 runs on).
     K : ndarray of shape (n, d(d+1)/2), optional
-        ``pair_products(Z, dtype=dtype)`` computed beforehand (e.g. kept for the split by the sweeps:
+        ``pair_products(Z, dtype=dtype)`` (or in float64: the Hessian sums run in float64 either way, so a
+        float64 K saves converting it at every call) computed beforehand (e.g. kept for the split by the sweeps:
         :mod:`engine.pmt._split_memo`); used only where it would be built here (more than two runs and
         more than one step), so the result is the same bit for bit. ``ValueError`` if its shape or
         dtype does not match.
@@ -500,9 +501,9 @@ def noisy_newton(
     if runs > 2 and n_steps > 1:
         if K is None:
             K = pair_products(Z, dtype=dtype)
-        elif K.shape != (n, d * (d + 1) // 2) or K.dtype != np.dtype(dtype):
+        elif K.shape != (n, d * (d + 1) // 2) or K.dtype not in (np.dtype(dtype), np.dtype(np.float64)):
             raise ValueError(f"K must be pair_products(Z) of shape {(n, d * (d + 1) // 2)} and dtype "
-                             f"{np.dtype(dtype)}, got {K.shape} {K.dtype}")
+                             f"{np.dtype(dtype)} or float64, got {K.shape} {K.dtype}")
     else:
         K = None
     floor = np.broadcast_to(np.asarray(newton_eig_floor(eig_floor, d, sigma_H) if isinstance(eig_floor, str)

@@ -238,9 +238,11 @@ def _pair_products(ctx, Z, tag: tuple, runs: int):
     among the split's row sets); None where :func:`noisy_newton` would not use it (<= 2 runs or 1 step)."""
     if runs <= 2 or ctx.T <= 1:
         return None
+    # products in the Newton dtype, kept in float64: the Hessian sums over rows run in float64
+    # (engine.privacy.sum_rounding_factor), so noisy_newton needs no per-call conversion
     dt = np.dtype(ctx.newton_dtype)
-    return _split_memo.memo(ctx.split_key, ("K",) + tag + (dt.str,),
-                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt))
+    return _split_memo.memo(ctx.split_key, ("K",) + tag + (dt.str, "f8"),
+                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt).astype(np.float64))
 
 
 def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
