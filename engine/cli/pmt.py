@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 HELP = "sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR"
 
@@ -91,6 +92,22 @@ def _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public):
     )
 
 
+def _write_column_privacy(frame, out: str) -> str:
+    """Next to the ``--out`` CSV, ``<out>.privacy.json``: each column's privacy label (``"dp"``,
+    ``"public"``, ``"non-private diagnostic"``; per method where it differs). Returns its path."""
+    import json
+    from pathlib import Path
+
+    from engine.pmt._registry import sweep_column_privacy
+
+    keys = sorted(set(frame["method_key"])) if "method_key" in frame.columns else [None]
+    labels = {c: {str(k): sweep_column_privacy(c, k) for k in keys} for c in frame.columns}
+    labels = {c: (next(iter(v.values())) if len(set(v.values())) == 1 else v) for c, v in labels.items()}
+    path = Path(out).with_suffix(".privacy.json")
+    path.write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
+    return str(path)
+
+
 def _cmd_pmt(args) -> int:
     import numpy as np
 
@@ -101,9 +118,12 @@ def _cmd_pmt(args) -> int:
 
     from engine.cli.pmt_modes import run_modes_cli, wants_modes
 
+    if args.sampler == "opendp" and args.data is None:
+        raise ValueError("--sampler opendp releases through the estimators on your own files: use it with --data "
+                         "(the --dataset sweeps are seeded simulations with numpy noise)")
     if wants_modes(args):  # unlabelled public rows, published moments, or their simulation (engine.cli.pmt_modes)
         return run_modes_cli(args)
-    if args.data is not None and args.engine == "dask":  # out of core (engine.cli.pmt_data)
+    if args.data is not None and (args.engine == "dask" or args.sampler == "opendp"):  # engine.cli.pmt_data
         from engine.cli.pmt_data import run_data
 
         return run_data(args)
@@ -167,6 +187,7 @@ def _cmd_pmt(args) -> int:
     classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:
         frame.to_csv(args.out, index=False)
+        _write_column_privacy(frame, args.out)
     first = frame.iloc[0]
     kpmt = frame["kappa_pmt"].dropna()
     info = {
@@ -188,6 +209,10 @@ def _cmd_pmt(args) -> int:
                     public=args.public or f"random split of n_pub rows (seed {args.split_seed})",
                     n_pub=int(first["n_pub"]))
     info["clip_radius"] = args.clip_radius or None
+    from engine.privacy.labels import DIAGNOSTIC, PUBLIC
+
+    # what each setting is: kappa_raw / kappa_pmt come from the private rows without noise
+    info["privacy"] = {k: (DIAGNOSTIC if k in ("kappa_raw", "kappa_pmt") else PUBLIC) for k in info}
     if args.json:
         payload = {"settings": info, "summary": summary.to_dict(orient="records")}
         if classification is not None:
@@ -198,7 +223,8 @@ def _cmd_pmt(args) -> int:
           f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one neighbours, "
           f"standardize = {args.standardize}")
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
-    print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
+    print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp} "
+          "(raw and after PMT: non-private diagnostics, computed from the private rows without noise)")
     print()
     print(_format_table(summary, args.metric))
     if classification is not None:
@@ -207,7 +233,8 @@ def _cmd_pmt(args) -> int:
     if "DP-RR (oracle C, non-private tuning)" in set(frame["method"]):
         print("\nnote: the DP-RR oracle picks C by looking at the private error: non-private tuning.")
     if args.out:
-        print(f"\nfull results ({len(frame)} rows) written to {args.out}", file=sys.stderr)
+        print(f"\nfull results ({len(frame)} rows) written to {args.out}; each column's privacy label (dp / public / "
+              f"non-private diagnostic) in {Path(args.out).with_suffix('.privacy.json')}", file=sys.stderr)
     return 0
 
 
@@ -233,6 +260,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--methods", nargs="+", default=None,
                    help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
                    "logistic: pmt dp-newton dp-gd non-private (default: all four)")
+    p.add_argument("--sampler", choices=["numpy", "opendp"], default="numpy",
+                   help="noise sampler of the releases (with --data): numpy (default, seeded) or opendp (OpenDP's "
+                   "Gaussian sampler and its own zCDP accounting: the epsilon OpenDP certifies is <= --epsilon)")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")

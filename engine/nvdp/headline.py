@@ -16,7 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["PairedComparison", "paired_comparison", "headline_verdict", "accuracy_interval", "rule_effects",
-           "bdp_floor", "seed_headline"]
+           "bdp_floor", "seed_headline", "HEADLINE_PRIVACY"]
+
+#: Privacy label of every headline figure (:mod:`engine.privacy.labels`): the per-pair RD values, their
+#: counts and the accuracies are computed from the evaluation sentences without noise.
+HEADLINE_PRIVACY = "non-private diagnostic"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ __all__ = ["infinity_reasons", "bdp_order_curve"]
 
 
 def infinity_reasons(post, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PROTOCOL) -> list[str]:
-    """Which conditions make the guarantee-form BDP epsilon infinite, and the setting that would fix each.
+    """Which conditions make the exact-form BDP epsilon (a sample-based estimate over the evaluation
+    sentences) infinite, and the setting that would fix each.
 
     Parameters
     ----------

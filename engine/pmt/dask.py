@@ -90,7 +90,8 @@ def _no_private_bounds(est, *names):
 
 
 #: Parameters only the release uses: changing them needs no new pass over the private data.
-RELEASE_PARAMS = ("epsilon", "delta", "lam", "neighbouring", "penalize_intercept", "eig_floor", "random_state")
+RELEASE_PARAMS = ("epsilon", "delta", "lam", "neighbouring", "penalize_intercept", "eig_floor", "random_state",
+                  "sampler")
 
 
 @dataclass

@@ -373,7 +373,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, classes=(0, 1),
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, whiten="auto", random_state=None):
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, whiten="auto", random_state=None,
+                 sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -456,7 +457,7 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, clip_radius=None, classes=(0, 1),
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -517,7 +518,7 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=100, eta=0.05, clip_norm=None, step_size=None,
                  classes=(0, 1), neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 random_state=None):
+                 random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 from scipy.special import expit
 
-from engine.pmt._base import _check_on_singular, _dp_report, _mu, _store_params, _validate_glm_data, release_rng
+from engine.pmt._base import _check_on_singular, _dp_report_for, _mu, _store_params, _validate_glm_data, release_rng
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
     DEFAULT_NEWTON_EIG_FLOOR,
@@ -39,7 +39,7 @@ from engine.pmt._newton import (
     _newton_ledger,
     newton_eig_floor,
     newton_noise,
-    newton_sensitivities,
+    certified_newton_sensitivities,
 )
 from engine.pmt._moment import public_moment
 from engine.pmt._transform import pmt_transform
@@ -85,7 +85,7 @@ class PMTPooledLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, classes=(0, 1),
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -119,8 +119,8 @@ class PMTPooledLogistic(_NoisyNewtonMixin, _LogisticBase):
         Z = tr.X_tilde
         m = Zq.shape[0]
         pen = 2.0 * lam * mom.whiten_quadratic(self._penalty_mask(d))
-        mu = _mu(eps, dlt, n)
-        sens_g, sens_H = newton_sensitivities(tr.radius, n, nb)
+        mu = _mu(eps, dlt, n, self.sampler)
+        sens_g, sens_H = certified_newton_sensitivities(tr.radius, n, d, nb)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
         Hn, gn = newton_noise(release_rng(self), T, d)
         w_g, w_H = pooled_newton_weights(n, m, s_g, s_H)
@@ -154,8 +154,8 @@ class PMTPooledLogistic(_NoisyNewtonMixin, _LogisticBase):
         self.transform_ = tr
         self.eig_floor_ = floor
         g_, h_ = "gradient (per step)", "Hessian (per step)"
-        self.report_ = _dp_report(
-            POOLED_LOGISTIC_NAME, eps, dlt, mu, nb, n, d, lam, ledger, {g_: sens_g, h_: sens_H}, {g_: s_g, h_: s_H},
+        self.report_ = _dp_report_for(
+            self, POOLED_LOGISTIC_NAME, eps, dlt, mu, nb, n, d, lam, ledger, {g_: sens_g, h_: sens_H}, {g_: s_g, h_: s_H},
             radius=tr.radius, n_pub=m, kappa_pub=mom.kappa, frac_truncated=tr.frac_truncated,
             sigma_pub_regularized=mom.regularized, tau=mom.tau, eig_fixes=fixes, eig_floor=floor, n_iter=T,
             converged=finite and last <= tol * (1.0 + float(np.linalg.norm(prev))),

@@ -61,7 +61,7 @@ from engine.pmt._base import (
     METHOD_NAMES,
     _check_on_singular,
     _check_positive,
-    _dp_report,
+    _dp_report_for,
     _gram_kappa,
     _LinearBase,
     _mu,
@@ -90,6 +90,7 @@ __all__ = [
     "ssp_noise",
     "ssp_solve",
     "ssp_sensitivities",
+    "certified_ssp_sensitivities",
     "SOLVERS",
     "noise_spectral_bound",
     "noise_aware_solve",
@@ -394,6 +395,15 @@ def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
     return theta, fixed, kappa
 
 
+def certified_ssp_sensitivities(radius: float, B_y: float, n: int, d: int,
+                                neighbouring: str = "replace-one") -> tuple[float, float]:
+    """:func:`ssp_sensitivities` times the certified rounding factor of a float sum of n rows
+    (:func:`engine.privacy.sum_rounding_factor`: terms of length d^2 for A, d for b, summed in float64).
+    What every SSP release (estimators, sweeps, Dask) calibrates its noise to."""
+    sA, sb = ssp_sensitivities(radius, B_y, neighbouring)
+    return sA * P.sum_rounding_factor(n, d * d), sb * P.sum_rounding_factor(n, d)
+
+
 def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
     """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
 
@@ -602,7 +612,7 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
                  eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", center="public",
-                 random_state=None):
+                 random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -657,7 +667,7 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
             if joint and self.response_bound is not None:
                 raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
             if joint:
-                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
+                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n, self.sampler), lam, eta, eig_floor,
                                        self._penalty_mask(d))
 
             # the data were validated once above: the transform's own checks are not repeated (issue 16)
@@ -712,8 +722,8 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt, n)
-        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
+        mu = _mu(eps, dlt, n, self.sampler)
+        sens_A, sens_b = certified_ssp_sensitivities(R, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         rng = release_rng(self)
         W, w = ssp_noise(rng, d)
@@ -721,7 +731,8 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         pen = n * lam * _whitened_penalty(moment, self.fit_intercept, self.penalize_intercept)
         th_t, fixed, kappa_noisy, c = self._solve(stats.A + s_A * W, stats.b + s_b * w, pen, s_A, d, dlt, eig_floor)
         self._set_theta(S_is @ th_t, p)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
             kappa_pub=Lazy(lambda: moment.kappa), kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
@@ -751,7 +762,8 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         R = tr.radius
         Z = tr.X_tilde
         S = Z.T @ Z
-        sens = math.sqrt(2.0) * R**2  # replace-one (the only relation offered)
+        # replace-one (the only relation offered), with the certified rounding factor of the float sum
+        sens = math.sqrt(2.0) * R**2 * P.sum_rounding_factor(n, (d + 1) ** 2)
         ledger = P.PrivacyLedger(delta=dlt)
         s = P.gaussian_sigma(sens, mu)
         ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)
@@ -772,7 +784,8 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         self._set_theta(theta, p)
         self.transform_ = tr
         kraw = _gram_kappa(Xa)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"S": sens}, {"S": s}, radius=R, B_y=math.nan,
             n_pub=mom.n_pub, kappa_raw=kraw, kappa_pub=mom.kappa, kappa_pmt=tr.kappa_pmt,
             kappa_noisy=float(kappa_noisy), frac_truncated=tr.frac_truncated, frac_y_clipped=math.nan,

@@ -25,7 +25,7 @@ import pandas as pd
 
 from engine import privacy as P
 from engine.pmt._base import F32_BOUND_RANGE
-from engine.pmt._registry import CONTRACT_COLUMNS, METHODS, SUMMARY_COLUMNS, TASKS, MethodSpec
+from engine.pmt._registry import CONTRACT_COLUMNS, METHODS, SUMMARY_COLUMNS, TASKS, MethodSpec, sweep_column_privacy
 
 # The tasks register themselves on import (ridge first, then logistic: the registry's order).
 from engine.pmt.sweep_ridge import DEFAULT_METHODS as _RIDGE_DEFAULTS  # noqa: E402
@@ -471,7 +471,9 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
     -------
     DataFrame
         Columns :data:`SUMMARY_COLUMNS` (preceded by ``dataset`` when the frame holds several data
-        sets); methods in sweep order, epsilons ascending.
+        sets); methods in sweep order, epsilons ascending. ``privacy`` says what the metric is for that
+        method (:func:`engine.pmt._registry.sweep_column_privacy`; every error metric is a non-private
+        diagnostic: it is measured against the non-private fit or on held-out private rows).
 
     Raises
     ------
@@ -497,5 +499,7 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
         "n_seeds": g.size(),
     }).reset_index()
     out.insert(len(keys), "metric", metric)
+    keys_of = (dict(zip(frame["method"], frame["method_key"])) if "method_key" in frame.columns else {})
+    out["privacy"] = [sweep_column_privacy(metric, keys_of.get(m)) for m in out["method"]]
     out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
     return out.reset_index(drop=True)[(["dataset"] if multi else []) + list(SUMMARY_COLUMNS)]
