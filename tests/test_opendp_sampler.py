@@ -143,9 +143,13 @@ def test_cli_pmt_sampler_opendp(tmp_path, capsys):
 
 def test_adding_the_sampler_parameter_kept_every_int_seeds_noise_stream():
     """The sampler is left out of a release's identity (engine.pmt._base._spawn_key), so an int seed draws
-    exactly what it drew before the parameter existed (values read from the previous commit)."""
+    exactly what it drew before the parameter existed (values read from the commit before it). PMTRidge's
+    stream is pinned as of its public-centring parameter ``center`` (a new release definition, so a new
+    identity), with the sampler parameter present and excluded."""
     from engine.pmt._base import release_rng
 
     assert release_rng(PMTRidge(epsilon=1.5, lam=0.01, random_state=3)).normal(size=2).tolist() == [
-        0.8375325979319804, -0.2463093541355193]
+        -0.06160188322696815, -0.6666743273979501]
+    assert release_rng(PMTRidge(epsilon=1.5, lam=0.01, random_state=3, sampler="numpy")).normal(size=1).tolist() == [
+        -0.06160188322696815]
     assert release_rng(DPGDLogistic(random_state=7)).normal(size=1).tolist() == [-0.9143122083461969]
