@@ -10,8 +10,9 @@ settings in ``assets/nvdp/settings.json`` and SHA-256 sums of all of them in ``S
 deterministic torch algorithms) and ``--check`` verifies that.
 
 When the requested settings equal the bundled ones, :func:`load_bundled` loads the heads (after
-checking the sums) and encodes only the evaluation sentences (the test split; cached on disk by
-:func:`engine.nvdp.encoder.encode_sentences`). ``timing.json`` (not checksummed: wall times vary)
+checking the sums) and the shipped token states of the evaluation sentences (the test split;
+:mod:`engine.nvdp.eval_states`), encoding them only when those are missing or do not match
+(cached on disk by :func:`engine.nvdp.encoder.encode_sentences`). ``timing.json`` (not checksummed: wall times vary)
 holds the measured seconds per training batch and per encoded sentence, from which
 :func:`estimate_seconds` predicts a retraining run. No Streamlit here.
 """
@@ -185,7 +186,7 @@ def load_bundled(settings, *, progress=None, directory=None):
     ValueError
         ``settings`` differ from the bundle's, or a checksum does not match.
     """
-    from engine.nvdp.encoder import encode_sentences
+    from engine.nvdp.eval_states import load_or_encode
     from engine.nvdp.explorer_models import ExploreData, select_sentences
 
     d = Path(directory) if directory is not None else asset_dir()
@@ -194,7 +195,7 @@ def load_bundled(settings, *, progress=None, directory=None):
     verify_bundle(d)
     models = {w: load_model(d / w) for w in ("unclipped", "clipped")}
     sentences, labels, tr, va, te = select_sentences(settings)
-    states = encode_sentences([sentences[i] for i in te], max_length=settings.max_length, progress=progress)
+    states = load_or_encode([sentences[i] for i in te], max_length=settings.max_length, progress=progress, directory=d)
     return ExploreData(sentences, labels, states, tr, va, te, encoded_idx=te), models
 
 
