@@ -25,10 +25,9 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from engine import privacy as P
+from engine.pmt._sklearn_api import BaseEstimator, RegressorMixin, check_is_fitted
 from engine.pmt._transform import (
     ON_SINGULAR,
     _kappa_from_eigs,

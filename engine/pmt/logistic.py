@@ -25,7 +25,6 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import ClassifierMixin
 
 from engine.pmt._base import (
     _check_lam,
@@ -49,6 +48,7 @@ from engine.pmt._newton import (
     _NoisyNewtonMixin,
     glm_reference_solve,
 )
+from engine.pmt._sklearn_api import ClassifierMixin
 from engine.pmt._transform import pmt_radius, truncate_rows
 
 __all__ = [

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import RegressorMixin
 
 from engine import privacy as P
 
@@ -32,6 +31,7 @@ from engine.pmt._newton import (
     _NoisyNewtonMixin,
     glm_reference_solve,
 )
+from engine.pmt._sklearn_api import RegressorMixin
 
 __all__ = ["PMTPoisson", "PoissonReference", "poisson_bounds"]
 
