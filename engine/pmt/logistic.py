@@ -48,8 +48,8 @@ from engine.pmt._newton import (
     _NoisyNewtonMixin,
     glm_reference_solve,
 )
+from engine.pmt._bounds import pmt_radius, truncate_rows
 from engine.pmt._sklearn_api import ClassifierMixin
-from engine.pmt._transform import pmt_radius, truncate_rows
 
 __all__ = [
     "check_binary_labels",
