@@ -52,14 +52,6 @@ SUMS_FILE = "eval_states.sha256"
 FORMAT_VERSION = "1"
 
 
-def _dir(directory) -> Path:
-    if directory is not None:
-        return Path(directory)
-    from engine.nvdp.bundled import asset_dir
-
-    return asset_dir()
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -100,7 +92,7 @@ def save_eval_states(states, directory) -> Path:
     return path
 
 
-def load_eval_states(sentences: Sequence[str], *, max_length: int, directory=None):
+def load_eval_states(sentences: Sequence[str], *, max_length: int, directory):
     """The shipped states of ``sentences``, or None when no usable file is there.
 
     Parameters
@@ -109,8 +101,9 @@ def load_eval_states(sentences: Sequence[str], *, max_length: int, directory=Non
         The sentences, in order (the key is checked against them).
     max_length : int
         Padded length (part of the key).
-    directory : path, optional
-        Asset folder (default :func:`engine.nvdp.bundled.asset_dir`).
+    directory : path
+        The asset folder (:func:`engine.nvdp.bundled.asset_dir`; passed in, so this module does not
+        import the bundle's).
 
     Returns
     -------
@@ -126,7 +119,7 @@ def load_eval_states(sentences: Sequence[str], *, max_length: int, directory=Non
         files, or its contents are inconsistent. :func:`load_or_encode` turns this into a warning
         and encodes.
     """
-    d = _dir(directory)
+    d = Path(directory)
     path = d / STATES_FILE
     if not path.is_file():
         return None
@@ -165,8 +158,8 @@ def load_eval_states(sentences: Sequence[str], *, max_length: int, directory=Non
     return TokenStates(states, mask, key)
 
 
-def load_or_encode(sentences: Sequence[str], *, max_length: int, progress: Callable[[float, str], object] | None = None,
-                   directory=None):
+def load_or_encode(sentences: Sequence[str], *, max_length: int, directory,
+                   progress: Callable[[float, str], object] | None = None):
     """The shipped states of ``sentences`` when usable, else :func:`engine.nvdp.encoder.encode_sentences`.
 
     A file that is present but unusable (checksum, key, contents: see :func:`load_eval_states`) gives
