@@ -31,7 +31,8 @@ __all__ = [
 # Lesson 5: Renyi divergence and clipping
 # ============================================================================================
 def _renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order):
-    from engine.nvdp.divergence import renyi_gaussian  # torch-backed package: imported on first use
+    # the numpy float64 closed form (engine.nvdp.divergence re-exports it; importing that loads torch)
+    from engine.nvdp.closed_forms import renyi_gaussian
 
     return renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order=renyi_order)
 
