@@ -3,8 +3,9 @@
 Encodes the 500 test sentences of the page's default split (``ExploreSettings()``: split seed 0,
 max_length 48; :func:`engine.nvdp.explorer_models.select_sentences`) with the frozen
 all-MiniLM-L6-v2 (:func:`engine.nvdp.encoder.encode_sentences`, no cache) and writes
-``assets/nvdp/eval_states.safetensors`` (float16 states of the real tokens, the lengths, the
-encoder's cache key) and ``assets/nvdp/eval_states.sha256`` (:mod:`engine.nvdp.eval_states`).
+``assets/nvdp/eval_states.safetensors`` (float16 states of the real tokens, the lengths),
+``assets/nvdp/eval_states.json`` (the encoder's cache key; the split's indices, which
+``settings.json`` records as hashes) and ``assets/nvdp/eval_states.sha256`` (:mod:`engine.nvdp.eval_states`).
 
 Bit for bit: one torch thread, the encoder in eval mode without gradients, float16 rounding as the
 encoder's own cache does, and a file without time stamps. ``--check`` encodes again into a
@@ -41,11 +42,11 @@ def make(out: Path) -> Path:
     from engine.nvdp.explorer_models import ExploreSettings, select_sentences
 
     settings = ExploreSettings()
-    sentences, _, _, _, te = select_sentences(settings)
+    sentences, _, tr, va, te = select_sentences(settings)
     t = time.perf_counter()
     states = encode_sentences([sentences[i] for i in te], max_length=settings.max_length, use_cache=False)
     print(f"encoded {states.n} evaluation sentences in {time.perf_counter() - t:.1f} s", flush=True)
-    path = save_eval_states(states, out)
+    path = save_eval_states(states, out, split=(tr, va, te))
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)", flush=True)
     return path
 

@@ -1,7 +1,9 @@
 """The shipped encoder states of the NVDP page's evaluation sentences (engine.nvdp.eval_states)."""
 
+import shutil
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -132,3 +134,36 @@ def test_shipped_states_equal_a_fresh_encoding_and_give_the_same_numbers(tmp_pat
         assert a.accuracy == b.accuracy
         assert a.rd_paper.max == b.rd_paper.max and a.rd_paper.mean == b.rd_paper.mean
         assert a.rd_exact.max == b.rd_exact.max and a.bdp_paper.epsilon == b.bdp_paper.epsilon
+
+
+def test_stored_split_is_the_bundle_split_and_a_changed_index_is_refused(tmp_path):
+    import json
+
+    recorded = json.loads((ASSET_DIR / "settings.json").read_text())["data"]
+    split = E.load_split(ASSET_DIR, recorded)
+    _, _, tr, va, te = select_sentences(ExploreSettings())
+    assert split is not None and all(np.array_equal(a, b) for a, b in zip(split, (tr, va, te)))
+    shutil.copytree(ASSET_DIR, tmp_path / "a")
+    meta = json.loads((tmp_path / "a" / E.META_FILE).read_text())
+    meta["split"]["test"][0] += 1
+    (tmp_path / "a" / E.META_FILE).write_text(json.dumps(meta))
+    assert E.load_split(tmp_path / "a", recorded) is None  # the checksum of the JSON fails
+    import hashlib
+
+    sums = "".join(f"{hashlib.sha256((tmp_path / 'a' / n).read_bytes()).hexdigest()}  {n}\n"
+                   for n in (E.STATES_FILE, E.META_FILE))
+    (tmp_path / "a" / E.SUMS_FILE).write_text(sums)
+    assert E.load_split(tmp_path / "a", recorded) is None  # re-summed, but the index hash differs
+
+
+def test_first_visit_imports_neither_the_encoder_nor_scikit_learn(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from engine.nvdp.bundled import load_bundled; from engine.nvdp.explorer_models import "
+            "ExploreSettings; d, m = load_bundled(ExploreSettings()); assert d.split('test')[0].n == 500; "
+            "print(sorted({n.split('.')[0] for n in sys.modules} & {'sklearn', 'transformers'}))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=ASSET_DIR.parents[1], env={**__import__("os").environ, "NVDP_CACHE_DIR": str(tmp_path)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip().splitlines()[-1] == "[]"

@@ -186,7 +186,8 @@ def load_bundled(settings, *, progress=None, directory=None):
     ValueError
         ``settings`` differ from the bundle's, or a checksum does not match.
     """
-    from engine.nvdp.eval_states import load_or_encode
+    from engine.nvdp.encoder import load_sentiment_sentences
+    from engine.nvdp.eval_states import load_or_encode, load_split
     from engine.nvdp.explorer_models import ExploreData, select_sentences
 
     d = Path(directory) if directory is not None else asset_dir()
@@ -194,7 +195,11 @@ def load_bundled(settings, *, progress=None, directory=None):
         raise ValueError("these settings are not the bundled models' settings; train them instead")
     verify_bundle(d)
     models = {w: load_model(d / w) for w in ("unclipped", "clipped")}
-    sentences, labels, tr, va, te = select_sentences(settings)
+    split = load_split(d, json.loads((d / "settings.json").read_text()).get("data", {}))
+    if split is None:
+        sentences, labels, tr, va, te = select_sentences(settings)
+    else:  # the stored split, checked against the hashes in the checksummed settings.json
+        (sentences, labels), (tr, va, te) = load_sentiment_sentences(), split
     states = load_or_encode([sentences[i] for i in te], max_length=settings.max_length, progress=progress, directory=d)
     return ExploreData(sentences, labels, states, tr, va, te, encoded_idx=te), models
 

@@ -43,7 +43,8 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-__all__ = ["STATES_FILE", "META_FILE", "SUMS_FILE", "FORMAT_VERSION", "save_eval_states", "load_eval_states", "load_or_encode"]
+__all__ = ["STATES_FILE", "META_FILE", "SUMS_FILE", "FORMAT_VERSION", "save_eval_states", "load_eval_states",
+           "load_or_encode", "load_split"]
 
 #: File names inside the asset folder (:func:`engine.nvdp.bundled.asset_dir`).
 STATES_FILE = "eval_states.safetensors"
@@ -56,8 +57,16 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def save_eval_states(states, directory) -> Path:
+def _idx_hash(idx) -> str:
+    """SHA-256 of ``"i0,i1,..."``, as ``scripts/make_nvdp_models.py`` records each split in settings.json."""
+    return hashlib.sha256(",".join(str(int(i)) for i in idx).encode()).hexdigest()
+
+
+def save_eval_states(states, directory, *, split=None) -> Path:
     """Write ``states`` (a :class:`~engine.nvdp.encoder.TokenStates` with its cache key) and its SHA-256.
+
+    ``split`` (optional): the (train, val, test) row indices of the bundle's split, stored in the JSON
+    so that a first visit need not recompute the split (:func:`load_split`).
 
     Deterministic: the same states give byte-identical files (safetensors without metadata has no
     time stamps and a fixed header order; the JSON has sorted keys).
@@ -85,6 +94,8 @@ def save_eval_states(states, directory) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     meta = {"key": states.key, "n": str(states.n), "max_length": str(mask.shape[1]), "d": str(states.d),
             "format": FORMAT_VERSION}
+    if split is not None:  # (train, val, test) indices of the bundle's split: public, spares the split's import
+        meta["split"] = {name: [int(i) for i in idx] for name, idx in zip(("train", "val", "test"), split)}
     path = d / STATES_FILE
     save_file({"tokens": s16[mask].contiguous(), "lengths": lengths.to(torch.int32).contiguous()}, str(path))
     (d / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
@@ -178,3 +189,41 @@ def load_or_encode(sentences: Sequence[str], *, max_length: int, directory,
     from engine.nvdp.encoder import encode_sentences
 
     return encode_sentences(list(sentences), max_length=max_length, progress=progress)
+
+
+def load_split(directory, recorded: dict):
+    """The stored (train, val, test) indices when each matches the SHA-256 the bundle recorded, else None.
+
+    Parameters
+    ----------
+    directory : path
+        The asset folder.
+    recorded : dict
+        The ``data`` entry of the bundle's checksummed ``settings.json`` (``train_idx_sha256``,
+        ``val_idx_sha256``, ``test_idx_sha256``: the split the models were trained and evaluated on).
+
+    Returns
+    -------
+    tuple of three int64 ndarrays or None
+        None when no split is stored, the checksums of the eval-state files fail, or a hash differs
+        (the caller then computes the split, :func:`engine.nvdp.explorer_models.select_sentences`).
+    """
+    import numpy as np
+
+    d = Path(directory)
+    try:
+        sums = dict(reversed(line.split(maxsplit=1)) for line in (d / SUMS_FILE).read_text().splitlines() if line.strip())
+        if _sha256(d / META_FILE) != sums.get(META_FILE):
+            return None
+        split = json.loads((d / META_FILE).read_text()).get("split")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(split, dict):
+        return None
+    out = []
+    for name in ("train", "val", "test"):
+        idx = split.get(name)
+        if not isinstance(idx, list) or _idx_hash(idx) != recorded.get(f"{name}_idx_sha256"):
+            return None
+        out.append(np.asarray(idx, dtype=np.int64))
+    return tuple(out)
