@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy import stats
 
 from engine.figures._lesson_style import COLORS, _layout, _positive
 
@@ -123,6 +122,8 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
     -------
     plotly.graph_objects.Figure
     """
+    from scipy import stats  # imported here: scipy.stats costs ~0.5 s, and only this lesson's figure uses it
+
     lam = float(renyi_order)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("Two sentences' posteriors (one dimension)",
