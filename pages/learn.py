@@ -22,6 +22,11 @@ ensure_frame()  # a first deep link to this page must still run inside the app.p
 _cache = st.cache_data(show_spinner=False, max_entries=64)
 
 
+def _keep(key: str) -> dict:
+    """A lesson widget's key; its value is kept while its tab is closed (only the open lesson is built)."""
+    return {"key": key, "persist_state": "session"}
+
+
 @_cache
 def _fig_epsilon_delta(epsilon, delta):
     return lessons.figure_epsilon_delta(epsilon, delta)
@@ -101,13 +106,14 @@ st.markdown(
     "error; **nats** = the natural-log unit in which privacy losses are measured."
 )
 
-tab1, tab2, tab3, tab4, tab5 = st.tabs([
-    "1 · epsilon and delta", "2 · Many releases", "3 · The truncation dilemma", "4 · Why conditioning matters",
-    "5 · Renyi divergence and clipping",
-])
+#: The lessons' tab labels. Only the open tab is built (``on_change="rerun"`` tracks it): a first visit
+#: computes one lesson's figure, not five (the Renyi lesson alone needs the NVDP closed forms).
+LESSON_TABS = ("1 · epsilon and delta", "2 · Many releases", "3 · The truncation dilemma",
+               "4 · Why conditioning matters", "5 · Renyi divergence and clipping")
+tabs = st.tabs(list(LESSON_TABS), key="learn_tab", on_change="rerun")
 
 # ============================================================================================
-with tab1:
+def _lesson_1() -> None:
     st.subheader("What an (epsilon, delta) promise means")
     st.markdown(
         "Differential privacy is a promise about what anyone can learn about **you** from a published "
@@ -117,9 +123,9 @@ with tab1:
         "probability that the promise may fail. The noise we add (Gaussian noise) is tuned to meet the pair."
     )
     c1, c2 = st.columns(2)
-    eps1 = c1.slider("epsilon (privacy loss; smaller = more private)", 0.1, 10.0, EPS_DEFAULT, 0.1, key="learn_l1_eps",
+    eps1 = c1.slider("epsilon (privacy loss; smaller = more private)", 0.1, 10.0, EPS_DEFAULT, 0.1, **_keep("learn_l1_eps"),
                      help="The privacy budget, in nats. 1 is a common middle ground; 0.1 is very private.")
-    dlt1 = c2.select_slider("delta (chance the promise fails)", DELTA_OPTIONS, DELTA_DEFAULT, key="learn_l1_delta",
+    dlt1 = c2.select_slider("delta (chance the promise fails)", DELTA_OPTIONS, DELTA_DEFAULT, **_keep("learn_l1_delta"),
                             format_func=lambda d: f"{d:g}",
                             help="Should be far below 1 / (number of people in the data).")
     mu1 = gdp_mu(eps1, dlt1)
@@ -153,7 +159,9 @@ with tab1:
                     r"$\Delta$ (its **sensitivity**) is $(\Delta / \sigma)$-GDP.")
 
 # ============================================================================================
-with tab2:
+def _lesson_2() -> None:
+    # lesson 1's epsilon and delta, also while its tab is closed (its widgets keep their state)
+    eps1, dlt1 = float(ss.get("learn_l1_eps", EPS_DEFAULT)), ss.get("learn_l1_delta", DELTA_DEFAULT)
     st.subheader("Every release spends privacy: composition")
     st.markdown(
         "A method rarely publishes one number. Private logistic regression, for example, takes a few Newton "
@@ -163,9 +171,9 @@ with tab2:
         "release, not 10 times**."
     )
     c1, c2 = st.columns(2)
-    k2 = c1.slider("number of releases k", 1, 40, 10, key="learn_l2_k",
+    k2 = c1.slider("number of releases k", 1, 40, 10, **_keep("learn_l2_k"),
                    help="For example 2 per Newton step of private logistic regression (gradient and Hessian).")
-    mu2 = c2.slider("mu of each release (smaller = more noise)", 0.05, 1.0, 0.3, 0.05, key="learn_l2_mu",
+    mu2 = c2.slider("mu of each release (smaller = more noise)", 0.05, 1.0, 0.3, 0.05, **_keep("learn_l2_mu"),
                     help="The GDP parameter of one release: its sensitivity divided by its noise std.")
     row = _composition(mu2, k2, dlt1)
     m1, m2, m3 = st.columns(3)
@@ -190,7 +198,9 @@ with tab2:
         st.latex(r"\sigma_{\text{release}} = \frac{\Delta\,\sqrt{k}}{\mu_{\text{total}}}")
 
 # ============================================================================================
-with tab3:
+def _lesson_3() -> None:
+    # lesson 1's epsilon and delta, also while its tab is closed (its widgets keep their state)
+    eps1, dlt1 = float(ss.get("learn_l1_eps", EPS_DEFAULT)), ss.get("learn_l1_delta", DELTA_DEFAULT)
     st.subheader("The truncation dilemma: clip too hard or add too much noise")
     st.markdown(
         "The noise must cover the largest change one person can make. Real data are unbounded (a few "
@@ -201,14 +211,14 @@ with tab3:
         "the radius R depends only on the number of rows and features."
     )
     c1, c2, c3, c4 = st.columns(4)
-    n3 = c1.select_slider("private rows n", [100, 300, 1000, 3000, 10_000, 100_000], 1000, key="learn_l3_n")
-    eps3 = c2.slider("epsilon", 0.1, 10.0, EPS_DEFAULT, 0.1, key="learn_l3_eps")
+    n3 = c1.select_slider("private rows n", [100, 300, 1000, 3000, 10_000, 100_000], 1000, **_keep("learn_l3_n"))
+    eps3 = c2.slider("epsilon", 0.1, 10.0, EPS_DEFAULT, 0.1, **_keep("learn_l3_eps"))
     df3 = c3.select_slider("tail heaviness (degrees of freedom)", [2.5, 3.0, 5.0, 10.0, 30.0], 3.0,
-                           key="learn_l3_df", help="Student t degrees of freedom: smaller = heavier tails "
+                           **_keep("learn_l3_df"), help="Student t degrees of freedom: smaller = heavier tails "
                            "(more extreme values). 30 is almost Gaussian.")
     C_options = [0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0]
     C3 = c4.select_slider("your clipping radius C", C_options, 1.0,
-                          key="learn_l3_C", help="Values are clipped into [-C, C] before averaging.")
+                          **_keep("learn_l3_C"), help="Values are clipped into [-C, C] before averaging.")
     frame = _truncation(n3, eps3, dlt1, df3)
     at = _truncation_at(C3, n3, eps3, dlt1, df3)
     R3 = float(frame.pmt_radius.iloc[0])
@@ -243,7 +253,7 @@ with tab3:
         st.latex(r"R = \sqrt{d\,\left(1 + \ln(2n/\eta)\right)}")
 
 # ============================================================================================
-with tab4:
+def _lesson_4() -> None:
     st.subheader("Why conditioning matters: whitening and the noisy inverse")
     st.markdown(
         "Regression divides by the data's spread in every direction. When the data are long and thin "
@@ -255,12 +265,12 @@ with tab4:
     )
     c1, c2, c3 = st.columns(3)
     kappa4 = c1.select_slider("how elongated (condition number)", [1.0, 10.0, 100.0, 1000.0, 10_000.0], 100.0,
-                              key="learn_l4_kappa", format_func=lambda v: f"{v:,.0f}",
+                              **_keep("learn_l4_kappa"), format_func=lambda v: f"{v:,.0f}",
                               help="Ratio of the largest to the smallest variance of the two features.")
-    npub4 = c2.select_slider("public rows n_pub", [10, 20, 50, 200, 1000], 200, key="learn_l4_npub",
+    npub4 = c2.select_slider("public rows n_pub", [10, 20, 50, 200, 1000], 200, **_keep("learn_l4_npub"),
                              help="Rows whose privacy is not protected (e.g. an old public survey), used only "
                              "to learn the shape.")
-    heavy4 = c3.toggle("heavy tails", False, key="learn_l4_heavy",
+    heavy4 = c3.toggle("heavy tails", False, **_keep("learn_l4_heavy"),
                        help="Draw the rows from a Student t distribution with 3 degrees of freedom (same shape, "
                        "a few extreme rows). With Gaussian rows the circle almost never cuts anything (by design); heavy "
                        "tails show rows being scaled onto it.")
@@ -276,8 +286,8 @@ with tab4:
                 "data's spread matrix, 400 times with fresh noise, once on the raw rows and once on the "
                 "whitened rows (with the same privacy budget).")
     c1, c2 = st.columns(2)
-    eps4 = c1.slider("epsilon", 0.1, 10.0, EPS_DEFAULT, 0.1, key="learn_l4_eps")
-    n4 = c2.select_slider("private rows n", [1000, 3000, 10_000, 30_000, 100_000], 10_000, key="learn_l4_n")
+    eps4 = c1.slider("epsilon", 0.1, 10.0, EPS_DEFAULT, 0.1, **_keep("learn_l4_eps"))
+    n4 = c2.select_slider("private rows n", [1000, 3000, 10_000, 30_000, 100_000], 10_000, **_keep("learn_l4_n"))
     inv = _noisy_inverse(kappa4, npub4, n4, eps4)
     m1, m2, m3 = st.columns(3)
     m1.metric("Median error, raw", f"{inv.median_error('raw'):.3f}",
@@ -309,7 +319,7 @@ with tab4:
                     r"tiny for a round cloud, huge when one direction barely varies.")
 
 # ============================================================================================
-with tab5:
+def _lesson_5() -> None:
     st.subheader("What a Renyi-divergence bound says, and how clipping tightens it")
     st.markdown(
         "NVDP shares a random sample drawn from a distribution computed from your sentence, instead of the "
@@ -321,10 +331,10 @@ with tab5:
     )
     MEAN_B, STD_B = -0.5, 0.2
     c1, c2, c3, c4 = st.columns(4)
-    ma5 = c1.slider("mean of sentence A", -6.0, 6.0, 3.0, 0.1, key="learn_l5_ma")
-    sa5 = c2.slider("spread (std) of sentence A", 0.05, 0.95, 0.5, 0.05, key="learn_l5_sa")
-    C5 = c3.slider("C_mu (mean clipping radius)", 0.25, 5.0, 1.0, 0.25, key="learn_l5_C")
-    lam5 = c4.select_slider("Renyi order lambda", [1.1, 1.5, 2.0, 4.0, 8.0], 1.1, key="learn_l5_lam",
+    ma5 = c1.slider("mean of sentence A", -6.0, 6.0, 3.0, 0.1, **_keep("learn_l5_ma"))
+    sa5 = c2.slider("spread (std) of sentence A", 0.05, 0.95, 0.5, 0.05, **_keep("learn_l5_sa"))
+    C5 = c3.slider("C_mu (mean clipping radius)", 0.25, 5.0, 1.0, 0.25, **_keep("learn_l5_C"))
+    lam5 = c4.select_slider("Renyi order lambda", [1.1, 1.5, 2.0, 4.0, 8.0], 1.1, **_keep("learn_l5_lam"),
                             help="Higher orders weigh the worst cases more. NVDP's papers use 1.1.")
     d_ab, d_ab_c, d_ba, d_ba_c = _renyi_now(ma5, sa5, MEAN_B, STD_B, C5, lam5)
     m1, m2, m3 = st.columns(3)
@@ -357,3 +367,9 @@ with tab5:
                     r"divergence is finite, and the clipped means keep the first term at most "
                     r"$\lambda (2 C_\mu)^2 / (2 s^2)$. Clipping caps the **worst case**; for a pair already "
                     "inside the box it can change D slightly either way.")
+
+
+for _tab, _lesson in zip(tabs, (_lesson_1, _lesson_2, _lesson_3, _lesson_4, _lesson_5)):
+    if _tab.open:
+        with _tab:
+            _lesson()

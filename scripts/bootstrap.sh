@@ -19,7 +19,7 @@ fi
 # Compile the numba kernels once (the fused DP-GD step, cached under .cache/dpgd_kernels, and the NVDP
 # Renyi-bound kernel, cached in engine/nvdp/__pycache__; about a minute, once per machine and kernel
 # version), so that the first DP-GD sweep and the first NVDP visit do not wait for the compiler.
-kstamp=".cache/dpgd_kernels/.warm-$(cat engine/pmt/_gd_kernel.py engine/nvdp/_rd_numba.py scripts/warm_dpgd_kernels.py | sha256sum | cut -c1-16)"
+kstamp=".cache/dpgd_kernels/.warm-$(cat engine/pmt/_gd_kernel.py engine/nvdp/_rd_numba.py engine/nvdp/_rd_numba_kernels.py scripts/warm_dpgd_kernels.py | sha256sum | cut -c1-16)"
 if [ ! -f "$kstamp" ]; then
   mkdir -p .cache/dpgd_kernels
   echo "[bootstrap] compiling the numba kernels (once, about a minute)"

@@ -42,6 +42,9 @@ ESTIMATORS = ["PMTRidge", "DPGDRidge", "PMTLogistic"]
 RD_SIZES = [64, 128, 256, 512, 1024]
 
 
+#: Start of the hand-written browser section of docs/performance.md, kept when the tables are regenerated.
+BROWSER_MARKER = "<!-- browser rows: bench/bench_browser.py -->"
+
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
@@ -219,7 +222,11 @@ def main(argv=None):
     md += ["## Predicting your run", "",
            "time(n, d) ~ time(n0, d0) (n / n0)^a (d / d0)^b with a, b the slopes above at the nearest measured point;",
            "multiply by (load average / cores) when the machine is busier than it was here.", ""]
-    Path(args.out).write_text("\n".join(md))
+    out = Path(args.out)
+    # the browser rows (bench/bench_browser.py, written by hand from its output) follow the marker: keep them
+    old = out.read_text() if out.is_file() else ""
+    keep = old[old.index(BROWSER_MARKER):] if BROWSER_MARKER in old else ""
+    out.write_text("\n".join(md) + ("\n" + keep if keep else ""))
     log(f"wrote {args.out} in {total:.0f} s")
 
 

@@ -71,3 +71,22 @@ def test_audit_still_registers_its_choices_when_it_runs():
     names, res = _imported("audit", "--mechanism", "nope", "--epsilon", "1")
     assert res.returncode == 2 and "invalid choice: 'nope'" in res.stderr and "dp-pmtrr" in res.stderr
     assert "engine.audit" in names
+
+
+@pytest.mark.parametrize("argv, stats", [
+    (["pmt", "--dataset", "ccpp", "--epsilon", "1", "--seeds", "1", "--methods", "pmt", "dp-rr", "--standardize",
+      "--json"], False),
+    # the logistic sweep's ROC AUC ranks with scipy.stats.rankdata (imported there, on first use)
+    (["pmt", "--task", "logistic", "--dataset", "synthetic", "--n-rows", "3000", "--d", "3", "--epsilon", "1",
+      "--seeds", "1", "--methods", "pmt", "non-private", "--json"], True),
+])
+def test_pmt_sweep_never_imports_sklearn_or_torch(argv, stats):
+    # the estimators follow scikit-learn's conventions without importing it (engine.pmt._sklearn_api):
+    # importing it would cost about 1 s of start-up that a sweep never uses
+    names, res = _imported(*argv)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    assert out  # the sweep ran and printed its summary
+    assert "engine.pmt.ridge" in names and "engine.pmt._sklearn_api" in names
+    assert not _top_level(names) & set(HEAVY), sorted(_top_level(names) & set(HEAVY))
+    assert ("scipy.stats" in names) is stats

@@ -1,4 +1,7 @@
-"""The Learn page through app.py with AppTest: renders, every lesson's sliders re-run cleanly."""
+"""The Learn page through app.py with AppTest: renders, every lesson's sliders re-run cleanly.
+
+Only the open lesson is built (``st.tabs(..., on_change="rerun")``): a test opens its lesson first.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +22,17 @@ def learn():
     return at
 
 
+LESSONS = ("1 · epsilon and delta", "2 · Many releases", "3 · The truncation dilemma",
+           "4 · Why conditioning matters", "5 · Renyi divergence and clipping")
+
+
+def _open(at: AppTest, lesson: int) -> AppTest:
+    at.session_state["learn_tab"] = LESSONS[lesson - 1]
+    at.run()
+    _ok(at)
+    return at
+
+
 def _ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -32,18 +46,40 @@ def _text(at: AppTest) -> str:
 
 
 def test_renders_all_lessons_with_plain_words_and_formulas(learn):
-    text = _text(learn)
+    assert len(learn.tabs) == 5 and [t.label for t in learn.tabs] == list(LESSONS)
+    text, metrics, latex = "", {}, 0
+    for lesson in range(1, 6):
+        _open(learn, lesson)
+        assert len(learn.expander) == 1  # the open lesson's "The formulas"; the others are not built
+        text += _text(learn)
+        metrics.update(_metrics(learn))
+        latex += len(learn.latex)
     for needle in ("DP** = differential privacy", "Try this.", "truncation", "Renyi divergence"):
         assert needle in text
-    assert len(learn.tabs) == 5
-    assert len(learn.expander) == 5  # one "The formulas" per lesson
-    assert len(learn.latex) >= 10
-    m = _metrics(learn)
-    assert m["Equivalent Gaussian mechanism"] == "mu = 0.268"  # gdp_mu(1, 1e-5) = 0.268051
-    assert m["Total mu"] == "0.949"  # sqrt(10) * 0.3
+    assert latex >= 10
+    assert metrics["Equivalent Gaussian mechanism"] == "mu = 0.268"  # gdp_mu(1, 1e-5) = 0.268051
+    assert metrics["Total mu"] == "0.949"  # sqrt(10) * 0.3
+
+
+def test_first_view_builds_only_the_first_lesson(learn):
+    _open(learn, 1)
+    labels = set(_metrics(learn))
+    assert "Equivalent Gaussian mechanism" in labels and "Total mu" not in labels
+
+
+def test_lesson2_uses_lesson1_epsilon_while_lesson1_is_closed(learn):
+    _open(learn, 1)
+    learn.slider(key="learn_l1_eps").set_value(2.0).run()
+    _open(learn, 2)
+    assert "learn_l1_eps" not in [w.key for w in learn.slider]
+    assert any("epsilon = 2 (from lesson 1)" in c.value for c in learn.caption)
+    _open(learn, 1)
+    assert learn.slider(key="learn_l1_eps").value == 2.0  # kept while closed
+    learn.slider(key="learn_l1_eps").set_value(1.0).run()
 
 
 def test_lesson1_sliders(learn):
+    _open(learn, 1)
     learn.slider(key="learn_l1_eps").set_value(0.1).run()
     _ok(learn)
     assert _metrics(learn)["Equivalent Gaussian mechanism"] == "mu = 0.033"  # 1 / 30.7496 (golden sigma)
@@ -55,6 +91,7 @@ def test_lesson1_sliders(learn):
 
 
 def test_lesson2_sliders(learn):
+    _open(learn, 2)
     learn.slider(key="learn_l2_k").set_value(40).run()
     _ok(learn)
     assert _metrics(learn)["Total mu"] == "1.897"  # sqrt(40) * 0.3
@@ -63,6 +100,7 @@ def test_lesson2_sliders(learn):
 
 
 def test_lesson3_sliders(learn):
+    _open(learn, 3)
     for key, value in (("learn_l3_n", 100_000), ("learn_l3_eps", 0.1), ("learn_l3_df", 2.5)):
         if key == "learn_l3_eps":
             learn.slider(key=key).set_value(value).run()
@@ -77,6 +115,7 @@ def test_lesson3_sliders(learn):
 
 
 def test_lesson4_sliders(learn):
+    _open(learn, 4)
     learn.select_slider(key="learn_l4_kappa").set_value(10_000.0).run()
     _ok(learn)
     learn.select_slider(key="learn_l4_npub").set_value(10).run()
@@ -89,6 +128,7 @@ def test_lesson4_sliders(learn):
 
 
 def test_lesson5_sliders_and_infinite_case(learn):
+    _open(learn, 5)
     learn.slider(key="learn_l5_sa").set_value(0.8).run()
     _ok(learn)
     m = _metrics(learn)

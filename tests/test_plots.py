@@ -139,6 +139,10 @@ def test_truncation_figure_counts_rows_and_draws_radii():
     assert any(f"{n_clip} of 1000 rows clipped" in t for t in titles)
     xs = sorted(sh.x0 for sh in fig.layout.shapes if sh.x0 == sh.x1)
     assert xs == [6.0, 8.0]
+    # binned here: 60 bars per panel whose counts add up to the rows, the outliers in the last bar
+    bars = [t for t in fig.data if isinstance(t, go.Bar)]
+    assert [len(b.y) for b in bars] == [60, 60] and [int(sum(b.y)) for b in bars] == [1000, 1000]
+    assert bars[1].y[-1] == 7 and bars[1].customdata[-1][1] == 50.0
     with pytest.raises(ValueError, match="radius"):
         plots.truncation_figure(raw, pmt, radius=-1.0)
     with pytest.raises(ValueError, match="empty"):

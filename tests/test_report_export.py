@@ -250,3 +250,32 @@ def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, 
     assert ".venv/bin/python -m engine nvdp train" in st_["commands"]
     diag = pd.read_csv(io.StringIO(_text(downloads["nvdp_diagnostics.csv"])))
     assert len(diag) == 2 and diag.select_dtypes("number").shape[1] >= 3
+
+
+def test_report_packs_plotlyjs_once_and_the_figures_decode_back():
+    import base64
+    import gzip
+    import json
+    import re
+
+    import plotly.graph_objects as go
+    from plotly.offline import get_plotlyjs
+
+    figs = [("a", go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="</script><!--"))),
+            ("b", go.Figure(go.Bar(x=[1, 2, 3], y=[5, 6, 7])))]
+    out = html_report(title="t", figures=figs)
+    blobs = dict((m.group(1), (m.group(2), m.group(3))) for m in re.finditer(
+        r'<script type="application/octet-stream" id="([^"]+)" data-encoding="(b85h)">([^<]*)</script>', out))
+    assert set(blobs) == {"plotlyjs-packed", "report-figures-packed"}
+    assert out.count("application/octet-stream") == 2  # plotly.js once, however many figures
+
+    def unpack(enc, text):  # what the page's loader does: base-85 with <>& written as .:, then gunzip
+        assert not set("<>&") & set(text)
+        return gzip.decompress(base64.b85decode(text.translate(str.maketrans(".:,", "<>&")))).decode()
+
+    assert unpack(*blobs["plotlyjs-packed"]) == get_plotlyjs()
+    specs = json.loads(unpack(*blobs["report-figures-packed"]))
+    assert [s["id"] for s in specs] == ["figure-0", "figure-1"]
+    assert specs[0]["data"][0]["name"] == "</script><!--" and specs[1]["data"][0]["type"] == "bar"
+    assert specs[0]["config"]["displaylogo"] is False
+    assert len(out.encode()) < 2_000_000  # plotly.js alone is 4.8 MB uncompressed

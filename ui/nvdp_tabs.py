@@ -312,15 +312,15 @@ def _tab_export(v: View) -> None:
                   "sentence A": ss.get("nvdp_sent_a", ""), "sentence B": ss.get("nvdp_sent_b", "")},
         commands=cli_lines)
     st.download_button("Download report (HTML)", report, file_name="nvdp_report.html", mime="text/html",
-                       key="nvdp_dl_report", type="primary", icon=":material/summarize:",
+                       key="nvdp_dl_report", on_click="ignore", type="primary", icon=":material/summarize:",
                        help="One self-contained HTML file: headline numbers, the figures (interactive, no "
                        "network needed), settings, privacy bounds, data source and licence, and the commands.")
     e1, e2 = st.columns(2)
     e1.download_button("Download diagnostics (CSV)", safe_csv(summ), file_name="nvdp_diagnostics.csv",
-                       mime="text/csv", key="nvdp_dl_csv",
+                       mime="text/csv", key="nvdp_dl_csv", on_click="ignore",
                        help="One row per model: accuracy, RD max/mean in both forms, BDP epsilons, clipped fractions.")
     e2.download_button("Download settings and diagnostics (JSON)", json.dumps(settings_out, indent=2, default=float),
-                       file_name="nvdp_settings.json", mime="application/json", key="nvdp_dl_json",
+                       file_name="nvdp_settings.json", mime="application/json", key="nvdp_dl_json", on_click="ignore",
                        help="Every setting, the seed, the live sizes and the package versions.")
     st.markdown("Train the two models from a terminal (each prints accuracy, both RD forms and BDP):")
     st.code("\n".join(cli_lines), language="bash", wrap_lines=True)

@@ -311,22 +311,23 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
 def _export_tab(v: _View) -> None:
     results, metric = v.results, v.hl.metric
     ds, spec = results["ds"], results["spec"]
-    # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
+    # the CSV (~0.5 MB, every sweep) and the report are built only when their button is clicked (deferred
+    # callables); on_click="ignore": a download changes nothing on the page, so it reruns nothing
     csv = functools.partial(lambda r: X.results_csv(_export_frames(r), data_name=r["ds"].name,
                                                                target=r["ds"].target_name), results)
     public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
     settings = X.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
     report = functools.partial(_report, results, v.hl.head, metric, v.hl.ratio_text, public_name)
     st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
-                       key="dl_report", type="primary", icon=":material/summarize:",
+                       key="dl_report", on_click="ignore", type="primary", icon=":material/summarize:",
                        help="One self-contained HTML file to send after a demo: headline numbers, the figures "
                        "(interactive, no network needed), settings, privacy ledger, data source and licence, "
                        "and the commands that reproduce it.")
     c1, c2 = st.columns(2)
     c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
-                       key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
+                       key="dl_csv", on_click="ignore", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
     c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
-                       mime="application/json", key="dl_json",
+                       mime="application/json", key="dl_json", on_click="ignore",
                        help="Every setting, the seeds and the package versions.")
     why_not = X.cli_supported(spec)
     if why_not:

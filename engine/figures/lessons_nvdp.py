@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy import stats
 
 from engine.figures._lesson_style import COLORS, _layout, _positive
 
@@ -31,7 +30,8 @@ __all__ = [
 # Lesson 5: Renyi divergence and clipping
 # ============================================================================================
 def _renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order):
-    from engine.nvdp.divergence import renyi_gaussian  # torch-backed package: imported on first use
+    # the numpy float64 closed form (engine.nvdp.divergence re-exports it; importing that loads torch)
+    from engine.nvdp.closed_forms import renyi_gaussian
 
     return renyi_gaussian(m_a, s_a, m_b, s_b, renyi_order=renyi_order)
 
@@ -122,6 +122,8 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
     -------
     plotly.graph_objects.Figure
     """
+    from scipy import stats  # imported here: scipy.stats costs ~0.5 s, and only this lesson's figure uses it
+
     lam = float(renyi_order)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("Two sentences' posteriors (one dimension)",

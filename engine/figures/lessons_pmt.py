@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy import stats
 from scipy.special import gammaln
 
 from engine.figures._lesson_style import COLORS, _int_at_least, _layout, _positive
@@ -98,6 +97,8 @@ def clipped_mean_moments(radius: float, *, mean: float = 0.5, df: float = 3.0) -
     >>> round(m1, 4), round(m2, 3)
     (0.5, 1.0)
     """
+    from scipy import stats  # imported here: scipy.stats costs ~0.5 s of the Learn page's first load
+
     C = _positive(radius, "radius")
     s = _toy_scale(mean, df)
     nu = float(df)
@@ -463,15 +464,15 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=(f"Raw private rows (condition number {demo.kappa_raw:.0f})",
                                         f"Whitened with the public moment ({demo.kappa_white:.2f})"))
-    fig.add_trace(go.Scattergl(x=demo.X[:k, 0], y=demo.X[:k, 1], mode="markers", name="private rows",
-                               marker=dict(color=COLORS["raw"], size=4, opacity=0.5), hoverinfo="skip"), 1, 1)
-    fig.add_trace(go.Scattergl(x=demo.X_pub[:, 0], y=demo.X_pub[:, 1], mode="markers", name="public rows",
-                               marker=dict(color=COLORS["reference"], size=4, symbol="x", opacity=0.6),
-                               hoverinfo="skip"), 1, 1)
+    fig.add_trace(go.Scatter(x=demo.X[:k, 0], y=demo.X[:k, 1], mode="markers", name="private rows",
+                             marker=dict(color=COLORS["raw"], size=4, opacity=0.5), hoverinfo="skip"), 1, 1)
+    fig.add_trace(go.Scatter(x=demo.X_pub[:, 0], y=demo.X_pub[:, 1], mode="markers", name="public rows",
+                             marker=dict(color=COLORS["reference"], size=4, symbol="x", opacity=0.6),
+                             hoverinfo="skip"), 1, 1)
     keep = ~demo.truncated[:k]
-    fig.add_trace(go.Scattergl(x=demo.X_white[:k][keep, 0], y=demo.X_white[:k][keep, 1], mode="markers",
-                               name="whitened rows", marker=dict(color=COLORS["whitened"], size=4, opacity=0.5),
-                               hoverinfo="skip"), 1, 2)
+    fig.add_trace(go.Scatter(x=demo.X_white[:k][keep, 0], y=demo.X_white[:k][keep, 1], mode="markers",
+                             name="whitened rows", marker=dict(color=COLORS["whitened"], size=4, opacity=0.5),
+                             hoverinfo="skip"), 1, 2)
     cut = demo.truncated[:k]
     if cut.any():
         # each cut row: a faint segment from where it was to where truncation put it (on the circle)
@@ -481,14 +482,14 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
             seg_y += [y0, y1, None]
         fig.add_trace(go.Scatter(x=seg_x, y=seg_y, mode="lines", showlegend=False, hoverinfo="skip",
                                  line=dict(color=COLORS["second"], width=1)), 1, 2)
-        fig.add_trace(go.Scattergl(x=demo.X_white[:k][cut, 0], y=demo.X_white[:k][cut, 1], mode="markers",
-                                   name="rows beyond R (before truncation)",
-                                   marker=dict(color=COLORS["second"], size=7, symbol="circle-open"),
-                                   hoverinfo="skip"), 1, 2)
-        fig.add_trace(go.Scattergl(x=demo.X_tilde[:k][cut, 0], y=demo.X_tilde[:k][cut, 1], mode="markers",
-                                   name=f"... scaled back onto the circle ({int(demo.truncated.sum())} rows)",
-                                   marker=dict(color=COLORS["second"], size=8, symbol="diamond"),
-                                   hoverinfo="skip"), 1, 2)
+        fig.add_trace(go.Scatter(x=demo.X_white[:k][cut, 0], y=demo.X_white[:k][cut, 1], mode="markers",
+                                 name="rows beyond R (before truncation)",
+                                 marker=dict(color=COLORS["second"], size=7, symbol="circle-open"),
+                                 hoverinfo="skip"), 1, 2)
+        fig.add_trace(go.Scatter(x=demo.X_tilde[:k][cut, 0], y=demo.X_tilde[:k][cut, 1], mode="markers",
+                                 name=f"... scaled back onto the circle ({int(demo.truncated.sum())} rows)",
+                                 marker=dict(color=COLORS["second"], size=8, symbol="diamond"),
+                                 hoverinfo="skip"), 1, 2)
     cx, cy = _circle(demo.radius)
     fig.add_trace(go.Scatter(x=cx, y=cy, mode="lines", name=f"truncation circle R = {demo.radius:.2f}",
                              line=dict(color=COLORS["reference"], dash="dash"), hoverinfo="skip"), 1, 2)
@@ -532,9 +533,9 @@ def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -
         label = f"{name}: median error {np.median(err):.2f}"
         if out:
             label += f" ({out} draws off the chart)"
-        fig.add_trace(go.Scattergl(x=th[:, 0], y=th[:, 1], mode="markers", name=label,
-                                   marker=dict(color=COLORS[key], size=5, opacity=0.5),
-                                   hovertemplate="theta = (%{x:.2f}, %{y:.2f})<extra></extra>"), 1, col)
+        fig.add_trace(go.Scatter(x=th[:, 0], y=th[:, 1], mode="markers", name=label,
+                                 marker=dict(color=COLORS[key], size=5, opacity=0.5),
+                                 hovertemplate="theta = (%{x:.2f}, %{y:.2f})<extra></extra>"), 1, col)
         fig.add_trace(go.Scatter(x=[ts[0]], y=[ts[1]], mode="markers", name="true theta", showlegend=col == 1,
                                  marker=dict(color="rgba(0,0,0,0)", size=14, symbol="star",
                                              line=dict(color=COLORS["reference"], width=2)),

@@ -21,6 +21,9 @@ from plotly.subplots import make_subplots
 
 from engine.figures.pmt import METHOD_COLORS, _layout, _rgba
 
+#: Largest marker count drawn as SVG (``go.Scatter``); more points use WebGL (``go.Scattergl``).
+SVG_MAX_POINTS = 5000
+
 __all__ = [
     "NVDP_COLORS",
     "rd_distribution_figure",
@@ -467,9 +470,12 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
             x = np.asarray(c.unclipped, dtype=float)
             y = np.asarray(c.clipped, dtype=float)
             log = x.size > 0 and bool(np.all(x > 0) and np.all(y > 0))
-            fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", marker=dict(color=color, size=5, opacity=0.55),
-                                       name=f"{c.form}: one point per pair", showlegend=False,
-                                       hovertemplate="unclipped %{x:.4g}<br>" + label + " %{y:.4g}<extra></extra>"),
+            # SVG up to a few thousand points: WebGL is software-rendered in many browsers (headless, projector
+            # laptops) and costs a context per figure; beyond SVG_MAX_POINTS WebGL draws faster
+            trace = go.Scatter if x.size <= SVG_MAX_POINTS else go.Scattergl
+            fig.add_trace(trace(x=x, y=y, mode="markers", marker=dict(color=color, size=5, opacity=0.55),
+                                name=f"{c.form}: one point per pair", showlegend=False,
+                                hovertemplate="unclipped %{x:.4g}<br>" + label + " %{y:.4g}<extra></extra>"),
                           row=1, col=i)
             if x.size:
                 lo = float(min(x.min(), y.min()))

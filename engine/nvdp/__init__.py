@@ -10,58 +10,37 @@ Rooms: ``closed_forms`` (exact Renyi closed forms), ``divergence`` (the pairwise
 in their own modules. The dashboard's explorer (``explore``, a facade) is split into
 ``explorer_models`` (settings, data, model cache), ``posthoc`` (live post-hoc clipping) and
 ``pair_inspector``. Nothing here imports Streamlit.
+
+The names below are imported on first access (PEP 562 ``__getattr__``): importing one submodule,
+e.g. the numpy closed forms for the Learn page, does not load torch through this package.
 """
 
-from engine.nvdp.bdp import BDPResult, bdp_epsilon, bdp_from_posteriors
-from engine.nvdp.divergence import (
-    RDBoundResult,
-    pairwise_rd_bound,
-    renyi_dirichlet,
-    renyi_dirichlet_torch,
-    renyi_gamma,
-    renyi_gamma_torch,
-    renyi_gaussian,
-    renyi_gaussian_torch,
-    validate_renyi_order,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BDPResult",
-    "RDBoundResult",
-    "bdp_epsilon",
-    "bdp_from_posteriors",
-    "pairwise_rd_bound",
-    "renyi_dirichlet",
-    "renyi_dirichlet_torch",
-    "renyi_gamma",
-    "renyi_gamma_torch",
-    "renyi_gaussian",
-    "renyi_gaussian_torch",
-    "validate_renyi_order",
-]
+import importlib
 
-# The torch model half (encoder, NVIB layer, clipping, training, diagnostics).
-from engine.nvdp.clipping import ClipConfig, ClipStats, clip_posteriors, finite_alpha_min, sigma_floor  # noqa: E402
-from engine.nvdp.diagnostics import RunDiagnostics, posthoc_clip, run_diagnostics  # noqa: E402
-from engine.nvdp.encoder import TokenStates, encode_sentences, load_sentiment_sentences, split_indices  # noqa: E402
-from engine.nvdp.layer import NVDPClassifier, NVIBConfig, Posteriors, sample_latents  # noqa: E402
-from engine.nvdp.training import (  # noqa: E402
-    EvalResult,
-    TrainedNVDP,
-    TrainingCancelled,
-    evaluate,
-    load_posteriors,
-    load_trained,
-    save_posteriors,
-    save_trained,
-    train_nvdp,
-)
+#: public name -> the submodule that defines it
+_NAMES = {
+    **dict.fromkeys(("BDPResult", "bdp_epsilon", "bdp_from_posteriors"), "bdp"),
+    **dict.fromkeys(("RDBoundResult", "pairwise_rd_bound", "renyi_dirichlet", "renyi_dirichlet_torch", "renyi_gamma",
+                     "renyi_gamma_torch", "renyi_gaussian", "renyi_gaussian_torch", "validate_renyi_order"), "divergence"),
+    **dict.fromkeys(("ClipConfig", "ClipStats", "clip_posteriors", "finite_alpha_min", "sigma_floor"), "clipping"),
+    **dict.fromkeys(("RunDiagnostics", "posthoc_clip", "run_diagnostics"), "diagnostics"),
+    **dict.fromkeys(("TokenStates", "encode_sentences", "load_sentiment_sentences", "split_indices"), "encoder"),
+    **dict.fromkeys(("NVDPClassifier", "NVIBConfig", "Posteriors", "sample_latents"), "layer"),
+    **dict.fromkeys(("EvalResult", "TrainedNVDP", "TrainingCancelled", "evaluate", "load_posteriors", "load_trained",
+                     "save_posteriors", "save_trained", "train_nvdp"), "training"),
+}
+__all__ = list(_NAMES)
 
-__all__ += [
-    "ClipConfig", "ClipStats", "clip_posteriors", "finite_alpha_min", "sigma_floor",
-    "RunDiagnostics", "posthoc_clip", "run_diagnostics",
-    "TokenStates", "encode_sentences", "load_sentiment_sentences", "split_indices",
-    "NVDPClassifier", "NVIBConfig", "Posteriors", "sample_latents",
-    "EvalResult", "TrainedNVDP", "TrainingCancelled", "evaluate", "load_trained", "save_trained", "train_nvdp",
-    "load_posteriors", "save_posteriors",
-]
+
+def __getattr__(name: str):
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f"engine.nvdp.{_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'engine.nvdp' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES))

@@ -10,8 +10,9 @@ settings in ``assets/nvdp/settings.json`` and SHA-256 sums of all of them in ``S
 deterministic torch algorithms) and ``--check`` verifies that.
 
 When the requested settings equal the bundled ones, :func:`load_bundled` loads the heads (after
-checking the sums) and encodes only the evaluation sentences (the test split; cached on disk by
-:func:`engine.nvdp.encoder.encode_sentences`). ``timing.json`` (not checksummed: wall times vary)
+checking the sums) and the shipped token states of the evaluation sentences (the test split;
+:mod:`engine.nvdp.eval_states`), encoding them only when those are missing or do not match
+(cached on disk by :func:`engine.nvdp.encoder.encode_sentences`). ``timing.json`` (not checksummed: wall times vary)
 holds the measured seconds per training batch and per encoded sentence, from which
 :func:`estimate_seconds` predicts a retraining run. No Streamlit here.
 """
@@ -246,14 +247,20 @@ def load_bundled(settings, *, progress=None, directory=None):
     ValueError
         ``settings`` differ from the bundle's, or a checksum does not match.
     """
-    from engine.nvdp.encoder import encode_sentences
+    from engine.nvdp.encoder import load_sentiment_sentences
+    from engine.nvdp.eval_states import load_or_encode, load_split
+
     d = Path(directory) if directory is not None else asset_dir()
     if not bundled_matches(settings, d):
         raise ValueError("these settings are not the bundled models' settings; train them instead")
     verify_bundle(d)
     models = {w: load_model(d / w) for w in ("unclipped", "clipped")}
-    sentences, labels, tr, va, te = select_sentences(settings)
-    states = encode_sentences([sentences[i] for i in te], max_length=settings.max_length, progress=progress)
+    split = load_split(d, json.loads((d / "settings.json").read_text()).get("data", {}))
+    if split is None:
+        sentences, labels, tr, va, te = select_sentences(settings)
+    else:  # the stored split, checked against the hashes in the checksummed settings.json
+        (sentences, labels), (tr, va, te) = load_sentiment_sentences(), split
+    states = load_or_encode([sentences[i] for i in te], max_length=settings.max_length, progress=progress, directory=d)
     return ExploreData(sentences, labels, states, tr, va, te, encoded_idx=te), models
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 from scipy.special import gammaln
 
 __all__ = [
@@ -267,10 +266,13 @@ def renyi_gaussian_torch(mu_a, sigma_a, mu_b, sigma_b, *, renyi_order: float = 1
 
     Examples
     --------
+    >>> import torch
     >>> t = torch.tensor
     >>> round(float(renyi_gaussian_torch(t(0.3), t(0.8), t(-0.5), t(1.2))), 6)
     0.366708
     """
+    import torch  # imported here: the numpy forms above (the Learn page's) need no torch
+
     lam = validate_renyi_order(renyi_order)
     va, vb = sigma_a * sigma_a, sigma_b * sigma_b
     r = lam + (1.0 - lam) * (va / vb)
@@ -287,9 +289,12 @@ def renyi_gamma_torch(a, b, *, renyi_order: float = 1.1) -> torch.Tensor:
 
     Examples
     --------
+    >>> import torch
     >>> round(float(renyi_gamma_torch(torch.tensor(1.5), torch.tensor(0.7))), 6)
     0.440071
     """
+    import torch  # imported here: the numpy forms above (the Learn page's) need no torch
+
     lam = validate_renyi_order(renyi_order)
     c = lam * a - (lam - 1.0) * b
     ok = c > 0
@@ -305,11 +310,14 @@ def renyi_dirichlet_torch(a, b, *, renyi_order: float = 1.1) -> torch.Tensor:
 
     Examples
     --------
+    >>> import torch
     >>> a = torch.tensor([[1.0, 2.0], [3.0, 3.0]], dtype=torch.float64)
     >>> b = torch.tensor([[2.0, 1.0], [3.0, 3.0]], dtype=torch.float64)
     >>> [round(v, 6) for v in renyi_dirichlet_torch(a, b).tolist()]
     [1.11814, 0.0]
     """
+    import torch  # imported here: the numpy forms above (the Learn page's) need no torch
+
     lam = validate_renyi_order(renyi_order)
     a, b = torch.broadcast_tensors(a, b)
     c = lam * a + (1.0 - lam) * b

@@ -25,7 +25,6 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import ClassifierMixin
 
 from engine.pmt._base import (
     _check_lam,
@@ -55,6 +54,7 @@ from engine.pmt._bounds import pmt_radius, truncate_rows
 from engine.pmt._moment import PublicMoment, public_moment
 from engine.pmt.public_info import standardizing_moment
 from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
+from engine.pmt._sklearn_api import ClassifierMixin
 
 __all__ = [
     "WHITEN",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import RegressorMixin
 
 from engine import privacy as P
 
@@ -34,6 +33,7 @@ from engine.pmt._newton import (
     glm_reference_solve,
 )
 from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
+from engine.pmt._sklearn_api import RegressorMixin
 
 __all__ = ["PMTPoisson", "PoissonReference", "poisson_bounds"]
 
