@@ -69,14 +69,14 @@ def gemm_gflops(dtype, size=768, reps=5):
 
 def ridge_problem(runs, T):
     from engine.datasets import load_dataset
-    from engine.experiments import TASKS, sweep_split
+    from engine.pmt.sweep import TASKS, sweep_split
 
     X, y = load_dataset("ccpp").to_numpy()
     Xp, yp, Xtr, ytr, Xte, yte = sweep_split(X, y, n_pub=200)
     ctx = TASKS["ridge"](Xtr, ytr, Xp, yp, Xte, yte, lams=[1e-3], delta=1e-5, eta=0.05, neighbouring="replace-one",
                          dp_gd_steps=T, dtype=np.float32)
     from engine.pmt.sweep_ridge import _B_y
-    from engine.pmt._transform import pmt_radius
+    from engine.pmt._bounds import pmt_radius
 
     C = 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * _B_y(ctx)
     n, d = ctx.Xa.shape

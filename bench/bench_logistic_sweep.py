@@ -31,8 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.experiments import METHODS, _load, _split, run_sweep  # noqa: E402
-from engine.experiments_logistic import LOGISTIC_METHODS, prepare_logistic_context  # noqa: E402
+from engine.pmt.sweep import METHODS, _load, _split, run_sweep  # noqa: E402
+from engine.pmt.sweep_logistic import LOGISTIC_METHODS, prepare_logistic_context  # noqa: E402
 
 EPSILONS = [0.5, 1.0, 2.0, 5.0]
 LAM = 1e-4
@@ -83,7 +83,7 @@ def per_method(seeds, repeat):
 
 def naive(k=4):
     """The obvious code: one estimator fit per (epsilon, seed)."""
-    from engine.glm import DPGDLogistic, DPNewtonLogistic, PMTLogistic
+    from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 
     X, y, _ = _load("bank", None)
     Xp, yp, Xtr, ytr, Xte, yte = _split(X, y, 200, 0, 0.2, True, False, None)

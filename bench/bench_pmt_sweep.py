@@ -39,7 +39,10 @@ METHODS = TASKS = run_sweep = sweep_split = None  # bound by _import_engine (aft
 def _import_engine(root: Path) -> None:
     global METHODS, TASKS, run_sweep, sweep_split
     sys.path.insert(0, str(root.resolve()))
-    from engine.experiments import METHODS, TASKS, run_sweep, sweep_split  # noqa: F811
+    try:
+        from engine.pmt.sweep import METHODS, TASKS, run_sweep, sweep_split  # noqa: F811
+    except ModuleNotFoundError:  # an older checkout (--root) keeps its sweep in engine/experiments.py
+        from engine.experiments import METHODS, TASKS, run_sweep, sweep_split  # noqa: F811
 
 EPSILONS = np.geomspace(0.1, 10.0, 10)
 ALL = ["pmt", "dp-rr", "dp-gd", "non-private"]

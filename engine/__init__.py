@@ -5,8 +5,6 @@ Layers (see ``docs/architecture.md``): ``privacy`` (mu-GDP accounting, validatio
 (public-moment-guided truncation: transform, PMT and baseline estimators, sweeps) and ``nvdp``
 (clipped nonparametric variational DP) -> ``audit`` (empirical DP audits) -> ``figures`` (pure
 Plotly figure and lesson builders) -> ``cli`` (``python -m engine``). Nothing here imports Streamlit.
-The old module names ``engine.regression``, ``engine.glm``, ``engine.experiments`` and
-``engine.experiments_logistic`` are aliases of :mod:`engine.pmt` kept for one release.
 """
 
 __version__ = "0.2.0"

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset  # noqa: E402
-from engine.experiments import run_sweep  # noqa: E402
+from engine.pmt.sweep import run_sweep  # noqa: E402
 
 EPSILONS = [0.05, 0.1, 0.3, 1.0, 3.0, 10.0, 20.0]
 METHODS = ["pmt", "pmt-paper", "dp-gd", "non-private"]

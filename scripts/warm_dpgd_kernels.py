@@ -23,15 +23,39 @@ def main() -> int:
     except ImportError:
         print("[warm] numba not installed: DP-GD uses its numpy path")
         return 0
-    from engine.pmt._gd_kernel import kernel_dir, warm
+    from engine.pmt._gd_kernel import kernel_dir
 
     t0 = time.perf_counter()
-    rows = warm()
+    rows = warm_dpgd()
     print(f"[warm] {len(rows)} DP-GD kernels ready in {kernel_dir()} ({time.perf_counter() - t0:.0f} s)")
     t0 = time.perf_counter()
     n = warm_rd()
     print(f"[warm] {n} Renyi-bound kernel calls compiled or loaded ({time.perf_counter() - t0:.0f} s)")
     return 0
+
+
+def warm_dpgd(ds=None, dtypes=("float32", "float64")) -> list[tuple[int, str, float]]:
+    """Compile (or load from :func:`engine.pmt._gd_kernel.kernel_dir`) the fused DP-GD ridge kernels for
+    ``d`` in ``ds`` (default 1 .. :data:`engine.pmt._gd_kernel.MAX_KERNEL_D`) and the given dtypes, by
+    running :func:`engine.pmt._gd.dp_gd_ridge_path` on a small random problem with enough runs to take the
+    fused path (the exact argument types a sweep uses). Returns ``(d, dtype, seconds)`` per kernel.
+    """
+    import numpy as np
+
+    from engine.pmt._gd import dp_gd_ridge_path
+    from engine.pmt._gd_kernel import MAX_KERNEL_D
+
+    out = []
+    rng = np.random.default_rng(0)
+    for d in (range(1, MAX_KERNEL_D + 1) if ds is None else ds):
+        for dt in dtypes:
+            n, runs, T = 40, 64, 2
+            t0 = time.perf_counter()
+            dp_gd_ridge_path(rng.standard_normal((n, d)), rng.standard_normal(n), clip_norm=1.0, lam=0.1,
+                             Pm=np.eye(d), step_size=0.1, sigma=np.full(runs, 0.1),
+                             noise=rng.standard_normal((T, d, runs)), n_steps=T, dtype=np.dtype(dt), n_jobs=2)
+            out.append((d, str(dt), time.perf_counter() - t0))
+    return out
 
 
 def warm_rd() -> int:

@@ -17,7 +17,8 @@ from scipy.stats import binomtest
 from engine import audit as A
 from engine import privacy as P
 from engine.cli import main as cli_main
-from engine.regression import DPGDRidge, DPRidge, PMTRidge, ssp_sensitivities
+from engine.pmt import DPGDRidge, DPRidge, PMTRidge
+from engine.pmt.ridge import ssp_sensitivities
 
 DELTA = 1e-5
 

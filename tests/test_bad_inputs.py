@@ -1,6 +1,6 @@
 """The corpus of malformed inputs (``tests/data/bad/manifest.json``, issue 8) run through every entry
 point: the upload path (engine.datasets.read_csv_upload and the Data page in AppTest), every estimator
-(ridge; logistic when engine.glm is present), the public/private split, the NVDP clipping config and
+(ridge; logistic when its estimators are present), the public/private split, the NVDP clipping config and
 the command line. Each case gets its own message (asserted), an error of the stated type and nothing
 else (no traceback, no NaN result), and leaves no partial state behind (a failed fit sets no learned
 attribute and draws no noise; a failed upload changes no data key of st.session_state).
@@ -26,7 +26,7 @@ import pytest
 from engine import datasets as D
 from engine.cli import main as cli_main
 from engine.privacy import PrivacyLeakWarning
-from engine.regression import DPGDRidge, DPRidge, DPRidgeOracle, PMTRidge, RidgeReference
+from engine.pmt import DPGDRidge, DPRidge, DPRidgeOracle, PMTRidge, RidgeReference
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = Path(__file__).parent / "data" / "bad"
@@ -35,10 +35,10 @@ MANIFEST = json.loads((BAD / "manifest.json").read_text())
 CASES = MANIFEST["cases"]
 
 try:  # the logistic estimators (issue 4) are covered when their module is present
-    from engine.glm import DPGDLogistic, DPNewtonLogistic, PMTLogistic
+    from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 
     CLASSIFIERS = [PMTLogistic, DPNewtonLogistic, DPGDLogistic]
-except ImportError:  # pragma: no cover - before engine.glm lands
+except ImportError:  # pragma: no cover - before the logistic estimators land
     CLASSIFIERS = []
 
 FAST = {"DPGDRidge": {"n_steps": 20}, "DPRidgeOracle": {"n_trials": 2}, "DPGDLogistic": {"n_steps": 20}}
@@ -216,7 +216,7 @@ CLS_FILE = [c for c in CASES if "file" in c and (c.get("classifiers") or (c.get(
 LABEL_FILES = {c["id"] for c in CASES if c.get("upload_kwargs", {}).get("task") == "classification"}
 
 
-@pytest.mark.skipif(not CLASSIFIERS, reason="engine.glm not present yet")
+@pytest.mark.skipif(not CLASSIFIERS, reason="engine.pmt logistic estimators not present")
 @pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("case", CLS_FILE, ids=_ids(CLS_FILE))
 def test_file_cases_through_every_classifier(case, cls):
@@ -384,10 +384,10 @@ def test_oracle_tuning_is_labelled_non_private_and_warns():
     assert "non-private tuning" in m.report_.method and m.report_.extra["non_private_tuning"] is True
 
 
-@pytest.mark.skipif(not CLASSIFIERS, reason="engine.glm not present yet")
+@pytest.mark.skipif(not CLASSIFIERS, reason="engine.pmt logistic estimators not present")
 @pytest.mark.parametrize("cls, param", [("DPNewtonLogistic", "clip_radius"), ("DPGDLogistic", "clip_norm")])
 def test_classifier_bounds_from_private_data_warn(cls, param):
-    import engine.glm as G
+    import engine.pmt as G
 
     X, _, X_pub, _ = _data()
     y = (X[:, 0] > 0).astype(int)
@@ -438,7 +438,7 @@ def test_upload_and_fits_write_no_files_and_log_no_values(tmp_path, monkeypatch,
 
 def test_sweep_oracle_is_non_private_tuning_and_warns():
     from engine.datasets import make_synthetic_regression
-    from engine.experiments import run_sweep
+    from engine.pmt.sweep import run_sweep
 
     data = make_synthetic_regression(n=600, d=3, kappa=10.0, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="non-private tuning"):

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from engine.datasets import _raw_frame, load_dataset, public_private_split, standardize_with_public
-from engine.experiments import _split
+from engine.pmt.sweep import _split
 
 CATEGORICALS = ["job", "marital", "education", "default", "housing", "loan", "contact", "month", "poutcome"]
 

@@ -34,7 +34,7 @@ def test_json_and_out(tmp_path, capsys):
     frame = pd.read_csv(out_csv)
     assert len(frame) == 5 * 1 * 4 * 2
     # the JSON summary is the summary of the written frame
-    from engine.experiments import summarize
+    from engine.pmt.sweep import summarize
 
     pmt_med = summarize(frame).query("method == 'PMT' and lam == 0")["median"].iloc[0]
     assert summ.query("method == 'PMT' and lam == 0")["median"].iloc[0] == pytest.approx(pmt_med)

@@ -295,7 +295,7 @@ def test_parquet_row_counts_come_from_the_footers(tmp_path):
     """n for R is read from the Parquet metadata: no task runs (a scheduler that refuses to run proves it)."""
     import dask
 
-    from engine.pmt.dask import _partition_lengths
+    from engine.pmt._dask_pass import _partition_lengths
 
     frame = pd.DataFrame(np.random.default_rng(0).normal(size=(1000, 3)), columns=["a", "b", "t"])
     _write_parts(tmp_path, frame, 3, "parquet")

@@ -1,4 +1,4 @@
-"""Tests for engine.experiments: the vectorised sweep and its summary (contract columns)."""
+"""Tests for engine.pmt.sweep: the vectorised sweep and its summary (contract columns)."""
 
 import math
 import warnings
@@ -9,8 +9,8 @@ import pytest
 
 from engine import privacy as P
 from engine.datasets import make_synthetic_regression
-from engine.experiments import CONTRACT_COLUMNS, SUMMARY_COLUMNS, resolve_methods, run_sweep, summarize, sweep_split
-from engine.regression import DPGDRidge, DPRidge, PMTRidge, RidgeReference
+from engine.pmt.sweep import CONTRACT_COLUMNS, SUMMARY_COLUMNS, resolve_methods, run_sweep, summarize, sweep_split
+from engine.pmt import DPGDRidge, DPRidge, PMTRidge, RidgeReference
 
 
 def small_data(n=3000, p=3, seed=0):

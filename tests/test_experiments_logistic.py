@@ -1,4 +1,4 @@
-"""Tests for the logistic task of engine.experiments.run_sweep (engine.experiments_logistic)."""
+"""Tests for the logistic task of engine.pmt.sweep.run_sweep (engine.pmt.sweep_logistic)."""
 
 import numpy as np
 import pandas as pd
@@ -7,9 +7,9 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 
 from engine import privacy as P
 from engine.datasets import make_synthetic_logistic
-from engine.experiments import CONTRACT_COLUMNS, run_sweep, summarize
-from engine.experiments_logistic import prepare_logistic_context, roc_auc_columns
-from engine.glm import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic
+from engine.pmt.sweep import CONTRACT_COLUMNS, run_sweep, summarize
+from engine.pmt.sweep_logistic import prepare_logistic_context, roc_auc_columns
+from engine.pmt import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def _small_split(seed=0, n=6000, d=4):
                                          ("dp-gd", DPGDLogistic)])
 def test_sweep_rows_reproduce_the_estimators(method, cls):
     """Seed s in the sweep draws the same noise as random_state=default_rng(s) (float64 products)."""
-    from engine.experiments import METHODS
+    from engine.pmt.sweep import METHODS
 
     X, y, Xq, yq, Xt, yt = _small_split()
     ctx = prepare_logistic_context(X, y, Xq, yq, Xt, yt, lams=[1e-3], delta=1e-5, eta=0.05,

@@ -1,4 +1,4 @@
-"""Tests for DP-PMTLR and the logistic baselines in engine.glm (PMT.md sections 4 and 5)."""
+"""Tests for DP-PMTLR and the logistic baselines in engine.pmt (PMT.md sections 4 and 5)."""
 
 import math
 
@@ -11,13 +11,9 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from engine import privacy as P
-from engine.glm import (
+from engine.pmt import DPGDLogistic, DPNewtonLogistic, LogisticReference, PMTLogistic, add_intercept, pmt_radius, pmt_transform
+from engine.pmt._newton import (
     LOGISTIC,
-    DPGDLogistic,
-    DPNewtonLogistic,
-    LogisticReference,
-    PMTLogistic,
-    check_binary_labels,
     glm_statistics,
     newton_eig_floor,
     newton_noise,
@@ -25,7 +21,7 @@ from engine.glm import (
     noisy_newton,
     weighted_grams,
 )
-from engine.pmt import add_intercept, pmt_radius, pmt_transform
+from engine.pmt.logistic import check_binary_labels
 
 
 def make_data(n=6000, d=4, seed=0, shift=2.0, theta_norm=1.5):

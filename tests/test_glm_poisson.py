@@ -1,4 +1,4 @@
-"""Tests for the Poisson GLM extension (PMTPoisson, PoissonReference) in engine.glm."""
+"""Tests for the Poisson GLM extension (PMTPoisson, PoissonReference) in engine.pmt."""
 
 import math
 
@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from sklearn.linear_model import PoissonRegressor
 
 from engine import privacy as P
-from engine.glm import POISSON, PMTPoisson, PoissonReference, glm_statistics, newton_sensitivities, poisson_bounds
-from engine.pmt import pmt_transform
+from engine.pmt import PMTPoisson, PoissonReference, pmt_transform
+from engine.pmt._newton import POISSON, glm_statistics, newton_sensitivities
+from engine.pmt.poisson import poisson_bounds
 
 
 def make_counts(n=5000, d=3, seed=0):

@@ -337,7 +337,7 @@ def test_logistic_task_on_bank():
 
 
 def test_supported_tasks_follow_the_engine_registry(monkeypatch):
-    from engine import experiments as E
+    from engine.pmt import sweep as E
     from ui import pmt_compute as C
     from ui import pmt_export as X
 

@@ -19,6 +19,8 @@ import engine.pmt._blas as B
 from engine import privacy as P
 from engine.pmt import PMTRidge
 from engine.pmt import _transform as T
+from engine.pmt._bounds import _kappa_from_eigs
+from engine.pmt._whiten import _chunked
 from engine.pmt._base import FitReport, Lazy, _spawn_key, release_rng
 from engine.pmt.sweep import _load, _str_column
 from engine.privacy import gdp
@@ -33,10 +35,10 @@ def _big(n=20_000, d=80, seed=0):
 
 def test_blocked_transform_is_thread_count_independent(monkeypatch):
     X, Xq = _big()
-    assert T._chunked(X.shape[0], X.shape[1] + 1)
+    assert _chunked(X.shape[0], X.shape[1] + 1)
     runs = []
     for cores in (1, 2):
-        monkeypatch.setattr(B, "idle_cores", lambda c=cores: c)
+        monkeypatch.setattr(B, "pool_threads", lambda c=cores: c)
         runs.append(T.pmt_transform(X, Xq, eta=0.05))
     a, b = runs
     for name in ("X_tilde", "gram", "gram_untruncated", "norms_before", "norms_after", "truncated"):
@@ -67,7 +69,7 @@ def test_lazy_report_fields_resolve_to_the_eager_values():
     assert isinstance(r.__dict__["_lazy_kappa_noisy"], Lazy)  # not computed by fit
     Xa = np.hstack([X[200:], np.ones((2800, 1))])
     assert r.kappa_raw == pytest.approx(np.linalg.cond(Xa.T @ Xa), rel=1e-6)
-    assert r.kappa_pmt == T._kappa_from_eigs(np.linalg.eigvalsh(m.transform_.gram))
+    assert r.kappa_pmt == _kappa_from_eigs(np.linalg.eigvalsh(m.transform_.gram))
     assert not isinstance(r.__dict__["_lazy_kappa_raw"], Lazy)  # resolved once, then stored
     r2 = pickle.loads(pickle.dumps(m.report_))
     assert r2.kappa_noisy == r.kappa_noisy and math.isfinite(r2.kappa_noisy)

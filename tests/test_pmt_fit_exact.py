@@ -14,7 +14,8 @@ from threadpoolctl import threadpool_info
 from engine import privacy as P
 from engine.pmt import PMTRidge, _split_memo
 from engine.pmt._blas import blas_limit
-from engine.pmt._transform import FEW_COLUMNS, public_moment
+from engine.pmt._moment import public_moment
+from engine.pmt._whiten import FEW_COLUMNS
 from engine.pmt._whiten import _add_row, _whiten_few, truncate_rows_inplace
 from engine.pmt.ridge import (
     _eigh,
@@ -253,3 +254,34 @@ def test_ridge_sweep_runners_hold_blas_at_the_threads_chosen_for_the_shape():
     probe(SimpleNamespace(n=9568, d=5), [1.0], [0])
     assert blas_threads(9568, 5) == 1 and set(seen[(9568, 5)]) == {1}
     assert blas_counts() == before
+
+
+def test_blas_rule_depends_on_the_shape_only(monkeypatch):
+    """One BLAS thread below the compute-bound shapes, BLAS's own setting (None) above; the machine's load
+    is never read (a load average that raises or says "busy" changes nothing), and the blocked transform's
+    pool has os.cpu_count() threads."""
+    import os
+    from types import SimpleNamespace
+
+    from threadpoolctl import threadpool_info
+
+    from engine.pmt import _blas
+    from engine.pmt.sweep_ridge import _blas_for_shape
+
+    def no_load():
+        raise AssertionError("the BLAS rule must not read the load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert [_blas.blas_threads(n, d) for n, d in ((9568, 5), (10**6, 63), (4882, 64), (4883, 64), (10**5, 200))] == \
+        [1, 1, 1, None, None]
+    assert _blas.pool_threads() == (os.cpu_count() or 1)
+
+    def blas_counts():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_counts()
+    with _blas.blas_limit(1):  # a large shape leaves BLAS as the caller set it
+        seen = _blas_for_shape(lambda ctx, eps, seeds: blas_counts())(SimpleNamespace(n=10**5, d=200), [1.0], [0])
+        assert set(seen) == {1}
+    seen = _blas_for_shape(lambda ctx, eps, seeds: blas_counts())(SimpleNamespace(n=10**5, d=200), [1.0], [0])
+    assert seen == before

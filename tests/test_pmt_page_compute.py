@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine import privacy as P
-from engine.glm import DPGDLogistic, DPNewtonLogistic, PMTLogistic
+from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 from ui import pmt_compute as C
 
 

@@ -34,7 +34,7 @@ def test_v_diag_vt_stack_signed_zeros_of_diagonal_systems():
 @pytest.mark.parametrize("d", [1, 2, 5, 7, 8, 12])
 @pytest.mark.parametrize("n", [1, 7, 3001])
 def test_sweep_truncate_rows_is_truncate_rows_bit_for_bit(d, n):
-    from engine.pmt._transform import truncate_rows
+    from engine.pmt._bounds import truncate_rows
     from engine.pmt.sweep_ridge import _truncate_rows
 
     rng = np.random.default_rng(7 * d + n)
@@ -53,7 +53,7 @@ def test_sweep_truncate_rows_is_truncate_rows_bit_for_bit(d, n):
 
 
 def test_kappa_ascending_is_kappa_from_eigs():
-    from engine.pmt._transform import _kappa_from_eigs
+    from engine.pmt._bounds import _kappa_from_eigs
     from engine.pmt.ridge import _kappa_ascending
 
     rng = np.random.default_rng(11)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.datasets import load_dataset
-from engine.experiments import run_sweep
+from engine.pmt.sweep import run_sweep
 from engine.pmt import PMTRidge, pmt_transform, public_moment, tyler_moment
 from engine.pmt.ridge import noise_aware_solve, noise_spectral_bound, ssp_solve
 from engine.privacy import symmetric_gaussian_noise
@@ -190,7 +190,7 @@ def test_small_upload_default_never_far_worse_than_zero(ccpp):
 def test_estimator_reproduces_sweep_row(solver, key):
     X, y, _, _ = _small_input(n=1500)
     f = run_sweep((X, y), methods=[key], epsilons=[0.3], seeds=[7], lams=[1e-3], n_pubs=[200], test_size=0.0)
-    from engine.experiments import sweep_split
+    from engine.pmt.sweep import sweep_split
 
     from engine.pmt import RidgeReference
 

@@ -1,4 +1,4 @@
-"""Tests for the ridge estimators in engine.regression (PMT.md sections 3 and 5)."""
+"""Tests for the ridge estimators in engine.pmt (PMT.md sections 3 and 5)."""
 
 import math
 import warnings
@@ -11,19 +11,21 @@ from sklearn.base import clone
 from sklearn.linear_model import Ridge
 
 from engine import privacy as P
-from engine.pmt import add_intercept, public_moment, pmt_radius, pmt_transform, truncate_rows
-from engine.regression import (
+from engine.pmt import (
     DPGDRidge,
     DPRidge,
     DPRidgeOracle,
     PMTRidge,
     RidgeReference,
-    dp_gd_ridge_path,
-    penalty_mask,
-    ssp_sensitivities,
-    ssp_solve,
-    sufficient_statistics,
+    add_intercept,
+    pmt_radius,
+    pmt_transform,
+    public_moment,
+    truncate_rows,
 )
+from engine.pmt._base import penalty_mask
+from engine.pmt._gd import dp_gd_ridge_path
+from engine.pmt.ridge import ssp_sensitivities, ssp_solve, sufficient_statistics
 
 
 def make_data(n=4000, d=4, seed=0, shift=3.0):

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.experiments import run_sweep
+from engine.pmt.sweep import run_sweep
 from engine.pmt import _split_memo as M
 from engine.pmt._newton import LOGISTIC, noisy_newton, pair_products
 

@@ -1,7 +1,7 @@
 """What the PMT page computes, without Streamlit: data preparation, sweep specs, exports.
 
 The page (``pages/pmt.py``) wraps these in ``st.cache_data``; everything DP is done by the engine
-(:func:`engine.experiments.run_sweep`, the estimators' ``report_`` and their privacy ledgers). This
+(:func:`engine.pmt.sweep.run_sweep`, the estimators' ``report_`` and their privacy ledgers). This
 module only assembles arguments, reshapes results and formats exports, so it can be tested
 without a browser.
 """
@@ -87,7 +87,7 @@ def majority_class_accuracy(prep: PreparedData) -> tuple[int, float]:
 
 def methods_for(task: str) -> list[str]:
     """Display names of the methods the engine registers for a page task (registration order)."""
-    from engine import experiments as E
+    from engine.pmt import sweep as E
 
     engine_task = ENGINE_TASKS[task]
     names = [s.name for (t, _k), s in E.METHODS.items() if t == engine_task]
@@ -131,12 +131,10 @@ def ledger_display(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def supported_tasks() -> list[str]:
-    """Page tasks the engine supports: ``engine.experiments.SUPPORTED_TASKS`` if present, else ridge only."""
-    try:
-        from engine import experiments
-    except ImportError:  # pragma: no cover - the engine ships experiments
-        return ["regression"]
-    sup = getattr(experiments, "SUPPORTED_TASKS", None) or tuple(getattr(experiments, "TASKS", ("ridge",)))
+    """Page tasks the engine supports: the tasks registered in :mod:`engine.pmt.sweep` (ridge at least)."""
+    from engine.pmt import sweep
+
+    sup = tuple(sweep.TASKS)
     out = [t for t, e in ENGINE_TASKS.items() if e in sup or t in sup]
     return out or ["regression"]
 
@@ -250,7 +248,7 @@ def data_key(ds, public_ds, spec: dict) -> str:
 def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: int, task: str = "regression") -> PreparedData:
     """Arrays for the sweeps, and the split the diagnostics use (the very rows the sweep uses).
 
-    The split comes from :func:`engine.experiments.sweep_split` (random split of ``n_pub`` public rows
+    The split comes from :func:`engine.pmt.sweep.sweep_split` (random split of ``n_pub`` public rows
     with ``split_seed``, or the separate public file; public-only standardisation of the features and
     centring of y for regression only, as ``run_sweep`` does; :data:`TEST_SIZE` of the private rows held
     out).
@@ -260,7 +258,7 @@ def prepare(ds, public_ds=None, *, standardize: bool, n_pub: int, split_seed: in
     ValueError, TypeError
         From the engine: ``n_pub`` outside ``1..n-1``, non-numeric data, mismatched columns.
     """
-    from engine.experiments import sweep_split
+    from engine.pmt.sweep import sweep_split
 
     X, y = ds.to_numpy()
     public = None if public_ds is None else public_ds.to_numpy()
@@ -340,7 +338,7 @@ def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
 
 
 def _sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
-    from engine import experiments as E
+    from engine.pmt import sweep as E
 
     kw = _sweep_kwargs(spec)
     kind = spec["sweep"]
@@ -366,8 +364,8 @@ def merge_eps(grid: pd.DataFrame, point: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame, metric: str, by: str) -> pd.DataFrame:
-    """Median and quantile bands per (method, ``by``) via :func:`engine.experiments.summarize`."""
-    from engine.experiments import summarize as _summarize
+    """Median and quantile bands per (method, ``by``) via :func:`engine.pmt.sweep.summarize`."""
+    from engine.pmt.sweep import summarize as _summarize
 
     return _summarize(frame, metric=metric)
 
@@ -497,7 +495,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
 
     Notes
     -----
-    For the ridge task the PMT, DP-RR and DP-GD estimators of :mod:`engine.regression` are fitted (a few
+    For the ridge task the PMT, DP-RR and DP-GD estimators of :mod:`engine.pmt` are fitted (a few
     milliseconds; the noise-dominance advisory needs PMT's eig_fixes). For the other tasks only the
     transform is computed here (:func:`engine.pmt.pmt_transform`): the one noisy fit of each private
     method, whose ledger and last noisy Hessian only the Conditioning and Privacy ledger tabs show, is
@@ -505,8 +503,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     it when one of those tabs is open). Until then ``kappa_noisy`` is NaN and ``ledgers`` is None.
     """
     from engine import privacy as P
-    from engine import regression as R
-    from engine.pmt import add_intercept, pmt_radius, pmt_transform
+    from engine.pmt import DPGDRidge, DPRidge, PMTRidge, add_intercept, pmt_radius, pmt_transform
 
     common = dict(epsilon=spec["epsilon"], delta=spec["delta"], lam=spec["lam"], eta=spec["eta"],
                   random_state=0)
@@ -515,14 +512,14 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
-        pmt = R.PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+        pmt = PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         rep, tr = pmt.report_, pmt.transform_
         out["ledgers"]["PMT"] = rep.ledger
-        rr = R.DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+        rr = DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         if "DP-RR" in spec["methods"]:
             out["ledgers"]["DP-RR"] = rr.report_.ledger
         if "DP-GD" in spec["methods"]:
-            gd = R.DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+            gd = DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
             out["ledgers"]["DP-GD"] = gd.report_.ledger
         out.update(kappa_noisy=rep.kappa_noisy, B_y=rep.B_y, frac_y_clipped=rep.frac_y_clipped, mu=rep.mu,
                    eig_fixes=rep.eig_fixes, clip_radius=rr.report_.radius)
@@ -613,8 +610,8 @@ def ledger_frame(ledger) -> pd.DataFrame:
 #: epsilon, delta, lam, eta, random_state and expose ``report_.ledger``).
 DIAGNOSTIC_ESTIMATORS: dict = {
     "classification": {
-        "PMT": ("engine.glm", "PMTLogistic"),
-        "DP-Newton": ("engine.glm", "DPNewtonLogistic"),
-        "DP-GD": ("engine.glm", "DPGDLogistic"),
+        "PMT": ("engine.pmt", "PMTLogistic"),
+        "DP-Newton": ("engine.pmt", "DPNewtonLogistic"),
+        "DP-GD": ("engine.pmt", "DPGDLogistic"),
     },
 }

@@ -123,7 +123,7 @@ def cli_argv(spec: dict, *, ds=None, public_name: str | None = None, epsilons=No
     from engine.pmt._base import METHOD_NAMES
     from engine.pmt._newton import GLM_METHOD_NAMES
     engine_task = ENGINE_TASKS[spec["task"]]
-    from engine import experiments as E
+    from engine.pmt import sweep as E
 
     # display name -> the CLI's method key, from the sweep registry (every registered method, public-only
     # and pmt-pooled included)

@@ -16,11 +16,11 @@ the user's own CSV file through the dashboard's validating loader: the same swee
 upload, so the page's exported command reproduces its numbers. ``--engine dask`` (with ``--public``;
 :mod:`engine.cli.pmt_data`) instead reads Parquet/CSV files or a glob out of core (larger than memory).
 
-``--task logistic`` (DP-PMTLR, DP-Newton, DP-GD, non-private; :mod:`engine.experiments_logistic`) also
+``--task logistic`` (DP-PMTLR, DP-Newton, DP-GD, non-private; :mod:`engine.pmt.sweep_logistic`) also
 prints the median held-out accuracy and ROC AUC and the number of convergence failures per method and
 epsilon; ``--dataset synthetic`` then means :func:`engine.datasets.make_synthetic_logistic`.
 
-``--out`` writes the full tidy frame (one row per run; columns of :func:`engine.experiments.run_sweep`).
+``--out`` writes the full tidy frame (one row per run; columns of :func:`engine.pmt.sweep.run_sweep`).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def _cmd_pmt(args) -> int:
     import numpy as np
 
     from engine.cli import dump_json
-    from engine.experiments import run_sweep, summarize
+    from engine.pmt.sweep import run_sweep, summarize
 
     from engine.cli.pmt_files import load_files
 

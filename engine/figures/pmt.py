@@ -1,7 +1,7 @@
 """Pure functions that turn engine results into Plotly figures (no Streamlit in here).
 
 Every figure the dashboard draws is built here, so the same picture can be produced from the CLI,
-a notebook or a test. Inputs are the tidy frames of :mod:`engine.experiments` (``run_sweep`` /
+a notebook or a test. Inputs are the tidy frames of :mod:`engine.pmt.sweep` (``run_sweep`` /
 ``summarize``) or plain arrays; outputs are :class:`plotly.graph_objects.Figure` objects.
 
 Colours follow the Okabe-Ito palette (colour-blind safe, legible in grey-scale print): one colour per
@@ -129,11 +129,11 @@ def _layout(fig: go.Figure, *, title: str, height: int = 460) -> go.Figure:
 
 def _check_summary(summary: pd.DataFrame, x: str) -> pd.DataFrame:
     if not isinstance(summary, pd.DataFrame):
-        raise TypeError(f"summary must be a pandas DataFrame from engine.experiments.summarize, got {type(summary).__name__}")
+        raise TypeError(f"summary must be a pandas DataFrame from engine.pmt.sweep.summarize, got {type(summary).__name__}")
     need = {"method", x, "median", "q05", "q25", "q75", "q95"}
     missing = sorted(need - set(summary.columns))
     if missing:
-        raise ValueError(f"summary is missing column(s) {missing}; expected the output of engine.experiments.summarize")
+        raise ValueError(f"summary is missing column(s) {missing}; expected the output of engine.pmt.sweep.summarize")
     return summary
 
 
@@ -153,7 +153,7 @@ def sweep_figure(
     Parameters
     ----------
     summary : DataFrame
-        Output of :func:`engine.experiments.summarize`: columns ``method``, ``x``, ``median``,
+        Output of :func:`engine.pmt.sweep.summarize`: columns ``method``, ``x``, ``median``,
         ``q05``, ``q25``, ``q75``, ``q95`` (and optionally ``metric``, ``n_seeds``), one row per
         (method, x). Rows of ``"Non-private"`` are drawn as a black dashed reference (a horizontal
         line when its value does not depend on ``x`` or ``x`` is not finite).
@@ -510,7 +510,7 @@ def headline_table(frame: pd.DataFrame, *, metric: str, epsilon: float) -> pd.Da
     Parameters
     ----------
     frame : DataFrame
-        Tidy output of :func:`engine.experiments.run_sweep` (one row per method, epsilon, seed, ...).
+        Tidy output of :func:`engine.pmt.sweep.run_sweep` (one row per method, epsilon, seed, ...).
     metric : str
         Metric column.
     epsilon : float

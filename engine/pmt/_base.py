@@ -29,14 +29,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from engine import privacy as P
-from engine.pmt._transform import (
-    ON_SINGULAR,
-    _kappa_from_eigs,
-    add_intercept,
-    pmt_radius,
-    public_moment,
-)
-from engine.pmt._transform import response_bound as _public_response_bound
+from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius
+from engine.pmt._moment import ON_SINGULAR, public_moment
+from engine.pmt._bounds import response_bound as _public_response_bound
 
 #: Display names of the ridge methods used in reports, sweeps and plots (contract: engine.pmt.sweep).
 METHOD_NAMES = {

@@ -1,9 +1,9 @@
-"""BLAS threads chosen per shape for the PMT products (issue 16), through one cached threadpoolctl controller,
-and a thread pool for work split into independent pieces (the blocked transform, :mod:`engine.pmt._whiten`).
+"""BLAS threads chosen by shape for the PMT products, through one cached threadpoolctl controller, and a
+thread pool for work split into independent pieces (the blocked transform, :mod:`engine.pmt._whiten`).
 
-The transform's ``X W`` and ``Z^T Z`` are memory-bound below about ``d = 64`` and compute-bound above;
-on a shared machine a BLAS thread that waits for a busy core makes them slower, not faster. See
-:func:`blas_threads` for the rule and ``bench/bench_pmt_fit.py`` for the measurements.
+The rule is fixed and depends only on the shape of the product and ``os.cpu_count()``, never on what
+else the machine is doing, so the same call takes the same path on every run (see :func:`blas_threads`
+and :func:`pool_threads`; measurements in ``bench/bench_pmt_fit.py``).
 """
 
 from __future__ import annotations
@@ -12,50 +12,60 @@ import functools
 import os
 import threading
 
-__all__ = ["blas_threads", "blas_limit", "idle_cores"]
+__all__ = ["blas_threads", "blas_limit", "pool_threads"]
+
+#: Smallest ``d`` and ``n d^2`` at which the transform's ``(n, d) @ (d, d)`` and ``Z^T Z`` are compute-bound.
+COMPUTE_BOUND_D = 64
+COMPUTE_BOUND_FLOPS = 20_000_000
 
 
-def blas_threads(n: int, d: int) -> int:
-    """BLAS threads for the ``(n, d) @ (d, d)`` and ``Z^T Z`` products of the transform (issue 16).
+def blas_threads(n: int, d: int) -> int | None:
+    """BLAS threads for the ``(n, d) @ (d, d)`` and ``Z^T Z`` products of the transform: 1, or None.
 
-    Below ``d = 64`` (or ``n d^2 < 2e7`` flops) the products are memory-bound or too small to split, and
-    a second BLAS thread adds wake-up and hand-off cost without more bandwidth: one thread. Above, they
-    are compute-bound (``2 n d^2`` flops against ``n d`` loads) and split well *when cores are idle*;
-    on a shared machine OpenBLAS threads that must wait for a busy core make the product several times
-    slower than one thread (measured by ``bench/bench_pmt_fit.py``: n = 1e5, d = 200 at load 5 on 2
-    cores, 1.0-1.7 s with one thread, 1.7-5 s with two). So the count is the number of idle cores,
-    ``round(cores - 1-minute load average)``, at least 1. The machine's load is not data: the choice
-    cannot depend on the private rows. OpenBLAS's threads do change the last bits of large products
-    (measured: ``X W`` and ``Z^T Z`` at n = 1e5, d = 200 differ between one and two threads), so the
-    transform runs these shapes by fixed row blocks on its own threads instead
-    (:func:`engine.pmt._transform._whiten_blocks`), whose numbers do not depend on the count.
+    Below ``d = 64`` or ``n d^2 = 2e7`` the products are memory-bound or too small to split, and a second
+    BLAS thread adds wake-up and hand-off cost without more bandwidth (measured by
+    ``bench/bench_pmt_fit.py``; a d = 200 ``eigh`` took 0.5 s with OpenBLAS's threads instead of 3 ms with
+    one on a busy 2-core machine): **1**. Above, None: BLAS is left at its own setting (its default, the
+    number of cores, or whatever the user set with ``OPENBLAS_NUM_THREADS`` or threadpoolctl). A function
+    of the shape only: nothing here reads the data or the machine's load.
+
+    Parameters
+    ----------
+    n, d : int
+        Rows and columns of the product's tall operand.
+
+    Returns
+    -------
+    int or None
+        1, or None for "leave BLAS as it is" (the argument :class:`blas_limit` takes for that).
+
+    Notes
+    -----
+    OpenBLAS's threads change the last bits of large products (measured: ``X W`` and ``Z^T Z`` at n = 1e5,
+    d = 200 differ between one and two threads), so the transform runs these shapes by fixed row blocks
+    on its own threads (:func:`engine.pmt._whiten._whiten_blocks`), whose numbers do not depend on the
+    count.
     """
-    if d < 64 or n * d * d < 20_000_000:
+    if d < COMPUTE_BOUND_D or n * d * d < COMPUTE_BOUND_FLOPS:
         return 1
-    return idle_cores()
+    return None
 
 
-def idle_cores() -> int:
-    """Cores this process can use without waiting: ``round(cores - (load - 1))``, between 1 and ``cores``.
+def pool_threads() -> int:
+    """Threads of this package's pool for work split into independent pieces: ``os.cpu_count()`` (>= 1).
 
-    The 1-minute load average counts this process's own running thread too (a benchmark or a busy
-    dashboard keeps it near 1 on its own), so the other runnable tasks are about ``load - 1``. Used for
-    work split into independent pieces on this package's thread pool (the blocked transform): a piece
-    whose thread waits for a busy core is taken by the other thread, with no barrier to spin at.
-    The machine's load is not data: nothing chosen from it can depend on the private rows."""
-    cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - no load average on this platform
-        return cores
-    return max(1, min(cores, int(cores - max(0.0, load - 1.0) + 0.5)))
+    Used by the blocked transform, whose blocks and order of summation are fixed, so its numbers are the
+    same for any count; on a busy machine a piece whose thread waits for a core is taken by another
+    thread, with no barrier to spin at.
+    """
+    return os.cpu_count() or 1
 
 
 @functools.lru_cache(maxsize=1)
 def _executor():
     from concurrent.futures import ThreadPoolExecutor
 
-    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="engine-blocks")
+    return ThreadPoolExecutor(max_workers=pool_threads(), thread_name_prefix="engine-blocks")
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,8 +124,3 @@ class blas_limit:
 
 #: The thread count the innermost active :class:`blas_limit` of this thread set (None outside any).
 _HELD = threading.local()
-
-
-def _blas_limit(n: int, d: int):
-    """A context manager holding BLAS at :func:`blas_threads` ``(n, d)`` threads."""
-    return blas_limit(blas_threads(n, d))

@@ -183,30 +183,3 @@ def ridge_kernel(m: int, d: int):
             counting(S, U, th, C, cr, grad, part, cnt)
 
     return kern
-
-
-def warm(ds=None, dtypes=("float32", "float64")) -> list[tuple[int, str, float]]:
-    """Compile (or load from :func:`kernel_dir`) the kernels for ``d`` in ``ds`` (default 1 ..
-    :data:`MAX_KERNEL_D`) and the given dtypes, by running :func:`engine.pmt._gd.dp_gd_ridge_path` on a
-    small random problem with enough runs to take the fused path (the exact argument types a sweep uses).
-
-    Called once by ``scripts/bootstrap.sh`` (``python scripts/warm_dpgd_kernels.py``), so that a fresh clone's
-    first DP-GD sweep does not pay numba's 3-15 s compile per shape. Returns ``(d, dtype, seconds)`` per kernel.
-    """
-    import time
-
-    import numpy as np
-
-    from engine.pmt._gd import dp_gd_ridge_path
-
-    out = []
-    rng = np.random.default_rng(0)
-    for d in (range(1, MAX_KERNEL_D + 1) if ds is None else ds):
-        for dt in dtypes:
-            n, runs, T = 40, 64, 2
-            t0 = time.perf_counter()
-            dp_gd_ridge_path(rng.standard_normal((n, d)), rng.standard_normal(n), clip_norm=1.0, lam=0.1,
-                             Pm=np.eye(d), step_size=0.1, sigma=np.full(runs, 0.1),
-                             noise=rng.standard_normal((T, d, runs)), n_steps=T, dtype=np.dtype(dt), n_jobs=2)
-            out.append((d, str(dt), time.perf_counter() - t0))
-    return out

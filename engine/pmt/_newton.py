@@ -72,7 +72,8 @@ from engine.pmt._blas import blas_limit as threadpool_limits  # cached controlle
 
 from engine import privacy as P
 from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups, release_rng
-from engine.pmt._transform import _kappa_from_eigs, pmt_transform
+from engine.pmt._bounds import _kappa_from_eigs
+from engine.pmt._transform import pmt_transform
 
 __all__ = [
     "LOGISTIC",

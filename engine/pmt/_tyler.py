@@ -1,4 +1,4 @@
-"""Tyler's M-estimator of the public moment (split from :mod:`engine.pmt._transform`, which re-exports it).
+"""Tyler's M-estimator of the public moment (exported by :mod:`engine.pmt`).
 
 Used by :func:`engine.pmt.public_moment` with ``estimator="tyler"`` for heavy-tailed public rows.
 """

@@ -1,6 +1,6 @@
 """The row pass of the PMT transform: whiten, truncate and multiply out the private rows (issue 16).
 
-Split from :mod:`engine.pmt._transform` (which re-exports :func:`truncate_rows_inplace`): the in-place
+Used by :func:`engine.pmt._transform.pmt_transform` (``engine.pmt`` exports :func:`truncate_rows_inplace`): the in-place
 truncation, the intercept row added to every whitened row, and the blocked version of the whole pass for
 compute-bound shapes (:func:`_whiten_blocks`), whose numbers do not depend on the number of threads.
 """
@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from engine.pmt._blas import _executor, blas_limit, idle_cores
+from engine.pmt import _blas
+from engine.pmt._blas import COMPUTE_BOUND_D, COMPUTE_BOUND_FLOPS, _executor, blas_limit
 
 __all__ = ["BLOCK_ROWS", "FEW_COLUMNS", "truncate_rows_inplace"]
 
@@ -80,7 +81,7 @@ BLOCK_ROWS = 4096
 def _chunked(n: int, d: int) -> bool:
     """Whether the transform runs blockwise (:func:`_whiten_blocks`): the compute-bound shapes of
     :func:`engine.pmt._blas.blas_threads` (``d >= 64`` and ``n d^2 >= 2e7``). A function of the shape only."""
-    return d >= 64 and n * d * d >= 20_000_000 and n > BLOCK_ROWS
+    return d >= COMPUTE_BOUND_D and n * d * d >= COMPUTE_BOUND_FLOPS and n > BLOCK_ROWS
 
 
 def _whiten_blocks(Xp: np.ndarray, W: np.ndarray, fit_intercept: bool, R: float):
@@ -88,10 +89,10 @@ def _whiten_blocks(Xp: np.ndarray, W: np.ndarray, fit_intercept: bool, R: float)
 
     Each block of :data:`BLOCK_ROWS` rows is whitened, truncated and multiplied out with one BLAS thread
     (``Z_b = X_b W``, ``G_b = Z_b^T Z_b``) while it is in cache, and ``G = G_0 + G_1 + ...`` is summed in block
-    order. The blocks are spread over the idle cores by a thread pool (numpy's BLAS and einsum release the
-    GIL): no OpenBLAS threads spinning at a barrier on a shared machine, and since the blocks and the order
-    of the sum are fixed, the numbers are the same for any number of threads or machine load (issue 16;
-    OpenBLAS's own threads change the last bits of these products with the thread count).
+    order. The blocks are spread over :func:`engine.pmt._blas.pool_threads` threads (``os.cpu_count()``; numpy's
+    BLAS and einsum release the GIL): no OpenBLAS threads spinning at a barrier on a shared machine, and since
+    the blocks and the order of the sum are fixed, the numbers are the same for any number of threads
+    (OpenBLAS's own threads change the last bits of these products with the thread count).
 
     Returns
     -------
@@ -116,7 +117,7 @@ def _whiten_blocks(Xp: np.ndarray, W: np.ndarray, fit_intercept: bool, R: float)
         norms[rows], truncated[rows] = truncate_rows_inplace(Zb, R)
         return Zb.T @ Zb
 
-    threads = min(idle_cores(), len(starts))
+    threads = min(_blas.pool_threads(), len(starts))
     with blas_limit(1):  # (a no-op when the caller holds one thread already)
         if threads <= 1:
             grams = [block(i) for i in range(len(starts))]

@@ -33,11 +33,11 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
+from engine.pmt._backends import fit_out_of_core, is_dask
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
-from engine.pmt._transform import _kappa_from_eigs, pmt_radius, truncate_rows
+from engine.pmt._bounds import _kappa_from_eigs, pmt_radius, truncate_rows
 from engine.pmt.ridge import (
     SSPStatistics,
-    _is_dask,
     _ledger_ssp,
     ridge_reference_solve,
     ssp_noise,
@@ -155,10 +155,8 @@ class DPRidge(_LinearBase):
         ValueError, TypeError
             Before any noise is drawn (see :meth:`PMTRidge.fit`).
         """
-        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
-            from engine.pmt.dask import fit_dask
-
-            return fit_dask(self, X, y, X_pub, y_pub)
+        if is_dask(X, y):  # larger than memory: the same release from blockwise statistics
+            return fit_out_of_core(self, X, y, X_pub, y_pub)
         self._check_params()
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)

@@ -49,7 +49,7 @@ from engine.pmt._newton import (
     _NoisyNewtonMixin,
     glm_reference_solve,
 )
-from engine.pmt._transform import pmt_radius, truncate_rows
+from engine.pmt._bounds import pmt_radius, truncate_rows
 
 __all__ = [
     "check_binary_labels",

@@ -63,7 +63,8 @@ from engine.pmt._base import (
     release_rng,
 )
 from engine.pmt._transform import pmt_transform
-from engine.pmt.ridge import SSPStatistics, _is_dask, _ledger_ssp, ssp_noise, ssp_sensitivities, sufficient_statistics
+from engine.pmt._backends import fit_out_of_core, is_dask
+from engine.pmt.ridge import SSPStatistics, _ledger_ssp, ssp_noise, ssp_sensitivities
 
 __all__ = ["POOLED_NAME", "PooledWeights", "pooled_weights", "pooled_solve", "PMTPooledRidge"]
 
@@ -243,10 +244,8 @@ class PMTPooledRidge(_LinearBase):
         ValueError, TypeError
             Before any noise is drawn: as :meth:`engine.pmt.PMTRidge.fit`, plus a missing ``y_pub``.
         """
-        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
-            from engine.pmt.dask import fit_dask
-
-            return fit_dask(self, X, y, X_pub, y_pub)
+        if is_dask(X, y):  # larger than memory: the same release from blockwise statistics
+            return fit_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta = self._privacy_params()
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine import privacy as P
 from engine.pmt._newton import LOGISTIC, POISSON, glm_reference_solve
-from engine.pmt._transform import pmt_radius
+from engine.pmt._bounds import pmt_radius
 from engine.pmt.baselines import RidgeReference
 from engine.pmt.logistic import LogisticReference
 from engine.pmt.poisson import PoissonReference

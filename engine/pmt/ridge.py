@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,17 +71,12 @@ from engine.pmt._base import (
     release_rng,
 )
 from engine.pmt import _split_memo
+from engine.pmt._backends import fit_out_of_core, is_dask
 from engine.pmt._blas import blas_limit
 from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests import them from here)
-from engine.pmt._transform import (
-    MOMENT_ESTIMATORS,
-    _kappa_from_eigs,
-    _public_moment_rows,
-    _response_bound_rows,
-    _transform_rows,
-    pmt_transform,
-    public_moment,
-)
+from engine.pmt._bounds import _kappa_from_eigs, _response_bound_rows
+from engine.pmt._moment import MOMENT_ESTIMATORS, _public_moment_rows, public_moment
+from engine.pmt._transform import _transform_rows, pmt_transform
 
 __all__ = [
     "RESPONSES",
@@ -335,7 +329,7 @@ def noise_aware_solve(A_priv, b_priv, penalty, noise_bound, *, lazy_kappa: bool 
 
 
 def _kappa_ascending(w):
-    """:func:`engine.pmt._transform._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
+    """:func:`engine.pmt._bounds._kappa_from_eigs` of LAPACK's ascending eigenvalues, the same floats.
 
     ``max|w|`` of an ascending spectrum is ``max(|w_0|, |w_-1|)`` (a max picks one of the values, so the
     float is the same), which for a stack of small systems saves the reduction over the last axis.
@@ -489,15 +483,6 @@ def _freeze_arrays(obj) -> None:
             v.setflags(write=False)
 
 
-def _is_dask(*arrays) -> bool:
-    """Whether any argument is a Dask collection (without importing dask when it is not loaded)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection
-
-    return any(is_dask_collection(a) for a in arrays)
-
-
 def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y")):
     """The two-release SSP ledger and the noise scales ``(ledger, s_A, s_b)``: mu split evenly over A and b.
 
@@ -630,10 +615,8 @@ class PMTRidge(_LinearBase):
             Before any noise is drawn: NaN/inf, shape mismatch, n < d, n_pub < 1, lam < 0,
             epsilon <= 0 or NaN, delta outside (0, 1), unknown options.
         """
-        if _is_dask(X, y):  # larger than memory: the same release from blockwise statistics
-            from engine.pmt.dask import fit_dask
-
-            return fit_dask(self, X, y, X_pub, y_pub)
+        if is_dask(X, y):  # larger than memory: the same release from blockwise statistics
+            return fit_out_of_core(self, X, y, X_pub, y_pub)
         # every product and d x d factorisation of the fit on one BLAS thread (the blocked transform of large
         # shapes runs its own threads, one BLAS thread each): OpenBLAS's threads on a d = 200 eigh took 0.5 s
         # instead of 3 ms on this shared machine, and the numbers no longer depend on the machine's load

@@ -71,7 +71,9 @@ from engine.pmt._newton import (
     noisy_newton,
 )
 from engine.pmt._registry import _grid, _mus, register_method, register_task
-from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
+from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius, truncate_rows
+from engine.pmt._moment import public_moment
+from engine.pmt._transform import pmt_transform
 from engine.pmt.logistic import check_binary_labels
 
 __all__ = ["LOGISTIC_METHODS", "LogisticSweepContext", "prepare_logistic_context", "roc_auc_columns"]

@@ -43,7 +43,8 @@ from engine.pmt._newton import (
     noisy_newton,
 )
 from engine.pmt._registry import _grid, _mus, register_method, register_task
-from engine.pmt._transform import pmt_radius, pmt_transform, truncate_rows
+from engine.pmt._bounds import pmt_radius, truncate_rows
+from engine.pmt._transform import pmt_transform
 from engine.pmt.poisson import _check_counts, poisson_bounds
 from engine.pmt.sweep_logistic import _glm_design, _single_blas
 

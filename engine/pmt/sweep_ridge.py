@@ -59,8 +59,10 @@ from engine.pmt._blas import blas_limit, blas_threads
 from engine.pmt._gd import dp_gd_noise, dp_gd_ridge_path
 from engine.pmt._rng import default_rngs
 from engine.pmt._registry import _grid, _mus, register_method, register_task
-from engine.pmt._transform import _kappa_from_eigs, add_intercept, pmt_radius, pmt_transform, public_moment, truncate_rows
-from engine.pmt._transform import response_bound as public_response_bound
+from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius, truncate_rows
+from engine.pmt._moment import public_moment
+from engine.pmt._transform import pmt_transform
+from engine.pmt._bounds import response_bound as public_response_bound
 from engine.pmt.baselines import default_clip_grid
 from engine.pmt.ridge import (
     noise_aware_solve,
@@ -242,7 +244,7 @@ def _truncate_rows(Z, radius):
     (numpy's pairwise sum is a plain loop below 8 terms), which the column loop below does with the rows
     innermost, about 4x faster on a few thousand rows (issue 16); the scale of a truncated row is the same
     ``radius / norm``. ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit; other shapes and
-    radii go through :func:`engine.pmt._transform.truncate_rows` (which also rejects a bad radius).
+    radii go through :func:`engine.pmt._bounds.truncate_rows` (which also rejects a bad radius).
     """
     r = float(radius)
     if Z.ndim != 2 or not 1 <= Z.shape[1] <= 7 or not (r > 0 and math.isfinite(r)):
@@ -332,7 +334,8 @@ def _blas_for_shape(runner):
     noise stacks and (n, d) products at small d, where a second OpenBLAS thread only adds hand-offs:
     measured on CCPP (d = 5), the three runners without DP-GD took 4.4-4.8 ms per 500 runs with one
     thread and 4.8 or 7.5-9 ms (bimodal across processes) with two (``bench/bench_pmt_sweep.py``).
-    The count depends on (n, d) and the machine only, never on the rows' values."""
+    The count depends on (n, d) only (1 below the compute-bound shapes, else BLAS's own setting), never on
+    the rows' values or the machine's load."""
 
     @functools.wraps(runner)
     def run(ctx, *args, **kwargs):

@@ -1,0 +1,48 @@
+"""Where an estimator's ``fit`` hands data that is not in memory: the out-of-core (Dask) registry.
+
+The ridge estimators (:class:`~engine.pmt.PMTRidge`, :class:`~engine.pmt.PMTPooledRidge`,
+:class:`~engine.pmt.DPRidge`) sit below the Dask path: :mod:`engine.pmt.dask` computes the same
+sufficient statistics blockwise and calls the estimators' own release, so it imports them, never the
+reverse. An estimator asks :func:`is_dask` whether its arguments are Dask collections and, if so,
+calls :func:`fit_out_of_core`, which runs the handler :mod:`engine.pmt.dask` registered with
+:func:`register_dask_fit` when it was imported (``engine.pmt``'s ``__init__`` imports it, so the
+handler is always there once any ``engine.pmt`` module is loaded).
+
+Nothing here touches the data or draws noise: it only routes the call.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+_dask_fit: Callable | None = None
+
+
+def register_dask_fit(fit: Callable) -> Callable:
+    """Register ``fit(estimator, X, y, X_pub, y_pub)`` as the Dask path of the estimators; returns ``fit``."""
+    global _dask_fit
+    _dask_fit = fit
+    return fit
+
+
+def is_dask(*arrays) -> bool:
+    """Whether any argument is a Dask collection (without importing dask when it is not loaded)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return any(is_dask_collection(a) for a in arrays)
+
+
+def fit_out_of_core(estimator, X, y, X_pub=None, y_pub=None):
+    """Fit ``estimator`` on Dask collections with the registered Dask path.
+
+    Raises
+    ------
+    RuntimeError
+        No Dask path is registered (``engine.pmt.dask`` was not imported).
+    """
+    if _dask_fit is None:
+        raise RuntimeError("no Dask path is registered: import engine.pmt.dask before fitting on Dask collections")
+    return _dask_fit(estimator, X, y, X_pub, y_pub)
