@@ -12,7 +12,9 @@ browser's message reaching the server -> the server queueing the new headline; f
 first page load (median / max), the server's RSS (start -> end, peak; psutil) and CPU seconds, the
 browsers' CPU seconds, errors and lost moves (a move whose new headline never came within
 ``--move-timeout``), and the load average. ``--url`` measures a running server instead (e.g. the
-proxy of ``deploy/room.sh``): with ``--pids`` for RSS/CPU and ``--timing-logs`` for server-side times.
+proxy of ``deploy/room.sh``): with ``--pids`` for RSS/CPU and ``--timing-logs`` for server-side times;
+``--room K`` starts ``deploy/room.sh K`` (K instrumented servers behind nginx, sticky sessions) for
+every N and measures through the proxy (RSS and CPU summed over the K servers).
 
 Run: ``.venv/bin/python bench/bench_load.py --n 1 4 8 16 [--pages pmt nvdp]``.
 """
@@ -85,6 +87,31 @@ def served(timing_log: str, extra: list[str] | None = None):
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
+
+
+@contextlib.contextmanager
+def room_proxy(k: int):
+    """``deploy/room.sh k``: k instrumented servers behind nginx (yields (url, server pids, timing logs))."""
+    port = free_port()
+    run = tempfile.mkdtemp(prefix="bench_room_")
+    env = dict(os.environ, ROOM_RUN_DIR=run, BENCH_TIMING_LOG="1",
+               ROOM_STREAMLIT=f"{sys.executable} {ROOT / 'bench' / '_served.py'}")
+    log = open(os.path.join(run, "room.log"), "w")
+    proc = subprocess.Popen(["bash", str(ROOT / "deploy" / "room.sh"), str(k), str(port)], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, timeout=300)
+        ports = [port + i for i in range(1, k + 1)]
+        pids = [int(Path(run, f"streamlit_{p}.pid").read_text()) for p in ports]
+        yield url, pids, [os.path.join(run, f"timing_{p}.jsonl") for p in ports]
+    finally:
+        proc.terminate()  # room.sh stops nginx and its servers
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
         log.close()
 
 
@@ -303,6 +330,8 @@ def main(argv=None) -> int:
     ap.add_argument("--think", type=float, default=0.5, help="seconds between a person's actions")
     ap.add_argument("--move-timeout", type=float, default=120.0, dest="move_timeout")
     ap.add_argument("--load-timeout", type=float, default=300.0, dest="load_timeout")
+    ap.add_argument("--room", type=int, default=0,
+                    help="start deploy/room.sh with this many server processes behind nginx and measure through it")
     ap.add_argument("--url", default=None, help="measure this running server (or proxy) instead of starting one")
     ap.add_argument("--pids", type=int, nargs="*", default=[], help="--url: server processes for RSS and CPU")
     ap.add_argument("--timing-logs", nargs="*", default=[], dest="timing_logs",
@@ -320,7 +349,9 @@ def main(argv=None) -> int:
         tmp = tempfile.mkdtemp(prefix="bench_load_")
         log = os.path.join(tmp, "timing.jsonl")
         with contextlib.ExitStack() as stack:
-            if args.url:
+            if args.room:
+                url, pids, logs = stack.enter_context(room_proxy(args.room))
+            elif args.url:
                 url, pids, logs = args.url, args.pids, args.timing_logs
                 for p in logs:  # only this run's lines
                     with contextlib.suppress(FileNotFoundError):
