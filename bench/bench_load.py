@@ -230,8 +230,8 @@ async def person(i: int, browser, url: str, args, rec: dict) -> None:
             await asyncio.sleep(args.think)
         for name in ("Conditioning", "Error vs epsilon"):
             t1 = time.perf_counter()
-            await page.get_by_role("tab", name=name).click()
-            await page.get_by_role("tab", name=name, selected=True).wait_for(timeout=60_000)
+            await page.get_by_role("tab", name=name).first.click()
+            await page.get_by_role("tab", name=name, selected=True).first.wait_for(timeout=60_000)
             rec["pmt"]["tab"].append(time.perf_counter() - t1)
             await asyncio.sleep(args.think)
         if "nvdp" in args.pages:

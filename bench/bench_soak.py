@@ -84,7 +84,7 @@ async def soak(url: str, args, sampler, log) -> dict:
                     out["errors"].append(f"upload {k // args.upload_every}: {type(e).__name__}: {str(e)[:150]}")
             if k % 5 == 4:
                 tab = "Conditioning" if (k // 5) % 2 == 0 else "Error vs epsilon"
-                await page.get_by_role("tab", name=tab).click()
+                await page.get_by_role("tab", name=tab).first.click()
             before = await headline_text(page, "PMT")
             slider = epsilon_slider(page)
             await slider.focus()
