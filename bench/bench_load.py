@@ -271,6 +271,7 @@ async def room(url: str, n: int, args) -> dict:
         try:
             await asyncio.gather(*(person(i, browser, url, args, rec) for i in range(n)))
         finally:
+            rec["browser_cpu_end"] = chromium_cpu()  # before the browser's processes exit
             await browser.close()
     return rec
 
@@ -362,7 +363,8 @@ def main(argv=None) -> int:
             sampler = Sampler(pids) if pids else None
             load0, b0, t0 = os.getloadavg(), chromium_cpu(), time.perf_counter()
             rec = asyncio.run(room(url, n, args))
-            wall, load1, bcpu = time.perf_counter() - t0, os.getloadavg(), chromium_cpu() - b0
+            wall, load1 = time.perf_counter() - t0, os.getloadavg()
+            bcpu = rec.pop("browser_cpu_end", b0) - b0
             mem = sampler.stop() if sampler else {"start": float("nan"), "end": float("nan"), "peak": float("nan"),
                                                   "cpu": float("nan")}
             if args.settle and pids:
