@@ -103,7 +103,8 @@ def test_add_remove_is_gone_from_sweep_cli_and_page(capsys):
         cli_main(["pmt", "--dataset", "synthetic", "--neighbouring", "add-remove", "--seeds", "1"])
     assert e.value.code == 2
     assert "--neighbouring" in capsys.readouterr().err
-    for rel in ("pages/pmt.py", "ui/state.py", "ui/pmt_compute.py", "engine/cli/pmt.py"):
+    for rel in ("pages/pmt.py", "ui/state.py", "ui/pmt_compute.py", "ui/pmt_controls.py", "ui/pmt_run.py",
+                "engine/cli/pmt.py"):
         path = ROOT / rel
         if path.exists():
             src = path.read_text()
@@ -405,7 +406,7 @@ def test_page_clip_radius_input_is_bounded_and_delta_advisory():
     from engine.pmt._base import F32_BOUND_RANGE
 
     assert CLIP_RADIUS_MAX == F32_BOUND_RANGE[1]
-    src = (ROOT / "pages" / "pmt.py").read_text()
+    src = (ROOT / "ui" / "pmt_controls.py").read_text()  # the PMT page's controls
     assert "min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist(\"clip_radius\")" in src
     with pytest.raises(ValueError):
         URL_CODEC["clip_radius"][0]("1e200")

@@ -1,6 +1,6 @@
-"""Page chrome shared by the PMT and NVDP pages: a compact top and the presenter-mode sizes.
+"""Page chrome shared by the PMT and NVDP pages: the header, a compact top and the presenter-mode sizes.
 
-Issue 15: at 1440 x 900 the headline numbers and the main figure must be visible without scrolling,
+At 1440 x 900 the headline numbers and the main figure must be visible without scrolling,
 in normal and in presenter mode. Streamlit's default top padding (6rem) and 2.75rem titles take
 ~200 px; :func:`page_style` trims them. Presenter mode enlarges every text (Streamlit sizes text in
 rem, so a larger root font enlarges headings, metrics and labels alike).
@@ -8,13 +8,25 @@ rem, so a larger root font enlarges headings, metrics and labels alike).
 
 from __future__ import annotations
 
+import inspect
+
 import streamlit as st
+
+from ui.state import persist
 
 #: Root font size in presenter mode (px; Streamlit's default is 16).
 PRESENTER_ROOT_PX = 20
 
 #: Height (px) of a page's main figure: normal mode, presenter mode (fits 900 px with the headline).
 FIGURE_HEIGHT = {False: 390, True: 450}
+
+
+#: st.metric's delta arrow would suggest a direction for a plain "before" or comparison value: these
+#: keyword arguments hide it (empty on Streamlit versions without the option).
+NO_ARROW = {"delta_arrow": "off"} if "delta_arrow" in inspect.signature(st.metric).parameters else {}
+
+#: Plotly chart options of every figure: the camera button saves a PNG at 3x resolution, no logo.
+PLOTLY_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
 
 
 #: Key of an empty container the pages put at the top of their results column (see :func:`page_style`).
@@ -36,3 +48,31 @@ def page_style(presenter: bool) -> None:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
         css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}"
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
+
+
+def page_header(title: str, url_problems) -> bool:
+    """Draw the page title with the presenter switch, apply :func:`page_style`, show the link's problems.
+
+    Parameters
+    ----------
+    title : str
+        The page title.
+    url_problems : iterable of str
+        Messages about rejected URL parameters, each shown as a warning under the title.
+
+    Returns
+    -------
+    bool
+        Whether presenter mode is on (session key ``presenter``).
+    """
+    head_l, head_r = st.columns([5, 1], vertical_alignment="center")
+    with head_l:
+        st.title(title)
+    with head_r:
+        st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
+                  "text, the numbers and the figures for a room.", **persist("presenter"))
+    presenter = bool(st.session_state.get("presenter", False))
+    page_style(presenter)
+    for msg in url_problems:
+        st.warning(msg, icon=":material/link_off:")
+    return presenter

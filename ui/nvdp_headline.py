@@ -1,0 +1,192 @@
+"""The NVDP page's headline: both models at the slider caps, bounds first, accuracy when the worker has it.
+
+A slider move first computes the headline's bounds (RD and BDP, both forms, both models,
+:func:`evaluate`); the accuracy of the new caps (the model re-run after the bottleneck) then starts
+on a worker thread while the page draws the bounds and the open tab's figure, its metric reading
+"computing ..." (never an accuracy of other caps). :func:`finish`, at the end of the run, waits for
+it in steps that give way at once to a newer move, stopping the superseded job
+(:mod:`ui.nvdp_live`), then fills in the accuracy and the verdict. Every number is that of
+``python -m engine nvdp evaluate`` (tests/test_nvdp_explore.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine.figures import nvdp as P
+from engine.nvdp.clipping import ClipConfig
+from engine.nvdp.headline import headline_verdict
+from ui import nvdp_cache as K
+from ui import nvdp_live as L
+from ui.layout import NO_ARROW
+from ui.nvdp_models import Models
+from ui.nvdp_state import N_EVAL, PROTOCOL, RENYI_ORDERS
+
+ss = st.session_state
+
+
+@dataclass
+class View:
+    """One run's evaluation of the two models at the slider caps, and the placeholders filled in later.
+
+    ``res_c`` / ``res_u`` (the model the sliders apply to, and the unclipped one) are replaced by their
+    completed results (with the accuracy) by :meth:`complete`; everything drawn afterwards reads them
+    from here, so it shows the accuracy of these caps.
+    """
+
+    m: Models
+    which: str  # "clipped" or "unclipped": the model the sliders apply to
+    clip: ClipConfig
+    unclip: ClipConfig
+    presenter: bool
+    mkey: str
+    clip_json: str
+    label_c: str
+    res_c: object
+    res_u: object
+    acc_slot: object = None
+    warn_slot: object = None
+    verdict_slot: object = None
+
+    def items(self) -> list:
+        """``(evaluator, model key, which, result)`` of both models, for :mod:`ui.nvdp_live`."""
+        m = self.m
+        return [(K.evaluator(self.mkey, self.which, m.models, m.data), self.mkey, self.which, self.res_c),
+                (K.evaluator(m.ukey, "unclipped", m.models, m.data), m.ukey, "unclipped", self.res_u)]
+
+    def complete(self) -> None:
+        """Both accuracies, on the worker thread; a newer move stops this run meanwhile (ui/nvdp_live.py)."""
+        self.res_c, self.res_u = L.complete_all(self.items())
+
+
+def evaluate(m: Models, which: str, clip: ClipConfig, lam: float, presenter: bool) -> View:
+    """The bounds of both models at ``clip`` now, and their accuracy jobs started on the worker thread.
+
+    Parameters
+    ----------
+    m : Models
+        The model pair.
+    which : str
+        ``"clipped"`` (the model trained with clipping) or ``"unclipped"`` (clipped only at release).
+    clip : engine.nvdp.clipping.ClipConfig
+        The clipping on the sliders.
+    lam : float
+        The Renyi order (the unclipped model is evaluated at it too).
+    presenter : bool
+        Presenter mode (larger figures, fewer numbers).
+
+    Returns
+    -------
+    View
+    """
+    unclip = ClipConfig(enabled=False, renyi_order=lam)
+    mkey = m.ckey if which == "clipped" else m.ukey
+    clip_json = json.dumps(clip.to_dict(), sort_keys=True)
+    models, data, seed = m.models, m.data, m.settings.seed
+    # Live sliders: the bounds now, the accuracy of the new caps at the end of the run;
+    # this session's accuracy jobs for settings it has left stop now.
+    L.retain({L.job_key(K.evaluator(mkey, which, models, data), mkey, which, clip, seed),
+              L.job_key(K.evaluator(m.ukey, "unclipped", models, data), m.ukey, "unclipped", unclip, seed)})
+    with st.spinner("Applying the clipping to the test sentences ..."):
+        res_c = K.with_accuracy(mkey, which, K.evaluate(mkey, which, clip_json, models, data, seed),
+                                models, data, now=False)
+        res_u = K.with_accuracy(m.ukey, "unclipped", K.evaluate(m.ukey, "unclipped", json.dumps(unclip.to_dict(), sort_keys=True),
+                                                                models, data, seed), models, data, now=False)
+    label_c = "clipped" if which == "clipped" else "clipped at release"
+    v = View(m=m, which=which, clip=clip, unclip=unclip, presenter=presenter, mkey=mkey, clip_json=clip_json,
+             label_c=label_c, res_c=res_c, res_u=res_u)
+    # the worker starts on the accuracy now and computes while this thread draws the headline and the figure
+    L.start(v.items())
+    return v
+
+
+def _metric(v: View, col, title, c, u, help_, pct=False):
+    fmt = (lambda x: f"{100 * x:.1f}%") if pct else P.fmt_bound
+    col.metric(title, fmt(c), delta=f"unclipped {fmt(u)}", delta_color="off", **NO_ARROW,
+               help=f"At these caps, {v.label_c} (the number) vs unclipped (below it), on {v.res_c.n_test} held-out "
+               f"sentences; smaller RD and BDP = more private, higher accuracy = more useful. {help_}")
+
+
+def headline(v: View) -> None:
+    """The headline metrics: RD max / mean and BDP epsilon clipped vs unclipped, and the accuracy (or "computing ...")."""
+    res_c, res_u = v.res_c, v.res_u
+    r = st.columns(4)
+    _metric(v, r[0], "RD max (paper)", res_c.rd_paper.max, res_u.rd_paper.max,
+            f"Largest Renyi divergence between two sentences' shared draws, in the authors' normalisation (nats per "
+            f"latent position; pairs within batches of 16 of the first {N_EVAL} test sentences, outliers with "
+            "|z-score| > 0.5 (population std) within a batch set aside, undefined dimensions dropped as the authors' "
+            "code does), comparable with the papers' 0.01-1.4. Not a guarantee.")
+    _metric(v, r[1], "RD mean (paper)", res_c.rd_paper.mean, res_u.rd_paper.mean,
+            "Average over the same pairs (batch means averaged).")
+    _metric(v, r[2], "BDP epsilon", res_c.bdp_paper.epsilon, res_u.bdp_paper.epsilon,
+            "Bayesian differential privacy budget at delta = 1e-5 from the authors' accountant (scalar blurs, "
+            f"moment order 2, subsampling q = 16/{N_EVAL}), the figure the papers report (10.4-22). 10.47 is the "
+            "floor reached when every RD is 0. Not a guarantee.")
+    v.acc_slot = r[3].empty()
+
+    if res_c.accuracy is None or res_u.accuracy is None:
+        v.acc_slot.metric("Accuracy", "computing ...", delta="for the new caps" if res_u.accuracy is None else
+                          f"unclipped {100 * res_u.accuracy:.1f}%", delta_color="off", **NO_ARROW,
+                          help="The model is being re-run on the held-out sentences with the new caps (about a second); "
+                          "the bounds beside it are already those of the new caps.")
+    if not v.presenter:
+        r2 = st.columns(4)
+        _metric(v, r2[0], "RD max (exact)", res_c.rd_exact.max, res_u.rd_exact.max,
+                f"The exact bound in nats: summed over every token cloud and dimension, the larger of the two "
+                f"directions, maximum over all {res_c.rd_exact.n_pairs} pairs of the first {N_EVAL} test sentences. "
+                "'infinite' means some pair is not bounded at all: every pair of sentences of different lengths is, "
+                "because padded positions get weight exactly 0 in the shared sample, which reveals the length.")
+        _metric(v, r2[1], "RD mean (exact)", res_c.rd_exact.mean, res_u.rd_exact.mean,
+                "Mean of the exact bound over the same pairs (infinite if any pair is).")
+        _metric(v, r2[2], "BDP epsilon (guarantee)", res_c.bdp.epsilon, res_u.bdp.epsilon,
+                "Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
+                "the guarantee form. It is infinite as soon as one batch of 16 holds two sentences of different "
+                "lengths (the sample reveals the length), and where clipping at order lambda does not bound order "
+                "lambda + 1.")
+        s = res_c.clip_stats
+        r2[3].metric("Tokens clipped", f"{100 * max(s.frac_mu, s.frac_alpha):.0f}%",
+                     delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
+                     help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
+                     "the blur rules act per dimension, see the posterior-parameters tab.", **NO_ARROW)
+    v.warn_slot = st.empty()
+    v.verdict_slot = None
+    if res_c.accuracy is not None and res_u.accuracy is not None:
+        show_accuracy(v)
+
+
+def show_accuracy(v: View) -> None:
+    """Fill the accuracy slot (and warn of numerical failures) with the completed results."""
+    _metric(v, v.acc_slot, "Accuracy", v.res_c.accuracy, v.res_u.accuracy,
+            "Share of held-out sentences whose sentiment is predicted correctly (chance = 50 %).", pct=True)
+    if v.res_c.nan_count or v.res_u.nan_count:
+        v.warn_slot.warning(f"Numerical failures: {v.res_c.nan_count} NaN values with clipping, {v.res_u.nan_count} "
+                            "without.", icon=":material/warning:")
+
+
+def show_verdict(v: View) -> None:
+    """The headline verdict under the privacy figure (when its tab is open)."""
+    if v.verdict_slot is not None:
+        v.verdict_slot.markdown(headline_verdict(v.res_c, v.res_u, v.label_c))
+
+
+def finish(v: View) -> None:
+    """The accuracy of the new caps, last (the bounds and the figure are on screen already); then the prefetch.
+
+    Records ``st.session_state["_nvdp_timing"]`` (``answer``: the bounds and figure drawn; ``done``: the
+    accuracy too) for ``bench/bench_nvdp_page.py``. Afterwards the unclipped model's bounds at the other
+    orders (fixed per model) are computed while the user reads: an order move then computes the clipped
+    model's only.
+    """
+    ss["_nvdp_timing"] = {"answer": time.perf_counter(), "answer_cpu": time.process_time()}  # bench_nvdp_page.py
+    if v.res_c.accuracy is None or v.res_u.accuracy is None:
+        v.complete()
+        show_accuracy(v)
+        show_verdict(v)
+    ss["_nvdp_timing"]["done"] = time.perf_counter()
+    m = v.m
+    L.prefetch_bounds(K.evaluator(m.ukey, "unclipped", m.models, m.data), m.ukey,
+                      [ClipConfig(enabled=False, renyi_order=o) for o in RENYI_ORDERS], PROTOCOL)

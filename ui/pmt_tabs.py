@@ -1,0 +1,322 @@
+"""The PMT page's tabs: error vs epsilon | error vs lam | error vs n_pub | conditioning | truncation |
+privacy ledger | export (docs/DASHBOARD.md, "Layout per page").
+
+Only the open tab is built (``st.tabs(..., on_change="rerun")`` tracks it): a slider change recomputes
+just what is on screen, and the lam and n_pub sweeps run the first time their tab is opened
+(:func:`ui.pmt_run.lazy_sweep`). Each tab explains its figure in an expander; presenter mode hides
+the explanations (a ``teach_`` container that :func:`ui.layout.page_style` hides). The figures come
+from :mod:`engine.figures.pmt`; the downloads are built on click (:mod:`ui.pmt_export`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.figures import pmt as plots
+from ui import pmt_compute as C
+from ui import pmt_export as X
+from ui import pmt_run as R
+from ui.layout import FIGURE_HEIGHT, PLOTLY_CONFIG
+from ui.pmt_headline import Headline
+
+ss = st.session_state
+
+TAB_NAMES = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
+             "Privacy ledger", "Export"]
+
+
+@dataclass
+class _View:
+    """What every tab of one panel run draws with: the results, the headline, and the two drawing helpers."""
+
+    results: dict
+    task: str
+    hl: Headline
+    presenter: bool
+    teach: Callable  # title -> a container for the explanation (hidden in presenter mode)
+
+    @property
+    def log_y(self) -> bool:
+        return self.hl.metric not in ("accuracy", "auc")
+
+    def summ(self, frame: pd.DataFrame, by: str) -> pd.DataFrame:
+        return C.summarize(frame, self.hl.metric, by)
+
+    def show(self, fig, key: str) -> None:
+        fig.update_layout(height=FIGURE_HEIGHT[self.presenter])
+        if self.presenter:  # for a room: larger figure text; the y title shortened to the metric (it must fit the axis)
+            fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15)), margin=dict(b=135))
+            if str(fig.layout.yaxis.title.text or "").startswith(self.hl.label):
+                fig.update_yaxes(title_text=self.hl.label)
+        st.plotly_chart(fig, config=PLOTLY_CONFIG, key=key)
+
+
+def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
+    """Draw the tabs (the open one's figure only), the advisories under the main figure and the data caption.
+
+    Parameters
+    ----------
+    results : dict
+        The view's results (:func:`ui.pmt_run.compute`).
+    task : str
+        The page's task.
+    hl : Headline
+        The headline's metric, label, table and ratio (:func:`ui.pmt_headline.headline`).
+    presenter : bool
+        Presenter mode: larger figures, explanations hidden, no data caption.
+    """
+    # on_change="rerun" tracks the open tab, so only its figure is built (and the lam / n_pub sweeps run
+    # only when their tab is opened): a slider change then recomputes just what is on screen
+    t = st.tabs(TAB_NAMES, key="pmt_tab", on_change="rerun")
+    # presenter mode hides the explanations (the audience hears them): a container that ui.layout's CSS hides
+    _n_teach = iter(range(100))
+    teach = ((lambda title: st.container(key=f"teach_{next(_n_teach)}")) if presenter  # noqa: E731
+             else (lambda title: st.expander(title)))
+    v = _View(results=results, task=task, hl=hl, presenter=presenter, teach=teach)
+
+    with t[0]:
+        if t[0].open:
+            _epsilon_figure(v)
+    # the advisories (e.g. "noise-dominated: the public rows alone are better") right under the main figure,
+    # so that the headline numbers and the figure keep the first screen (the heading counts them)
+    for w in results["warnings"]:
+        st.warning(w, icon=":material/warning:")
+    with t[0]:
+        _epsilon_notes(v)
+    with t[1]:
+        _lam_tab(v, t[1].open)
+    with t[2]:
+        _npub_tab(v, t[2].open)
+    with t[3]:
+        _conditioning_tab(v, t[3].open)
+    with t[4]:
+        _truncation_tab(v, t[4].open)
+    with t[5]:
+        _ledger_tab(v, t[5].open)
+    with t[6]:
+        _export_tab(v)
+    if not presenter:
+        ds, spec, prep = results["ds"], results["spec"], results["prep"]
+        st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
+                   f"{prep.n_pub} public rows ({'random split: a simulation' if prep.public_is_split else 'separate public file'}), "
+                   f"{prep.n_priv} private rows; {spec['seeds']} seeds per setting.")
+
+
+def _epsilon_figure(v: _View) -> None:
+    results, metric = v.results, v.hl.metric
+    fig = plots.error_vs_epsilon_figure(v.summ(results["eps"], "epsilon"), metric=metric,
+                                        epsilon=results["spec"]["epsilon"], log_y=v.log_y)
+    if metric == "accuracy":  # a classifier is only useful above "always predict the majority class"
+        label_maj, acc_maj = C.majority_class_accuracy(results["prep"])
+        fig.add_hline(y=acc_maj, line=dict(color="#888888", dash="dashdot", width=2),
+                      annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
+                      annotation_position="bottom right")
+    v.show(fig, "fig_eps")
+
+
+def _epsilon_notes(v: _View) -> None:
+    with v.teach("What this shows, and what to try"):
+        st.markdown(
+            f"Each line is the **median {v.hl.label.lower()}** over {v.results['spec']['seeds']} noise draws at each epsilon; "
+            "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
+            "The error is heavy-tailed, so bands say more than averages. The dotted rule marks your epsilon.\n\n"
+            "**Why PMT helps:** after whitening with the public second moment the private rows are round, so "
+            "the truncation radius R rarely bites and the noisy matrix that ridge inverts is well conditioned "
+            "(see *Conditioning*). The baselines clip raw rows and invert a badly conditioned noisy matrix.\n\n"
+            "**Try:** lower lam to 0 (PMT stays stable, DP-RR does not); switch to the synthetic data with "
+            "kappa = 1e4; untick standardisation and watch the baselines' error jump.")
+
+
+def _lam_tab(v: _View, is_open: bool) -> None:
+    spec = v.results["spec"]
+    if is_open:
+        try:
+            lam_frame = R.lazy_sweep(v.results, "lam")
+            fig = plots.error_vs_lam_figure(v.summ(lam_frame, "lam"), metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y,
+                                            title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
+            v.show(fig, "fig_lam")
+        except (ValueError, TypeError) as exc:
+            st.error(f"**Cannot compute the lam sweep.** {exc}", icon=":material/error:")
+    with v.teach("What this shows, and what to try"):
+        st.markdown(
+            "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
+            "A large lam hides noise by shrinking the coefficients towards 0, which is a bias of its own.\n\n"
+            "**Why PMT helps:** PMT's noisy matrix is close to n times the identity, so it is invertible "
+            "without a penalty; the baselines need lam to keep their noisy matrix invertible.\n\n"
+            "**Try:** a smaller epsilon, where the gap widens.")
+
+
+def _npub_tab(v: _View, is_open: bool) -> None:
+    spec = v.results["spec"]
+    if v.results["npub_grid"] is None:
+        st.info("With a separate public file the public sample size is that file's length, so there is "
+                "nothing to sweep. Choose the random split to see this figure.")
+    elif is_open:
+        try:
+            npub_frame = R.lazy_sweep(v.results, "n_pub")
+            fig = plots.error_vs_n_pub_figure(v.summ(npub_frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
+                                              log_y=v.log_y, title=f"{v.hl.label} vs the public sample size at "
+                                              f"epsilon = {spec['epsilon']:g}")
+            v.show(fig, "fig_npub")
+        except (ValueError, TypeError) as exc:
+            st.error(f"**Cannot compute the n_pub sweep.** {exc}", icon=":material/error:")
+    with v.teach("What this shows, and what to try"):
+        st.markdown(
+            "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
+            "for the transform (all methods use them for the response bound).\n\n"
+            "**Why PMT helps:** a few hundred public rows estimate the shape of the data (its second moment) "
+            "well enough; more public rows help little beyond that.\n\n"
+            "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
+
+
+def _conditioning_tab(v: _View, is_open: bool) -> None:
+    if is_open:
+        cdiag = R.diag_with_fits(v.results)
+        v.show(plots.conditioning_figure(cdiag["kappas"], cdiag["spectra"],
+                                         labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
+               "fig_cond")
+    with v.teach("What this shows, and what to try"):
+        st.markdown(
+            "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
+            "Ridge inverts a noisy matrix (logistic regression one per Newton step), so a large kappa turns a "
+            "little noise into a large error. "
+            "Bars: the raw private X^T X, the public estimate Sigma_pub, the whitened X~^T X~ after PMT, "
+            "and the noisy matrix PMT actually solves (one noise draw). Right: the eigenvalues, each "
+            "divided by the largest (a flat line at 1 is perfect).\n\n"
+            "**Why PMT helps:** whitening with Sigma_pub^(-1/2) makes X~^T X~ close to n times the identity "
+            "(kappa near 1) whatever the raw kappa.\n\n"
+            "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
+
+
+def _truncation_tab(v: _View, is_open: bool) -> None:
+    diag, spec = v.results["diag"], v.results["spec"]
+    if is_open:
+        v.show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                       clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
+               "fig_trunc")
+    by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
+          "clipped); " if np.isfinite(diag["B_y"]) else "")
+    st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
+               f"baseline clip radius C = {diag['clip_radius']:.4g}.")
+    with v.teach("What this shows, and what to try"):
+        st.markdown(
+            "Left: the lengths of the raw private rows, with the radius C at which the private-only baselines "
+            "clip them. "
+            "Right: the lengths after whitening, with PMT's radius R = sqrt(d (1 + ln(2n/eta))). "
+            "Bounding the row length bounds how much one person can move the released statistics "
+            "(the sensitivity), which sets the noise.\n\n"
+            "**Why PMT helps:** whitened rows have length about sqrt(d), so almost none reach R; "
+            "raw rows have wildly different scales, so any single C either clips many rows (bias) or "
+            "is huge (noise).\n\n"
+            "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
+
+
+def _ledger_table(frame: pd.DataFrame) -> None:
+    st.dataframe(frame, hide_index=True, width="stretch",
+                 column_config={
+                     "name": st.column_config.TextColumn("release", help="what was released with noise"),
+                     "sensitivity": st.column_config.TextColumn(
+                         "sensitivity", help="L2 / Frobenius sensitivity: how far one person can move it"),
+                     "sigma": st.column_config.TextColumn("sigma", help="Gaussian noise standard deviation"),
+                     "mu": st.column_config.TextColumn("mu (GDP)", help="sensitivity / sigma"),
+                     "epsilon": st.column_config.TextColumn("epsilon", help="this release alone at the delta "
+                                                            "shown; the total row composes all releases"),
+                     "delta": st.column_config.TextColumn("delta"),
+                 })
+
+
+def _ledger_tab(v: _View, is_open: bool) -> None:
+    results = v.results
+    spec, diag = results["spec"], results["diag"]
+    st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
+                "(replace-one neighbours), as recorded by the engine's privacy ledger.")
+    ledger_methods = C.ledger_methods(spec, diag)
+    if not ledger_methods:
+        st.info("The engine does not report a ledger for this task yet.")
+    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key="pmt_ledger_method")
+    # the ledger is converted (and, for tasks other than ridge, the noisy fits run) only when this tab is open
+    if is_open and not ledger_methods:
+        _ledger_table(pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring", "epsilon",
+                                            "delta"]))
+    elif is_open:
+        ldiag = R.diag_with_fits(results)
+        _ledger_table(R.ledger(results["key"], results["prep"], results["diag_json"], which))
+        if ldiag.get("task") != "regression" and ldiag.get("eig_fixes"):
+            st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {ldiag['eig_fixes']} "
+                       "Newton step(s): the documented safeguard that keeps each noisy Newton step defined.")
+    with v.teach("What this shows"):
+        st.markdown(
+            "Every Gaussian release costs mu = sensitivity / sigma in Gaussian differential privacy; "
+            "releases compose as the square root of the sum of the squared mu's (the *total* row), which "
+            "converts back to (epsilon, delta). The total never exceeds your epsilon. The oracle DP-RR "
+            "is not listed as private: its clip radius was tuned on the error.")
+
+
+def _export_frames(results: dict) -> dict:
+    """Every sweep of the view, for the CSV download. Runs on click, in a thread without the Streamlit
+    script context, so it calls the engine directly (the sweeps are deterministic: same numbers)."""
+    frames = {"epsilon": results["eps"]}
+    for kind in ("lam", "n_pub"):
+        args = R.sweep_args(results, kind)
+        frames[kind] = None if args is None else C.sweep(results["prep"], json.loads(args[1]))
+    return frames
+
+
+def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:
+    """The HTML report (built on click, outside the script run: engine and figure builders only)."""
+    spec, diag = {**results["spec"], "metric": metric}, results["diag"]
+    if diag["ledgers"] is None:  # tasks other than ridge: the noisy fits, as the page's tabs compute them
+        diag = C.with_fits(diag, C.estimator_fits(results["prep"], results["spec"]))
+    diag = {**diag, "ledgers": {m: C.ledger_frame(led) for m, led in diag["ledgers"].items()}}
+    summ = C.summarize(results["eps"], metric, "epsilon")
+    figs = [("Error vs epsilon (median, 50 % and 90 % bands over seeds)",
+             plots.error_vs_epsilon_figure(summ, metric=metric, epsilon=spec["epsilon"],
+                                           log_y=metric not in ("accuracy", "auc"))),
+            ("Conditioning: kappa before and after PMT", plots.conditioning_figure(diag["kappas"], diag["spectra"])),
+            ("Truncation: row lengths before and after whitening",
+             plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                                     clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
+    return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
+                         metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
+                         public_name=public_name)
+
+
+def _export_tab(v: _View) -> None:
+    results, metric = v.results, v.hl.metric
+    ds, spec = results["ds"], results["spec"]
+    # the CSV (~0.5 MB, every sweep) is built only when the button is clicked (a deferred callable)
+    csv = functools.partial(lambda r: X.results_csv(_export_frames(r), data_name=r["ds"].name,
+                                                               target=r["ds"].target_name), results)
+    public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
+    settings = X.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
+    report = functools.partial(_report, results, v.hl.head, metric, v.hl.ratio_text, public_name)
+    st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
+                       key="dl_report", type="primary", icon=":material/summarize:",
+                       help="One self-contained HTML file to send after a demo: headline numbers, the figures "
+                       "(interactive, no network needed), settings, privacy ledger, data source and licence, "
+                       "and the commands that reproduce it.")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download results (CSV)", csv, file_name="pmt_results.csv", mime="text/csv",
+                       key="dl_csv", help="Every fit: one row per method, epsilon, seed, lam and n_pub.")
+    c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
+                       mime="application/json", key="dl_json",
+                       help="Every setting, the seeds and the package versions.")
+    why_not = X.cli_supported(spec)
+    if why_not:
+        st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
+    else:
+        cmds = X.cli_commands({**spec, "metric": metric}, ds=ds, public_name=public_name)
+        st.markdown("The headline numbers from a terminal (the same numbers, bit for bit):")
+        st.code(cmds["headline"], language="bash", wrap_lines=True)
+        st.markdown("The error-vs-epsilon figure's grid:")
+        st.code(cmds["figure"], language="bash", wrap_lines=True)
+        for note in X.cli_notes(spec):
+            st.caption(f":material/info: {note}")
+    st.caption("Each figure has a camera button (top right, on hover) that saves a PNG at 3x resolution.")
