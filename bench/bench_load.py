@@ -207,6 +207,7 @@ def nvdp_order_slider(page):
 async def person(i: int, browser, url: str, args, rec: dict) -> None:
     await asyncio.sleep(i * args.stagger)
     ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
+    ctx.set_default_timeout(args.move_timeout * 1000)  # a busy machine: Playwright's 30 s are not enough
     page = await ctx.new_page()
     page.on("pageerror", lambda e: rec["errors"].append(f"person {i}: page error {e}"))
     try:

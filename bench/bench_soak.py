@@ -71,6 +71,7 @@ async def soak(url: str, args, sampler, log) -> dict:
         log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB")
 
         ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
+        ctx.set_default_timeout(args.timeout * 1000)
         page = await ctx.new_page()
         page.on("pageerror", lambda e: out["errors"].append(f"page error {e}"))
         await page.goto(f"{url}/pmt", timeout=600_000)
