@@ -40,9 +40,8 @@ def small_csv(k: int, rows: int) -> bytes:
 
 async def upload(page, k: int, rows: int, timeout: float) -> bool:
     """Upload a new small CSV on the PMT page and make it the data (True when the headline came back)."""
-    exp = page.get_by_text("Upload your own CSV")
-    if await page.locator('input[type="file"]').count() == 0:
-        await exp.click()
+    if not await page.get_by_text("CSV file (comma").first.is_visible():  # the expander is closed
+        await page.get_by_text("Upload your own CSV").first.click()
     before = await headline_text(page, "PMT")
     await page.locator('input[type="file"]').first.set_input_files(
         files=[{"name": f"soak_{k}.csv", "mimeType": "text/csv", "buffer": small_csv(k, rows)}])
