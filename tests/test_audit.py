@@ -1,9 +1,10 @@
-"""engine.audit: the statistics (Clopper-Pearson, the epsilon bound), the neighbouring pairs, the
-stacked fast path against plain fits, the audit of every mechanism (below its claim, close to the
-ideal) and of deliberately broken copies (caught), and the ``audit`` subcommand.
+"""engine.audit: the statistics (Clopper-Pearson, the epsilon bound, the interval on mu and its false-alarm
+rate), the worst-case pairs (each release moves by its full sensitivity), the stacked fast paths against
+plain fits, the audit of every mechanism (correct ones pass and are tight; a 10 % under-calibration and
+every broken copy are caught) and the ``audit`` subcommand.
 
-Trials are chosen so that this file runs in well under a minute; the long audit is marked slow
-(``./test.sh -m slow``)."""
+Trials are chosen so that this file runs in about a minute on 2 cores, with seeds, but each assertion
+about power is made where the audit's power is above 0.96 (``separation_power``)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,14 @@ from scipy.stats import binomtest
 from engine import audit as A
 from engine import privacy as P
 from engine.cli import main as cli_main
-from engine.pmt import DPGDRidge, DPRidge, PMTRidge
-from engine.pmt.ridge import ssp_sensitivities
+from engine.pmt import DPGDRidge, PMTLogistic, PMTPooledRidge, PMTPoisson, PMTRidge
 
 DELTA = 1e-5
+ALL = list(A.MECHANISMS)
 
 
 # ------------------------------------------------------------------------------------------------
 # statistics
-# ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (0, 1000), (17, 1000), (500, 1000), (999, 1000)])
 def test_clopper_pearson_matches_scipy_binomtest(k, n):
     # a two-sided 90% exact interval's upper end is the one-sided 95% bound
@@ -106,137 +106,237 @@ def test_distinguishing_test_survives_overflowing_outputs():
         A.distinguishing_test(np.zeros((10, 2)), np.zeros((12, 2)), DELTA)
 
 
-# ------------------------------------------------------------------------------------------------
-# neighbouring pairs and the fast path
-# ------------------------------------------------------------------------------------------------
-def _noise_free_release(kind, est, X, y, X_pub, y_pub):
-    out, _ = A._ssp_releases(est, X, y, X_pub, y_pub, 4, np.random.default_rng(0), None)
-    return out[0]
+def _simulated_lower_bounds(mu, m, reps, alpha, seed):
+    """separation_interval's lower bound for ``reps`` exact Gaussian experiments N(0,1) vs N(mu,1) with m
+    runs each, drawn through the sufficient statistics (sample means and variances) to stay cheap."""
+    rng = np.random.default_rng(seed)
+    lows = np.empty(reps)
+    for i in range(reps):
+        # an exact experiment of size m costs 2m normals; reuse separation_interval itself on them
+        s0 = rng.normal(size=m)
+        s1 = rng.normal(mu, 1.0, size=m)
+        lows[i] = A.separation_interval(s0, s1, alpha)[1]
+    return lows
 
 
-@pytest.mark.parametrize("kind, cls", [("pmt", PMTRidge), ("rr", DPRidge)])
-def test_ssp_pair_moves_the_statistics_by_at_most_and_nearly_the_sensitivity(kind, cls):
-    (X0, y0), (X1, y1), X_pub, y_pub, ratio = A._ssp_pair(kind, 100, 2, 200, 0.05, 0)
-    assert np.array_equal(X0[:-1], X1[:-1]) and np.array_equal(y0[:-1], y1[:-1])  # replace-one
-    off = dict(epsilon=np.inf, lam=0.0)
-    r0 = _noise_free_release(kind, cls(**off), X0, y0, X_pub, y_pub)
-    r1 = _noise_free_release(kind, cls(**off), X1, y1, X_pub, y_pub)
-    fit = cls(epsilon=2.0, lam=0.0).fit(X0, y0, X_pub, y_pub)
-    sens_A, sens_b = fit.report_.sensitivities["A"], fit.report_.sensitivities["b"]
-    assert (sens_A, sens_b) == ssp_sensitivities(fit.report_.radius, fit.report_.B_y)
-    d = 3
-    dA, db = (r1 - r0)[: d * (d + 1) // 2], (r1 - r0)[d * (d + 1) // 2:]
-    assert np.linalg.norm(dA) <= sens_A * (1 + 1e-9) and np.linalg.norm(db) <= sens_b * (1 + 1e-9)
-    # the pair reaches the designed separation: sqrt((|dA|/s_A)^2 + (|db|/s_b)^2) = ratio * mu
-    s = fit.report_.noise_scales
-    sep = math.hypot(np.linalg.norm(dA) / s["A"], np.linalg.norm(db) / s["b"])
-    assert sep == pytest.approx(ratio * fit.report_.mu, rel=1e-6)
-    assert 0.87 < ratio < 0.89  # A and b cannot both reach their sensitivity (see _ssp_canary_directions)
+@pytest.mark.parametrize("mu, alpha", [(0.5, 0.05), (1.0, 0.01)])
+def test_separation_interval_false_alarm_rate_is_the_stated_one(mu, alpha):
+    """A tight Gaussian release (true separation = the claim): the lower bound exceeds the claim in
+    about ``alpha`` of the experiments (binomial check), so the stated false-alarm rate is the real one."""
+    reps = 4000
+    lows = _simulated_lower_bounds(mu, 2000, reps, alpha, seed=int(mu * 100))
+    k = int(np.sum(lows > mu))
+    assert binomtest(k, reps, alpha).pvalue > 1e-3, (k, reps * alpha)
 
 
-@pytest.mark.parametrize("cls", [PMTRidge, DPRidge])
-def test_stacked_fast_path_reproduces_a_plain_fit(cls):
-    (X0, y0), _, X_pub, y_pub, _ = A._ssp_pair("pmt" if cls is PMTRidge else "rr", 100, 2, 200, 0.05, 0)
-    out, est = A._ssp_releases(cls(epsilon=1.0, lam=0.0), X0, y0, X_pub, y_pub, 50, np.random.default_rng(5), None)
-    plain = cls(epsilon=1.0, lam=0.0, random_state=np.random.default_rng(5)).fit(X0, y0, X_pub, y_pub)
-    np.testing.assert_array_equal(est.coef_, plain.coef_)  # run 0 of the stack is exactly the plain fit
-    assert out.shape == (50, 9) and np.unique(out[:, 0]).size == 50  # 50 independent draws
-    # the hooks are gone afterwards, in every module that holds them
-    assert _hooked_names_restored()
-
-
-def test_dpgd_stacked_fast_path_reproduces_a_plain_fit():
-    (X0, y0), _, X_pub, y_pub, _ = A._dpgd_pair(100, 2, 200, 0)
-    make = lambda rs=None: DPGDRidge(epsilon=1.0, lam=0.0, n_steps=10, random_state=rs)  # noqa: E731
-    out, est = A._dpgd_releases(make(), X0, y0, X_pub, y_pub, 30, np.random.default_rng(4), None)
-    plain = make(np.random.default_rng(4)).fit(X0, y0, X_pub, y_pub)
-    np.testing.assert_allclose(out[0], plain.theta_, rtol=1e-12)
-    np.testing.assert_allclose(est.theta_, plain.theta_, rtol=1e-12)
-    assert out.shape == (30, 3) and np.unique(out[:, 0]).size == 30
+def test_separation_interval_edge_cases_and_power_formula():
+    assert A.separation_interval(np.zeros(5), np.ones(5), 0.01) == (math.inf, math.inf, math.inf)
+    assert A.separation_interval(np.ones(5), np.ones(5), 0.01) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        A.separation_interval(np.zeros(5), np.ones(5), 0.0)
+    # power at the claim is alpha; a 10 % under-calibration at mu = 0.925 with 20k runs is caught surely
+    assert A.separation_power(0.9249, 0.9249, 20_000, 1e-3) == pytest.approx(1e-3, rel=1e-6)
+    assert A.separation_power(0.9249 / 0.9, 0.9249, 20_000, 5e-4) > 0.999
+    # simulated power matches the formula (mu 0.5 claimed, true 0.55, 4000 runs, alpha 0.05)
+    lows = _simulated_lower_bounds(0.55, 4000, 400, 0.05, seed=9)
+    assert np.mean(lows > 0.5) == pytest.approx(A.separation_power(0.55, 0.5, 4000, 0.05), abs=0.08)
 
 
 # ------------------------------------------------------------------------------------------------
-# audits of the product's mechanisms, and of broken copies
+# worst-case pairs: every audited release moves by its full sensitivity
 # ------------------------------------------------------------------------------------------------
-RIDGE = ["dp-pmtrr", "dp-rr", "dp-gd-ridge"]
-LOGISTIC = [m for m in ("dp-pmtlr", "dp-newton", "dp-gd-logistic") if m in A.MECHANISMS]
-#: trials per data set in the suite (the logistic paths cost more per run)
-TRIALS = {"dp-pmtrr": 20_000, "dp-rr": 20_000, "dp-gd-ridge": 20_000, "dp-pmtlr": 12_000, "dp-newton": 12_000,
-          "dp-gd-logistic": 8_000}
-#: DP-Newton's final iterate (raw rows: a noisier Hessian) does not show all of the pair's separation
-#: (post-processing can only lose it): checked as a band there, as an equality elsewhere.
-MU_HAT_BAND = {"dp-newton": (0.8, 1.12)}
+def test_standard_public_rows_make_the_public_moment_the_identity():
+    from engine.pmt import public_moment
+
+    Xq = A.standard_public_rows(200, 2, 0)
+    mom = public_moment(Xq, fit_intercept=True)
+    np.testing.assert_allclose(mom.Sigma_pub_inv_sqrt, np.eye(3), atol=1e-12)
 
 
-def test_logistic_mechanisms_are_registered():
-    assert LOGISTIC == ["dp-pmtlr", "dp-newton", "dp-gd-logistic"]
+#: the ratio each release's pair must reach (movement of the noise-free statistic / stated sensitivity)
+EXPECTED_RATIO = {("dp-pmt-poisson", 0): 1 - 1 / 1000.0}
 
 
-@pytest.mark.parametrize("mechanism", RIDGE + LOGISTIC)
-def test_correct_mechanism_stays_below_its_claim_and_is_calibrated(mechanism):
-    r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=TRIALS[mechanism], seed=0)
-    assert not r.violation and r.epsilon_lb < 2.0
-    # meaningful: real evidence, near what a perfect test of this pair could show with these trials
-    assert r.epsilon_lb > 0.5 * r.ideal_pair_epsilon_lb > 0.05
-    # calibrated: the observed separation matches the noise the mechanism claims to add (too little
-    # noise would show a larger mu_hat, too much a smaller one); pair_mu_ratio is exact for each pair
-    lo, hi = MU_HAT_BAND.get(mechanism, (0.88, 1.12))
-    assert lo < r.mu_hat / (r.pair_mu_ratio * r.mu_claimed) < hi, r.mu_hat / r.mu_claimed
-    assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
+@pytest.mark.parametrize("mechanism", ALL)
+def test_every_gaussian_release_moves_by_its_full_sensitivity(mechanism):
+    releases, info = A.sample_releases(mechanism, epsilon=4.0, delta=DELTA, trials=4, seed=0)
+    white = [r for r in releases if r.direction is not None]
+    assert len(white) == (1 if mechanism.startswith("dp-gd") else 2)
+    for j, r in enumerate(white):
+        assert r.ratio <= 1 + 1e-9, (r.name, r.ratio)  # more would mean the stated sensitivity is too small
+        if mechanism == "dp-pmt-poisson" and j == 1:  # H = e^{R B_theta}: Hessian pair at theta~ = 0 shows 1/H
+            from engine.pmt import pmt_radius
+            assert r.ratio == pytest.approx(math.exp(-pmt_radius(3, 100, 0.05) * 1e-3), rel=1e-5)
+        else:
+            assert r.ratio == pytest.approx(EXPECTED_RATIO.get((mechanism, j), 1.0), rel=2e-5), (r.name, r.ratio)
 
 
-HOOKED = ("ssp_noise", "ssp_solve", "dp_gd_ridge_path", "dp_gd_noise", "truncate_rows", "truncate_rows_inplace",
-          "noisy_newton",
-          "newton_noise", "dp_gd_logistic_path")
+def test_pairs_are_replace_one():
+    from engine.pmt import pmt_radius
+
+    R = pmt_radius(3, 100, 0.05)
+    pairs, _, _ = A.ssp_pairs(100, 2, 200, 0, R)
+    npairs, _ = A.newton_pairs("logistic", 100, 2, 200, 0, R)
+    ppairs, _ = A.newton_pairs("poisson", 100, 2, 200, 0, R, 1000.0)
+    for (X0, y0), (X1, y1), *_ in [*pairs.values(), *npairs.values(), *ppairs.values()]:
+        assert X0.shape == X1.shape == (100, 2)
+        assert np.array_equal(X0[:-1], X1[:-1]) and np.array_equal(y0[:-1], y1[:-1])
+        assert not (np.array_equal(X0[-1], X1[-1]) and y0[-1] == y1[-1])
+
+
+def test_logistic_gradient_pair_at_its_iterate_matches_the_closed_form():
+    """The audit's gradient pair (eps = 1e-3) at theta~ = K v: the engine's glm_statistics differ by
+    2R/n/sqrt(1 + eps^2) (the closed form of logistic_gradient_worst_pair)."""
+    from engine.pmt import pmt_radius
+    from engine.pmt._newton import glm_statistics
+
+    R, n = pmt_radius(3, 100, 0.05), 100
+    pairs, X_pub = A.newton_pairs("logistic", n, 2, 200, 0, R)
+    (X0, y0), (X1, y1), theta = pairs["gradient"]
+    caps = [A._newton_capture(PMTLogistic(epsilon=4.0, lam=0.0, n_steps=2), X, y, X_pub, np.random.default_rng(0))
+            for X, y in ((X0, y0), (X1, y1))]
+    g0, _ = glm_statistics(caps[0]["Z"], caps[0]["y"], theta)
+    g1, _ = glm_statistics(caps[1]["Z"], caps[1]["y"], theta)
+    *_, closed = A.logistic_gradient_worst_pair(R, n, d=3, eps=1e-3)
+    assert np.linalg.norm(g1 - g0) == pytest.approx(closed, rel=1e-6)
+    assert closed == pytest.approx(2 * R / n / math.hypot(1, 1e-3), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# the stacked fast paths against plain fits
+# ------------------------------------------------------------------------------------------------
+HOOKED = ("ssp_noise", "ssp_solve", "noise_aware_solve", "pooled_solve", "pooled_weights", "dp_gd_noise",
+          "dp_gd_ridge_path", "noisy_newton", "dp_gd_logistic_path", "truncate_rows", "truncate_rows_inplace")
 
 
 def _originals():
-    """(module, name) -> object for every engine.pmt module holding a hooked name, before any audit."""
     from engine.audit import hooks
 
     return {(m.__name__, k): vars(m)[k] for k in HOOKED for m in hooks._holders(k)}
 
 
-def _hooked_names_restored():
-    from engine.audit import hooks
-
-    now = {(m.__name__, k): vars(m)[k] for k in HOOKED for m in hooks._holders(k)}
-    return now == ORIGINALS and all(o.__module__.startswith("engine.pmt") for o in now.values())
-
-
 ORIGINALS = _originals()
-assert {k for _, k in ORIGINALS} == set(HOOKED)  # every hooked name is found somewhere
-CAUGHT = [(m, b) for m in RIDGE + LOGISTIC for b in A.BROKEN
-          if (m, b) not in (("dp-pmtlr", "noise-0.2"), ("dp-newton", "noise-0.2"))]
 
 
-@pytest.mark.parametrize("mechanism, broken", CAUGHT)
-def test_broken_copies_are_caught(mechanism, broken):
-    trials = 12_000 if mechanism in ("dp-pmtlr", "dp-newton") else 4_000
-    r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=trials, seed=1, broken=broken)
-    assert r.violation and r.epsilon_lb > 2.0, (r.epsilon_lb, r.mu_hat)
-    # and the product is untouched afterwards: every hooked function is the original again, everywhere
+def _hooked_names_restored():
+    return _originals() == ORIGINALS and all(o.__module__.startswith("engine.pmt") for o in ORIGINALS.values())
+
+
+@pytest.mark.parametrize("cls", [PMTRidge, PMTPooledRidge])
+def test_stacked_ssp_fast_path_reproduces_a_plain_fit(cls):
+    from engine.pmt import pmt_radius
+
+    pairs, X_pub, y_pub = A.ssp_pairs(100, 2, 200, 0, pmt_radius(3, 100, 0.05))
+    (X0, y0), _ = pairs["b"]
+    out = A._ssp_releases(cls(epsilon=1.0, lam=0.0), X0, y0, X_pub, y_pub, 50, np.random.default_rng(5), None)
+    plain = cls(epsilon=1.0, lam=0.0, random_state=np.random.default_rng(5)).fit(X0, y0, X_pub, y_pub)
+    np.testing.assert_array_equal(out["estimator"].coef_, plain.coef_)  # run 0 of the stack is the plain fit
+    assert out["A"].shape == (50, 3, 3) and np.unique(out["b"][:, 0]).size == 50
+    if cls is PMTPooledRidge:  # every stacked release goes through the product's combination
+        np.testing.assert_allclose(out["coef"][0], plain.theta_, rtol=1e-10, atol=1e-12)
+        assert np.unique(out["coef"][:, 0]).size == 50
     assert _hooked_names_restored()
 
 
-@pytest.mark.parametrize("mechanism", [m for m in ("dp-pmtlr", "dp-newton") if m in A.MECHANISMS])
-def test_newton_noise_scaled_by_0_2_shows_in_the_separation(mechanism):
-    """The noisy-Newton pairs show only mu / (2 sqrt 2) (see _pmtlr_pair), so a 5x too small noise gives
-    ~1.77 mu: caught by the bound only with ~10^5 runs (slow test below); here the separation itself
-    is checked against the correct mechanism's."""
-    ok = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=6_000, seed=2)
-    bad = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=6_000, seed=2, broken="noise-0.2")
-    assert bad.mu_hat == pytest.approx(5 * ok.mu_hat, rel=0.2)
-    assert bad.mu_hat > 1.5 * bad.mu_claimed > ok.mu_hat
+def test_dpgd_stacked_fast_path_reproduces_a_plain_fit():
+    from engine.audit.mechanisms import _dpgd_pair
+
+    (X0, y0), _, X_pub, y_pub = _dpgd_pair(100, 2, 200, 0)
+    make = lambda rs=None: DPGDRidge(epsilon=1.0, lam=0.0, n_steps=10, random_state=rs)  # noqa: E731
+    out, est = A._dpgd_releases(make(), X0, y0, X_pub, y_pub, 30, np.random.default_rng(4), None)
+    plain = make(np.random.default_rng(4)).fit(X0, y0, X_pub, y_pub)
+    np.testing.assert_allclose(out[0], plain.theta_, rtol=1e-12)
+    assert out.shape == (30, 3) and np.unique(out[:, 0]).size == 30
+    assert _hooked_names_restored()
+
+
+@pytest.mark.parametrize("cls, family", [(PMTLogistic, "logistic"), (PMTPoisson, "poisson")])
+def test_newton_capture_is_the_estimators_own_rows_and_noise_scales(cls, family):
+    from engine.pmt import pmt_radius
+    from engine.pmt._newton import glm_statistics
+
+    R = pmt_radius(3, 100, 0.05)
+    pairs, X_pub = A.newton_pairs(family, 100, 2, 200, 0, R, 1000.0)
+    (X0, y0), _, _ = pairs["hessian"]
+    kw = {"y_max": 1000.0, "theta_radius": 1e-3} if cls is PMTPoisson else {}
+    cap = A._newton_capture(cls(epsilon=2.0, lam=0.0, n_steps=1, **kw), X0, y0, X_pub, np.random.default_rng(1))
+    est = cap["estimator"]
+    assert cap["sigma_g"] == est.report_.noise_scales["gradient (per step)"]
+    assert cap["sigma_H"] == est.report_.noise_scales["Hessian (per step)"]
+    assert np.linalg.norm(cap["Z"], axis=1).max() <= R * (1 + 1e-12)  # the product truncated the extreme row
+    g, H = glm_statistics(cap["Z"], cap["y"], np.zeros(3), cap["family"])
+    free = A._newton_step_releases(cap, np.zeros(3), "gradient", 3, np.random.default_rng(0), None, factor=0.0)
+    np.testing.assert_array_equal(free, np.tile(g, (3, 1)))
+    assert _hooked_names_restored()
+
+
+# ------------------------------------------------------------------------------------------------
+# audits of the product's mechanisms
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mechanism", ALL)
+def test_correct_mechanism_passes_and_its_pair_is_tight(mechanism):
+    """No violation, and the two-sided interval covers the claimed mu (times the pair's ratio) for every
+    Gaussian release: the audit is not weak (it would see 10 % more) and the mechanism not over-noised."""
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=6_000, seed=11)
+    assert not r.violation, r.releases
+    for rel in r.releases:
+        assert rel["lower"] < rel["bound"]
+        if rel["gaussian"]:
+            assert rel["lower"] < rel["mu_claim"] * rel["ratio"] * (1 + 1e-9) < rel["upper"] or (
+                mechanism == "dp-pmt-poisson" and rel["lower"] < rel["mu_claim"] * rel["ratio"]), rel
+
+
+def test_false_alarm_rate_in_repeated_seeded_audits():
+    """30 seeded audits of a correct DP-RR at alpha = 0.2 (so that the rate is visible): flagged about 20 %
+    of the time (binomial check), i.e. the stated rate is the real one, neither more nor much less."""
+    flags = [A.audit("dp-rr", epsilon=4.0, trials=1_500, seed=100 + s, alpha=0.2).violation for s in range(30)]
+    k = int(sum(flags))
+    assert binomtest(k, 30, 0.2).pvalue > 1e-3, k
+
+
+#: mechanisms whose 10 % under-calibration the issue asks to be caught with 20k trials
+POWER = ["dp-pmtrr", "dp-rr", "pmt-pooled", "dp-gd-ridge", "dp-gd-logistic", "dp-pmtlr", "dp-newton",
+         "dp-pmt-poisson"]
+
+
+@pytest.mark.parametrize("mechanism", POWER)
+def test_ten_percent_under_calibration_is_caught_with_20k_trials(mechanism):
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=20_000, seed=5, broken="sensitivity-0.9")
+    assert r.violation, r.releases
+    # the caught release's estimate is about 1/0.9 of the claim
+    best = max(r.releases, key=lambda x: x["mu_hat"] / x["mu_claim"])
+    assert 1.03 < best["mu_hat"] / best["mu_claim"] < 1.2
+    assert min(x["power_10pct"] for x in r.releases if x["gaussian"]) > 0.95
+
+
+@pytest.mark.parametrize("mechanism, broken", [(m, b) for m in ALL for b in ("skip-clipping", "partial-noise")])
+def test_broken_copies_are_caught(mechanism, broken):
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=2_000, seed=3, broken=broken)
+    assert r.violation, r.releases
+
+
+def test_leak_in_the_pooled_combination_is_caught_on_the_coefficients_only():
+    r = A.audit("pmt-pooled", epsilon=4.0, delta=DELTA, trials=6_000, seed=4, broken="combination-leak")
+    (rA, rb, rc) = r.releases
+    assert not rA["violation"] and not rb["violation"]  # (A, b) are released correctly
+    assert rc["violation"] and rc["lower"] > 2 * rc["bound"]  # the combination uses the private rows
+    ok = A.audit("pmt-pooled", epsilon=4.0, delta=DELTA, trials=6_000, seed=4)
+    assert ok.releases[2]["mu_hat"] < ok.releases[2]["bound"]
 
 
 def test_audit_validates_its_arguments_before_running():
     with pytest.raises(ValueError, match="mechanism must be one of"):
         A.audit("dp-magic", epsilon=1.0)
-    with pytest.raises(ValueError, match="broken must be None or one of"):
-        A.audit("dp-rr", epsilon=1.0, broken="noise-0.5")
+    with pytest.raises(ValueError, match="broken must be None"):
+        A.audit("dp-rr", epsilon=1.0, broken="noise-zero")
+    with pytest.raises(ValueError, match="broken must be None"):
+        A.audit("dp-rr", epsilon=1.0, broken="sensitivity--1")
+    with pytest.raises(ValueError, match="use it with mechanism 'pmt-pooled'"):
+        A.audit("dp-rr", epsilon=1.0, broken="combination-leak")
     with pytest.raises(ValueError, match="trials must be an integer >= 4"):
         A.audit("dp-rr", epsilon=1.0, trials=2)
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        A.audit("dp-rr", epsilon=1.0, alpha=1.0)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
         A.audit("dp-rr", epsilon=-1.0)
     with pytest.raises(ValueError, match="epsilon must be finite"):
@@ -248,130 +348,33 @@ def test_audit_validates_its_arguments_before_running():
 def test_same_seed_same_audit():
     a = A.audit("dp-gd-ridge", epsilon=1.0, trials=1_000, seed=3)
     b = A.audit("dp-gd-ridge", epsilon=1.0, trials=1_000, seed=3)
-    assert (a.fp, a.fn, a.epsilon_lb) == (b.fp, b.fn, b.epsilon_lb)
+    assert a.releases == b.releases
 
 
 # ------------------------------------------------------------------------------------------------
 # command line
 # ------------------------------------------------------------------------------------------------
-def test_cli_audit_json_and_text(capsys):
-    rc = cli_main(["audit", "--mechanism", "dp-rr", "--epsilon", "2", "--delta", "1e-5", "--trials", "2000",
-                   "--seed", "2", "--json"])
+def test_cli_audit_broken_sensitivity_json_reports_a_violation(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-pmtrr", "--broken", "sensitivity-0.9", "--trials", "20000", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["mechanism"] == "dp-rr" and out["trials"] == 2000 and out["violation"] is False
-    assert 0 <= out["epsilon_lb"] < 2
-    rc = cli_main(["audit", "--mechanism", "dp-gd-ridge", "--epsilon", "2", "--trials", "2000", "--broken",
-                   "noise-0.2"])
+    assert out["violation"] is True and out["broken"] == "sensitivity-0.9" and out["epsilon"] == 4.0
+    assert out["alpha"] == 1e-3 and len(out["releases"]) == 2
+
+
+def test_cli_audit_text(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-pmt-poisson", "--trials", "2000", "--seed", "2"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "consistent with the claim" in text and "false-alarm rate  : 0.001" in text
+    rc = cli_main(["audit", "--mechanism", "dp-gd-ridge", "--trials", "2000", "--broken", "noise-0.2"])
     text = capsys.readouterr().out
     assert rc == 0 and "VIOLATION" in text and "BROKEN COPY: noise-0.2" in text
 
 
-def test_cli_audit_bad_epsilon_is_a_one_line_error(capsys):
+def test_cli_audit_bad_arguments_are_one_line_errors(capsys):
     rc = cli_main(["audit", "--mechanism", "dp-rr", "--epsilon", "0", "--trials", "100"])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error: epsilon must be > 0") and "Traceback" not in err
-
-
-# ------------------------------------------------------------------------------------------------
-# long run (opt-in)
-# ------------------------------------------------------------------------------------------------
-@pytest.mark.slow
-@pytest.mark.parametrize("mechanism", RIDGE + LOGISTIC)
-def test_long_audit_approaches_the_ideal(mechanism):
-    trials = 400_000 if mechanism in RIDGE else 100_000
-    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=trials, seed=7)
-    assert not r.violation
-    assert r.epsilon_lb > 0.8 * r.ideal_pair_epsilon_lb
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mechanism", [m for m in ("dp-pmtlr", "dp-newton") if m in A.MECHANISMS])
-def test_long_audit_catches_newton_with_noise_scaled_by_0_2(mechanism):
-    r = A.audit(mechanism, epsilon=2.0, delta=DELTA, trials=120_000, seed=8, broken="noise-0.2")
-    assert r.violation, (r.epsilon_lb, r.mu_hat)
-
-
-def test_logistic_stacked_fast_paths_reproduce_plain_fits():
-    import engine.pmt as G
-    (X0, y0), _, X_pub = A._pmtlr_pair(100, 2, 200, 0)
-    out, est = A._newton_releases(G.PMTLogistic(epsilon=1.0, lam=0.0), X0, y0, X_pub, 40, np.random.default_rng(6), None)
-    plain = G.PMTLogistic(epsilon=1.0, lam=0.0, random_state=np.random.default_rng(6)).fit(X0, y0, X_pub)
-    np.testing.assert_allclose(out[0], plain.theta_tilde_, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(est.coef_, plain.coef_, rtol=1e-10, atol=1e-12)
-    assert out.shape == (40, 3) and np.unique(out[:, 0]).size == 40
-    X, y, X_pub = A._base_logistic_data(100, 2, 200, 0)
-    make = lambda rs=None: G.DPGDLogistic(epsilon=1.0, lam=0.0, n_steps=10, random_state=rs)  # noqa: E731
-    out, est = A._dpgd_logistic_releases(make(), X, y, X_pub, 30, np.random.default_rng(4), None)
-    plain = make(np.random.default_rng(4)).fit(X, y, X_pub)
-    np.testing.assert_allclose(out[0], plain.theta_, rtol=1e-10)
-    assert out.shape == (30, 3) and np.unique(out[:, 0]).size == 30
-
-
-# ------------------------------------------------------------------------------------------------
-# DP-PMT Poisson (issue 13, part 5)
-# ------------------------------------------------------------------------------------------------
-from engine.audit import mechanisms as M  # noqa: E402
-
-
-def test_poisson_pair_moves_the_gradient_by_half_its_sensitivity_and_the_hessian_not_at_all():
-    """The canary row, truncated to norm R, with counts 0 and 10 y_max (clipped to y_max = e^{R B}):
-    at any theta~ the averaged gradients differ by y_max R / n = half of 2 R G / n, the Hessians by 0."""
-    import engine.pmt as G
-    from engine.pmt._newton import POISSON, glm_statistics
-
-    n = 100
-    (X0, y0), (X1, y1), X_pub, y_max = M._pmt_poisson_pair(n, 2, 200, 0)
-    est = G.PMTPoisson(epsilon=1.0, lam=0.0, y_max=y_max, theta_radius=M.POISSON_AUDIT_THETA_RADIUS)
-    tr = G.pmt_transform(X0, X_pub, eta=0.05, fit_intercept=True)
-    tr1 = G.pmt_transform(X1, X_pub, eta=0.05, fit_intercept=True)
-    R = tr.radius
-    assert y_max == pytest.approx(math.exp(R * M.POISSON_AUDIT_THETA_RADIUS))
-    assert np.linalg.norm(tr.X_tilde[-1]) == pytest.approx(R) and bool(tr.truncated[-1])
-    from engine.pmt.poisson import poisson_bounds
-
-    Gb, Hb = poisson_bounds(R, M.POISSON_AUDIT_THETA_RADIUS, y_max)
-    assert Gb == pytest.approx(y_max) and Hb == pytest.approx(y_max)
-    rng = np.random.default_rng(0)
-    for theta in [np.zeros(3), 0.6 * rng.normal(size=3) / math.sqrt(3)]:
-        g0, H0 = glm_statistics(tr.X_tilde, np.minimum(y0, y_max), theta, POISSON)
-        g1, H1 = glm_statistics(tr1.X_tilde, np.minimum(y1, y_max), theta, POISSON)
-        assert np.linalg.norm(g0 - g1) == pytest.approx(y_max * R / n, rel=1e-9)  # averaged over n rows
-        np.testing.assert_allclose(H0, H1, rtol=0, atol=1e-9 * np.abs(H0).max())
-    assert est.y_max == y_max
-
-
-def test_poisson_audit_correct_mechanism_stays_below_its_claim_and_is_calibrated():
-    r = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=40_000, seed=0)
-    assert not r.violation and r.epsilon_lb < 2.0
-    assert r.epsilon_lb > 0.5 * r.ideal_pair_epsilon_lb > 0.05
-    # the pair shows mu / (2 sqrt 2) when the noise is as claimed (the ball projection is post-processing)
-    assert r.pair_mu_ratio == pytest.approx(1.0 / (2.0 * math.sqrt(2.0)))
-    assert 0.85 < r.mu_hat / (r.pair_mu_ratio * r.mu_claimed) < 1.15, r.mu_hat / r.mu_claimed
-    assert r.mu_claimed == pytest.approx(P.gdp_mu(2.0, DELTA))
-    assert r.extra["y_max"] > 1 and r.extra["theta_radius"] == M.POISSON_AUDIT_THETA_RADIUS
-
-
-def test_poisson_audit_catches_broken_copies():
-    ok = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=6_000, seed=2)
-    # noise on the gradient's first coordinate dropped: the canary's gradient gap is seen without noise
-    bad = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=4_000, seed=1, broken="partial-noise")
-    assert bad.violation and bad.epsilon_lb > 2.0, (bad.epsilon_lb, bad.mu_hat)
-    # noise scaled by 0.2: the separation is ~5x the correct one, beyond anything the claim allows
-    # (a correct mechanism shows at most 0.354 mu with this pair); the bound needs ~1e5 runs, as for DP-PMTLR
-    weak = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=6_000, seed=2, broken="noise-0.2")
-    assert weak.mu_hat == pytest.approx(5 * ok.mu_hat, rel=0.25)
-    assert weak.mu_hat > 1.5 * weak.mu_claimed > ok.mu_hat
-    # row truncation skipped: the canary's gradient gap is 10x larger; separation far above the claim
-    skip = A.audit("dp-pmt-poisson", epsilon=2.0, delta=DELTA, trials=4_000, seed=1, broken="skip-clipping")
-    assert skip.mu_hat > 2.0 * skip.mu_claimed
-    assert skip.violation and skip.epsilon_lb > 2.0, (skip.epsilon_lb, skip.mu_hat)
-    assert _hooked_names_restored()
-
-
-def test_cli_audit_poisson(capsys):
-    rc = cli_main(["audit", "--mechanism", "dp-pmt-poisson", "--epsilon", "2", "--trials", "2000", "--seed", "2",
-                   "--json"])
-    out = json.loads(capsys.readouterr().out)
-    assert rc == 0 and out["mechanism"] == "dp-pmt-poisson" and out["violation"] is False
-    assert out["label"] == "DP-PMT Poisson (PMTPoisson)" and 0 <= out["epsilon_lb"] < 2
+    with pytest.raises(SystemExit):
+        cli_main(["audit", "--mechanism", "dp-rr", "--broken", "sensitivity-x"])
+    assert "sensitivity-F" in capsys.readouterr().err

@@ -147,7 +147,7 @@ def test_pmt_page_epsilon_slider_changes_the_figure(server):
             tabs = page.get_by_role("tab")
             names = [tabs.nth(i).inner_text().strip() for i in range(tabs.count())]
             assert names == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
-                             "Privacy ledger", "Export"]
+                             "Privacy ledger", "Planner", "Export"]
             panel = page.locator('[data-testid="stTabs"]')
             for i, name in enumerate(names):
                 tabs.nth(i).click()

@@ -36,7 +36,11 @@ def test_json_and_out(tmp_path, capsys):
     # the JSON summary is the summary of the written frame
     from engine.pmt.sweep import summarize
 
-    pmt_med = summarize(frame).query("method == 'PMT' and lam == 0")["median"].iloc[0]
+    # default metric: the held-out RMSE (ridge), the L2 median beside it
+    assert payload["settings"]["metric"] == "rmse"
+    pmt_med = summarize(frame, "rmse").query("method == 'PMT' and lam == 0")["median"].iloc[0]
+    assert summ.query("method == 'PMT' and lam == 0")["l2_median"].iloc[0] == pytest.approx(
+        summarize(frame).query("method == 'PMT' and lam == 0")["median"].iloc[0])
     assert summ.query("method == 'PMT' and lam == 0")["median"].iloc[0] == pytest.approx(pmt_med)
 
 

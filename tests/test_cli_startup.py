@@ -55,7 +55,8 @@ def test_help_imports_no_numeric_library():
     # only the stub of each subcommand: no engine module beyond the CLI package itself
     assert {n for n in names if n.startswith("engine")} <= {"engine", "engine.__main__", "engine.cli",
                                                             "engine.cli.datasets", "engine.cli.privacy",
-                                                            "engine.cli.pmt", "engine.cli.audit", "engine.cli.nvdp"}
+                                                            "engine.cli.pmt", "engine.cli.pmt_moments",
+                                                            "engine.cli.pmt_plan", "engine.cli.audit", "engine.cli.nvdp"}
 
 
 def test_privacy_output_from_the_light_path():

@@ -151,7 +151,8 @@ def test_run_from_files_equals_memory(tmp_path, fmt):
     pub, priv = frame.iloc[:N_PUB], frame.iloc[N_PUB:]
     _write_parts(tmp_path, priv, 12, fmt)
     pub.to_csv(tmp_path / "public.csv", index=False)
-    ref = PMTRidge(epsilon=2.0, random_state=5).fit(priv[cols].to_numpy(), priv["PE"].to_numpy(),
+    # the one-pass study path (run_from_files) releases the uncentred statistics: compare with center=None
+    ref = PMTRidge(epsilon=2.0, random_state=5, center=None).fit(priv[cols].to_numpy(), priv["PE"].to_numpy(),
                                                       pub[cols].to_numpy(), pub["PE"].to_numpy())
     m = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", epsilon=2.0,
                        random_state=5)
@@ -242,9 +243,10 @@ def test_one_pass_many_releases_and_reference():
     from engine.pmt.dask import dask_statistics
 
     Xp, yp, Xq, yq = _split("wine-white")
-    ds = dask_statistics(PMTRidge(), da.from_array(Xp, chunks=(700, -1)), da.from_array(yp, chunks=700), Xq, yq)
+    ds = dask_statistics(PMTRidge(center=None), da.from_array(Xp, chunks=(700, -1)), da.from_array(yp, chunks=700),
+                         Xq, yq)
     for eps, lam, seed in [(0.5, 1e-3, 1), (4.0, 0.0, 2), (np.inf, 1e-2, 3)]:
-        ref = PMTRidge(epsilon=eps, lam=lam, random_state=seed).fit(Xp, yp, Xq, yq)
+        ref = PMTRidge(epsilon=eps, lam=lam, random_state=seed, center=None).fit(Xp, yp, Xq, yq)  # as the one pass
         th = ds.release(epsilon=eps, lam=lam, random_state=seed).theta_
         # Summation order changes A by ~1e-16 relative; the solve amplifies that by kappa of the system
         # (with lam > 0 on raw wine features, kappa_noisy ~ 1e5: then ~1e-9, as for the in-memory path

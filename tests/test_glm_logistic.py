@@ -185,8 +185,10 @@ def test_report_ledger_and_noise_scales():
     mu0 = mu / math.sqrt(2 * T)
     R = pmt_radius(d, n, 0.05)
     assert r.radius == pytest.approx(R)
-    assert r.noise_scales["gradient (per step)"] == pytest.approx(2 * R / n / mu0)
-    assert r.noise_scales["Hessian (per step)"] == pytest.approx(math.sqrt(2) * R**2 / (4 * n) / mu0)
+    # the sensitivities carry the certified rounding factor of the float sums (engine.privacy)
+    assert r.noise_scales["gradient (per step)"] == pytest.approx(2 * R / n / mu0 * P.sum_rounding_factor(n, d))
+    assert r.noise_scales["Hessian (per step)"] == pytest.approx(
+        math.sqrt(2) * R**2 / (4 * n) / mu0 * P.sum_rounding_factor(n, d * d))
     assert r.eig_floor == pytest.approx(max(1e-3, 2 * math.sqrt(d) * r.noise_scales["Hessian (per step)"]))
     assert r.n_iter == T and isinstance(r.converged, bool) and 0 <= r.eig_fixes <= T
     assert r.kappa_pmt < 5 < r.kappa_raw

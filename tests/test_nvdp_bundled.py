@@ -23,6 +23,9 @@ def test_bundle_checksums_and_settings_are_the_page_defaults():
     assert meta["data"]["n_train"] == 1000 and meta["data"]["n_val"] == 500 and meta["data"]["n_test"] == 500
     size = sum(p.stat().st_size for p in B.ASSET_DIR.rglob("*") if p.is_file())
     assert size < 12 * 2**20  # two 1.28 M-parameter float32 heads and small JSON files
+    seeds = B.seed_summary()
+    assert seeds["seeds"] == [0, 1, 2] and seeds["live_seed"] == 0 and len(seeds["per_seed"]) == 3
+    assert seeds["clipping"]["clipped"] == ExploreSettings().train_clip.to_dict()
 
 
 def test_bundled_models_load_with_their_training_clipping():
@@ -68,9 +71,16 @@ def test_time_estimate_scales_with_the_measured_rates(tmp_path):
     s = ExploreSettings()
     e = B.estimate_seconds(s, directory=tmp_path)
     assert e["encode"] == pytest.approx(300.0)  # 3,000 sentences x 0.1 s
-    # 1,000 training sentences / 32 = 32 batches x 3 epochs x 2 models, plus validation passes (a third each)
-    assert e["train"] == pytest.approx((192 + math.ceil(500 / 32) * 3 * 2 / 3) * 0.5)
+    # 1,000 training sentences / 32 = 32 batches per epoch, plus the validation pass over 500 sentences in
+    # batches of 256 (2, a third of a training batch each); 10 epochs x 2 models at most, 4 at least (patience 3)
+    assert e["train"] == pytest.approx((32 + 2 / 3) * 10 * 2 * 0.5)
+    assert e["train_min"] == pytest.approx((32 + 2 / 3) * 4 * 2 * 0.5)
     assert B.estimate_seconds(s, n_encode=0, n_models=1, directory=tmp_path)["encode"] == 0.0
+    # an upload of 200 texts trains on 134 of them (not on the 1,000 of the bundled sentences' settings)
+    up = B.estimate_seconds(s, n_texts=200, directory=tmp_path)
+    assert up["n_train"] == 134 and up["n_val"] == 33 and up["encode"] == pytest.approx(20.0)
+    assert up["train"] == pytest.approx((5 + 1 / 3) * 10 * 2 * 0.5)
+    assert B.fmt_seconds_range(up["total_min"], up["total"]) == "about 41-73 s"
 
 
 def test_page_uses_a_matching_bundle_and_retrains_here_on_request(tmp_path, monkeypatch):

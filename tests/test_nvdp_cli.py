@@ -85,3 +85,46 @@ def test_cli_train_then_evaluate(small_corpus, tmp_path, capsys):
     assert main(["nvdp", "evaluate", "--model-dir", str(model_dir), "--n-rd", "16", "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "accuracy" in text and "RD guarantee" in text and "BDP" in text and "protocol" in text
+
+
+@pytest.mark.parametrize("make", ["missing", "no_config", "no_weights", "bad_json", "bad_weights"])
+def test_cli_evaluate_bad_model_dir_is_one_error_line(make, tmp_path, capsys):
+    d = tmp_path / "m"
+    if make != "missing":
+        d.mkdir()
+    if make in ("no_weights", "bad_json", "bad_weights"):
+        (d / "config.json").write_text("{not json" if make == "bad_json" else json.dumps(
+            {"nvib": {"d": 384}, "clip": {"enabled": False}, "kl_weight": 0.01, "seed": 0}))
+    if make in ("bad_json", "bad_weights"):
+        (d / "model.safetensors").write_bytes(b"garbage, not a safetensors file")
+    if make == "no_config":
+        (d / "model.safetensors").write_bytes(b"x")
+    assert main(["nvdp", "evaluate", "--model-dir", str(d), "--quiet"]) == 2
+    cap = capsys.readouterr()
+    err = cap.err.strip()
+    assert err.startswith("error: model folder") and str(d) in err and "\n" not in err
+    assert "Traceback" not in cap.err and cap.out == ""
+
+
+def test_cli_evaluates_the_shipped_model_with_the_pages_numbers(capsys, monkeypatch):
+    """``evaluate --model-dir assets/nvdp/clipped --clip`` loads model.safetensors and gives the figures the
+    page shows for the shipped seed-0 clipped model (recorded in assets/nvdp/seeds.json by make_nvdp_models)."""
+    from engine.nvdp.bundled import ASSET_DIR, seed_summary
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    summary = seed_summary(ASSET_DIR)
+    want = next(r for r in summary["per_seed"] if r["seed"] == summary["live_seed"])["clipped"]
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert main(["nvdp", "evaluate", "--model-dir", str(ASSET_DIR / "clipped"), "--clip", "--json", "--quiet"]) == 0
+    finally:
+        torch.set_num_threads(old)
+    out = json.loads(capsys.readouterr().out)
+    head = out["page_headline"]
+    assert out["clip"] == summary["clipping"]["clipped"]
+    assert head["accuracy"] == pytest.approx(want["accuracy"], abs=1e-12)
+    for key, ref in (("rd_max_all_pairs", "rd_max_all_pairs"), ("rd_paper_max_filtered", "rd_paper_max"),
+                     ("rd_paper_mean", "rd_paper_mean"), ("bdp_paper", "bdp_paper")):
+        assert head[key] == pytest.approx(want[ref], rel=1e-9), key
+    assert head["rd_exact_n_inf"] == want["rd_exact_n_inf"]

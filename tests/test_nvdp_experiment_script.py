@@ -27,6 +27,9 @@ def _row(script, kl, seed, arm, eval_clip="own", **kw):
              rd_paper_mean=0.02, bdp_paper=10.5, bdp_paper_q=0.125, rd_exact_max=math.inf, rd_exact_n_inf=7000,
              rd_exact_n_pairs=8128, rd_exact_mean_finite=300.0, bdp_guarantee=math.inf)
     r.update(kw)
+    r.setdefault("rd_paper_max_unfiltered", r["rd_paper_max"])
+    if "rd_paper_max_unfiltered" not in kw:
+        r["rd_paper_max_unfiltered"] = r["rd_paper_max"]
     return r
 
 
@@ -64,8 +67,8 @@ def test_paired_table_differences_and_verdict(tmp_path, script):
     assert "-0.0333 (2/3 lower)" in kl01
     assert "-0.1 (3/3 lower)" in kl01  # BDP
     assert "-2.00 (0/3 higher)" in kl01  # accuracy in points
-    assert "with clipping: RD max mixed (lower in 2/3), BDP lower (3/3 seeds)" in kl01
-    assert "with clipping: RD max higher (3/3), BDP higher (3/3)" in lines["1"]
+    assert "with clipping: worst case mixed (lower in 2/3), filtered max mixed (lower in 2/3)" in kl01
+    assert "with clipping: worst case higher (3/3), filtered max higher (3/3)" in lines["1"]
     # per-arm table: 3 seeds of the finite evaluation are not mixed into "own"
     own_kl1 = [ln for ln in md.split("#### Same models")[0].splitlines() if ln.startswith("| 1 | clipped |")]
     assert own_kl1 and "| 3 |" in own_kl1[0] and "0.5 ± 0" in own_kl1[0]
@@ -74,9 +77,9 @@ def test_paired_table_differences_and_verdict(tmp_path, script):
 def test_resume_refused_under_another_protocol(tmp_path, script):
     from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol
 
-    script._check_protocol(tmp_path, DEFAULT_PROTOCOL, 4)
-    script._check_protocol(tmp_path, DEFAULT_PROTOCOL, 4)  # same protocol: resume allowed
+    script._check_protocol(tmp_path, DEFAULT_PROTOCOL, {"epochs": 10})
+    script._check_protocol(tmp_path, DEFAULT_PROTOCOL, {"epochs": 10})  # same protocol: resume allowed
     with pytest.raises(SystemExit, match="another protocol"):
-        script._check_protocol(tmp_path, EvalProtocol(n_eval=64), 4)
-    with pytest.raises(SystemExit, match="epoch count"):
-        script._check_protocol(tmp_path, DEFAULT_PROTOCOL, 5)
+        script._check_protocol(tmp_path, EvalProtocol(n_eval=64), {"epochs": 10})
+    with pytest.raises(SystemExit, match="training settings"):
+        script._check_protocol(tmp_path, DEFAULT_PROTOCOL, {"epochs": 5})

@@ -118,7 +118,9 @@ def test_hint_retrain_trains_a_clipped_model_with_the_sliders_and_caches_it(tiny
     assert not at.exception, [e.message for e in at.exception]
     tc = at.session_state["nvdp_train_clip"]
     assert tc["C_mu"] == 3.0 and tc["alpha_max"] == 0.9
-    assert any("Clipped model trained with C_mu = 3, alpha in [0.1, 0.9]" in c.value for c in at.caption)
+    a_min = X.DEFAULT_TRAIN_CLIP.alpha_min  # the page's alpha_min slider starts at the default training clipping's
+    assert tc["alpha_min"] == a_min
+    assert any(f"Clipped model trained with C_mu = 3, alpha in [{a_min:g}, 0.9]" in c.value for c in at.caption)
     new = X.ExploreSettings.from_env(train_clip=ClipConfig.from_dict(tc))
     assert X.cached_models_exist(new)
     _, models = X.load_or_train(new)  # from the disk cache: no training

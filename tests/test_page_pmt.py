@@ -105,7 +105,7 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     assert float(total["epsilon"]) == pytest.approx(1.0, abs=1e-3)
     assert {"A = X~^T X~", "b = X~^T y"} <= set(ledger["name"])
     assert [t.label for t in at.tabs] == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning",
-                                          "Truncation", "Privacy ledger", "Export"]
+                                          "Truncation", "Privacy ledger", "Planner", "Export"]
     # teaching: one expander under each figure tab
     assert sum("What this shows" in e.label for e in at.expander) >= 6
     # exports: the results CSV and the settings JSON
@@ -426,7 +426,8 @@ def test_small_upload_at_small_epsilon_shows_the_noise_dominated_banner_with_row
     assert not at.exception, at.exception
     banners = [w.value for w in at.warning if "noise-dominated" in w.value or "less precise than the public" in w.value]
     assert banners, [w.value for w in at.warning]
-    m = re.search(r"PMT would need about ([\d,]+) private rows at this epsilon to beat the (\d+) public rows", banners[0])
+    m = re.search(r"PMT would need about ([\d,]+) private rows at this epsilon, n_pub = \d+ and lam = \S+ to beat "
+                  r"the (\d+) public rows", banners[0])  # the planner's crossover_n
     assert m, banners[0]
     need, n_pub = int(m.group(1).replace(",", "")), int(m.group(2))
     n_priv = int(re.search(r"n = (\d+) private rows", banners[0]).group(1))

@@ -102,7 +102,7 @@ def test_few_column_pass_is_what_pmtridge_uses_and_its_threshold():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2000, FEW_COLUMNS - 2))
     y = X.sum(axis=1) + rng.normal(size=2000)
-    m = PMTRidge(epsilon=1.0, random_state=0).fit(X[200:], y[200:], X[:200], y[:200])
+    m = PMTRidge(epsilon=1.0, random_state=0, center=None).fit(X[200:], y[200:], X[:200], y[:200])
     tr = m.transform_
     assert tr.d == FEW_COLUMNS - 1 and tr.X_tilde.flags.f_contiguous  # the transposed buffer's view
     B_y = m.report_.B_y

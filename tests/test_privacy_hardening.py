@@ -82,7 +82,7 @@ def test_issue_dpgd_small_input_add_remove_raises_and_replace_one_sensitivity_is
     with pytest.raises(ValueError, match="add/remove is not offered"):
         DPGDRidge(epsilon=1.0, neighbouring="add-remove", **kw).fit(X, y)
     m = DPGDRidge(epsilon=1.0, random_state=0, **kw).fit(X, y)
-    assert m.report_.sensitivities["gradient (per step)"] == pytest.approx(0.08, rel=1e-12)
+    assert m.report_.sensitivities["gradient (per step)"] == pytest.approx(0.08, rel=1e-5)  # 2C/n x the rounding factor
     assert m.report_.neighbouring == "replace-one"
     # noise off: theta_1 = -g, so the released gradient is -theta_1
     g1 = -DPGDRidge(epsilon=math.inf, **kw).fit(X, y).theta_
@@ -442,8 +442,8 @@ def test_logistic_gradient_worst_pair_reaches_2R_over_n_exactly(R, n):
 def test_audit_docstring_no_longer_claims_the_logistic_bound_is_unreachable():
     import engine.audit.mechanisms as M
 
-    doc = inspect.getdoc(M._pmtlr_pair)
-    assert "No replace-one pair reaches" not in doc and "attained" in doc
+    doc = inspect.getdoc(M.newton_pairs) + inspect.getdoc(__import__("engine.audit.pairs").audit.pairs)
+    assert "No replace-one pair reaches" not in doc and "the full ``Delta_g``" in doc
     script = (ROOT / "scripts" / "audit_table.py").read_text()
     assert "cannot differ by the stated sensitivity 2R/n" not in script
 

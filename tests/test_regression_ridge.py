@@ -161,8 +161,9 @@ def test_report_ledger_and_noise_scales():
     assert r.ledger.total_epsilon == pytest.approx(1.0, rel=1e-6)
     R = pmt_radius(X.shape[1] + 1, len(y), 0.05)
     assert r.radius == pytest.approx(R)
-    assert r.noise_scales["A"] == pytest.approx(math.sqrt(2) * R**2 / (mu / math.sqrt(2)))
-    assert r.noise_scales["b"] == pytest.approx(2 * R * r.B_y / (mu / math.sqrt(2)))
+    fA, fb = P.sum_rounding_factor(r.n, r.d * r.d), P.sum_rounding_factor(r.n, r.d)  # certified rounding
+    assert r.noise_scales["A"] == pytest.approx(math.sqrt(2) * R**2 / (mu / math.sqrt(2)) * fA)
+    assert r.noise_scales["b"] == pytest.approx(2 * R * r.B_y / (mu / math.sqrt(2)) * fb)
     rel = r.releases
     assert [x["mu"] for x in rel[:2]] == pytest.approx([mu / math.sqrt(2)] * 2)
     assert rel[-1]["name"] == "total (composed)"

@@ -18,6 +18,8 @@ from engine.nvdp.clipping import ClipConfig
 from ui import nvdp_live as L
 from ui.nvdp_state import PROTOCOL
 
+ss = st.session_state
+
 
 @st.cache_resource(max_entries=6, show_spinner=False)
 def pair(key: str, _settings: X.ExploreSettings, bundled: bool):
@@ -70,6 +72,17 @@ def inspect_pair(key: str, which: str, clip_json: str, a: str, b: str, _models, 
 
 
 _user_store, _user_live = L.user_store, L.user_live
+
+
+def rule_effects(key: str, clip_json: str, models, data) -> dict:
+    """:func:`engine.nvdp.explore.rule_effects` of the unclipped model's posteriors at ``clip_json`` (memoised per key)."""
+    memo = ss.setdefault("_nvdp_rule_effects", {})
+    k = (key, clip_json)
+    if k not in memo:
+        live = evaluator(key, "unclipped", models, data)
+        memo.clear()
+        memo[k] = X.rule_effects(live.raw, ClipConfig.from_dict(json.loads(clip_json)), PROTOCOL)
+    return memo[k]
 
 
 def c_mu_range(key, which, models, data):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.nvdp import explore as X
-from engine.nvdp.bundled import bundled_matches, estimate_seconds, fmt_seconds
+from engine.nvdp.bundled import bundled_matches, estimate_seconds, fmt_seconds, fmt_seconds_range
 from engine.nvdp.clipping import ClipConfig
 from engine.nvdp.training import TrainingCancelled
 from ui import nvdp_cache as K
@@ -166,9 +166,10 @@ def _train(settings: X.ExploreSettings, use_bundled: bool) -> None:
     est = estimate_seconds(settings)
     st.markdown(f"**Training two small models** for KL weight {settings.kl_weight:g}, seed {settings.seed} "
                 f"({n_desc}, up to {settings.epochs} epochs, {settings.n_train or 'all'} training sentences): "
-                f"estimated {fmt_seconds(est['total'])} (from the {est['per_batch']:.3g} s per batch and "
-                f"{est['per_sentence']:.3g} s per encoded sentence measured when the shipped models were made, "
-                "one thread; the bar below updates the estimate as it goes). "
+                f"estimated {fmt_seconds_range(est['total_min'], est['total'])} (early stopping may end a model after "
+                f"{min(settings.epochs, settings.patience + 1)} epochs; from the {est['per_batch']:.3g} CPU seconds per "
+                f"batch and {est['per_sentence']:.3g} per encoded sentence measured when the shipped models were made, "
+                "one thread, an otherwise idle machine; the bar below updates the estimate as it goes). "
                 "This happens once per setting: the models are cached on disk.")
     bar = st.progress(0.0, text="starting ...")
     st.button("Cancel", on_click=_cancel, key="nvdp_cancel", icon=":material/cancel:",
@@ -184,6 +185,7 @@ def _train(settings: X.ExploreSettings, use_bundled: bool) -> None:
 
     try:
         X.load_or_train(settings, progress=progress, use_bundled=use_bundled)
+        bar.empty()  # done: the bar and its estimate leave the screen
     except TrainingCancelled:
         ss["nvdp_cancelled"] = True
         st.rerun()

@@ -434,12 +434,29 @@ def advisories(data: PreparedData, diag: dict, delta: float | None = None) -> li
     return out
 
 
+def plan_for(data: PreparedData, diag: dict):
+    """The planner (:mod:`engine.pmt.planner`) for this view: public rows, epsilon, delta, lam, eta, the user's n.
+
+    Public information only (no privacy cost). None for a task other than ridge, noise off, or too few
+    public rows (``n_pub <= d + 1``).
+    """
+    if diag.get("task", "regression") != "regression" or not math.isfinite(float(diag.get("epsilon", math.inf))):
+        return None
+    from engine.pmt.planner import plan, plan_inputs_from_public
+
+    Xq, yq = np.asarray(data.X_pub, dtype=float), np.asarray(data.y_pub, dtype=float)
+    if Xq.shape[0] <= Xq.shape[1] + 2:
+        return None
+    return plan(plan_inputs_from_public(Xq, yq), epsilon=float(diag["epsilon"]), delta=float(diag["delta"]),
+                lam=float(diag["lam"]), eta=float(diag.get("eta", 0.05) or 0.05), n_user=int(data.n_priv))
+
+
 def noise_banner(data: PreparedData, diag: dict) -> str | None:
     """The "noise-dominated" banner (ridge), from public quantities and the budget only, or None.
 
-    Uses :func:`engine.pmt.public.noise_dominance` with n = private training rows (public under
-    replace-one), d (intercept included), mu (the budget), and the public rows' least-squares fit in
-    PMT's whitened coordinates (residual sd, coefficient norm) and RMS response.
+    Whether PMT's release is noise-dominated: :func:`engine.pmt.public.noise_dominance`. How many private
+    rows PMT would need to beat the public rows alone: the planner's ``crossover_n`` (:func:`plan_for`), which
+    moves with n_pub, epsilon and lam.
     """
     if diag.get("task", "regression") != "regression" or not (float(diag.get("mu", 0) or 0) > 0):
         return None
@@ -452,22 +469,28 @@ def noise_banner(data: PreparedData, diag: dict) -> str | None:
     Z = mom.prepare(data.X_pub) @ mom.Sigma_pub_inv_sqrt
     yq = np.asarray(data.y_pub, dtype=float)
     m, d = Z.shape
-    if m <= d:
+    if m <= d + 1:
         return None
-    th = np.linalg.lstsq(Z, yq, rcond=None)[0]
-    r = yq - Z @ th
+    yc = yq - yq.mean()  # PMT centres y by the public mean
+    th = np.linalg.lstsq(Z, yc, rcond=None)[0]
+    r = yc - Z @ th
     nd = noise_dominance(n=int(data.n_priv), d=d, mu=float(diag["mu"]), eta=float(diag.get("eta", 0.05) or 0.05),
                          n_pub=m, resid_sd=float(np.sqrt(r @ r / (m - d))), theta_norm=float(np.linalg.norm(th)),
-                         y_rms=float(np.sqrt(np.mean(yq**2))),
+                         y_rms=float(np.sqrt(np.mean(yc**2))),
                          neighbouring=str(diag.get("neighbouring", "replace-one") or "replace-one"))
-    if not nd.dominated and nd.n_needed <= data.n_priv:
+    p = plan_for(data, diag)
+    cross = None if p is None else p.crossover_n
+    if not nd.dominated and cross is not None and cross <= data.n_priv:
         return None
     what = ("The private part is noise-dominated at this epsilon" if nd.dominated
             else "At this epsilon the private statistics are less precise than the public sample")
+    need = (f"PMT would need about {cross:,} private rows" if cross is not None
+            else "PMT would need more than 1e8 private rows")
     return (f"{what}: the noise on PMT's released X^T X (spectral size about {nd.noise_scale:.3g}) is "
-            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). PMT would need about "
-            f"{nd.n_needed:,} private rows at this epsilon to beat the {m} public rows alone; until then the "
-            "public-only fit (no privacy cost) is the better estimate. Computed from public quantities only.")
+            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). The planner predicts "
+            f"{need} at this epsilon, n_pub = {m} and lam = {float(diag['lam']):g} to beat the {m} public rows alone; "
+            "until then the public-only fit (no privacy cost) is the better estimate. Computed from public quantities "
+            "only (see the Planner tab).")
 
 
 def diagnostics(data: PreparedData, spec: dict) -> dict:
@@ -509,7 +532,8 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
                   random_state=0)
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
-    out = {"task": spec["task"], "eta": spec["eta"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+    out = {"task": spec["task"], "eta": spec["eta"], "epsilon": spec["epsilon"], "delta": spec["delta"],
+           "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)

@@ -30,7 +30,7 @@ from ui.pmt_headline import Headline
 ss = st.session_state
 
 TAB_NAMES = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning", "Truncation",
-             "Privacy ledger", "Export"]
+             "Privacy ledger", "Planner", "Export"]
 
 
 @dataclass
@@ -107,6 +107,9 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
     with t[5]:
         _ledger_tab(v, t[5].open)
     with t[6]:
+        if t[6].open:
+            _planner_tab(v)
+    with t[7]:
         _export_tab(v)
     if not presenter:
         ds, spec, prep = results["ds"], results["spec"], results["prep"]
@@ -125,6 +128,23 @@ def _epsilon_figure(v: _View) -> None:
                       annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
                       annotation_position="bottom right")
     v.show(fig, "fig_eps")
+
+
+def _planner_tab(v: _View) -> None:
+    """The planner's curves (public information only): which method pays off, from how many private rows."""
+    from engine.figures.pmt_plan import figure_plan
+
+    p = C.plan_for(v.results["prep"], v.results["diag"])
+    if p is None:
+        st.info("The planner covers ridge regression with more public rows than columns and epsilon < inf.")
+        return
+    st.markdown(f"**{p.conclusion()}**")
+    v.show(figure_plan(p), "fig_plan")
+    with v.teach("How the planner predicts"):
+        st.markdown("Predicted held-out RMSE of each method against the number of private rows n, from the public "
+                    "rows only (their residual scale, the size of their fit, the conditioning of their standardised "
+                    "moment), d, eta, the budget and lam: no privacy cost. The model and its check against simulation "
+                    "are in `engine/pmt/planner.py` and `docs/pmt_planner_check.md`.")
 
 
 def _epsilon_notes(v: _View) -> None:

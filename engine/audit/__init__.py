@@ -70,46 +70,49 @@ Examples
 
 from __future__ import annotations
 
-from engine.audit.harness import AuditResult, audit
+from engine.audit.harness import DEFAULT_ALPHA, DEFAULT_AUDIT_EPSILON, AuditResult, audit
 from engine.audit.hooks import (  # noqa: F401  (private helpers: re-exported for the tests)
     BROKEN,
     BROKEN_NOISE_FACTOR,
     _dpgd_logistic_releases,
     _dpgd_releases,
-    _newton_releases,
+    _newton_capture,
+    _newton_step_releases,
     _ssp_releases,
+    parse_broken,
 )
 from engine.audit.mechanisms import (  # noqa: F401
     DPGD_AUDIT_STEPS,
-    EXTREME,
     MECHANISMS,
-    PMTLR_AUDIT_STEPS,
-    PMTLR_CANARY_SCALE,
-    _base_logistic_data,
-    _base_regression_data,
-    _dpgd_pair,
-    _newton_raw_pair,
-    _pmtlr_pair,
-    _ssp_canary_directions,
-    _ssp_pair,
+    Release,
     logistic_gradient_worst_pair,
+    newton_pairs,
     sample_releases,
+    ssp_pairs,
 )
+from engine.audit.pairs import EXTREME, standard_public_rows  # noqa: F401
 from engine.audit.stats import (
     clopper_pearson_upper,
     distinguishing_test,
     epsilon_lower_bound,
     ideal_epsilon_lower_bound,
+    separation_interval,
+    separation_power,
 )
 
 __all__ = [
     "MECHANISMS",
     "BROKEN",
+    "DEFAULT_ALPHA",
+    "DEFAULT_AUDIT_EPSILON",
     "AuditResult",
+    "Release",
     "clopper_pearson_upper",
     "epsilon_lower_bound",
     "ideal_epsilon_lower_bound",
     "distinguishing_test",
+    "separation_interval",
+    "separation_power",
     "sample_releases",
     "logistic_gradient_worst_pair",
     "audit",

@@ -18,11 +18,36 @@ import numpy as np
 
 from engine import privacy as P
 
-#: Deliberately broken variants the harness can run (never part of the product).
-BROKEN = ("noise-0.2", "skip-clipping", "partial-noise")
+#: Deliberately broken variants the harness can run (never part of the product). ``sensitivity-F``
+#: (any ``0 < F``, e.g. ``sensitivity-0.9``) calibrates every release to ``F`` times its sensitivity,
+#: i.e. multiplies every noise draw by F (``sigma = F Delta / mu``: for a Gaussian release the same thing);
+#: ``noise-0.2`` is ``sensitivity-0.2`` under its old name; ``combination-leak`` (PMT-pooled only) computes
+#: the pooling weights from the private rows instead of the public ones.
+BROKEN = ("sensitivity-0.9", "noise-0.2", "skip-clipping", "partial-noise", "combination-leak")
 
 #: Factor applied to every noise draw by ``broken="noise-0.2"``.
 BROKEN_NOISE_FACTOR = 0.2
+
+
+def parse_broken(broken):
+    """Validate a broken-copy name; returns it (``None`` stays ``None``).
+
+    Accepted: ``None``, ``"skip-clipping"``, ``"partial-noise"``, ``"combination-leak"`` and
+    ``"sensitivity-F"`` / ``"noise-F"`` with a finite ``F > 0``. Raises ``ValueError`` otherwise.
+    """
+    if broken is None or broken in ("skip-clipping", "partial-noise", "combination-leak"):
+        return broken
+    if isinstance(broken, str):
+        for prefix in ("sensitivity-", "noise-"):
+            if broken.startswith(prefix):
+                try:
+                    f = float(broken[len(prefix):])
+                except ValueError:
+                    break
+                if math.isfinite(f) and f > 0:
+                    return broken
+    raise ValueError("broken must be None, 'skip-clipping', 'partial-noise', 'combination-leak' or "
+                     f"'sensitivity-F' / 'noise-F' with F > 0 (e.g. 'sensitivity-0.9'), got {broken!r}")
 
 
 def _identity_truncate(Z, radius):
@@ -33,7 +58,8 @@ def _identity_truncate(Z, radius):
 
 
 #: The modules of :mod:`engine.pmt` whose estimators look the hooked names up at call time.
-_PMT_MODULES = ("_bounds", "_transform", "_base", "_gd", "_newton", "ridge", "baselines", "logistic", "poisson")
+_PMT_MODULES = ("_bounds", "_transform", "_base", "_gd", "_newton", "ridge", "baselines", "logistic", "poisson",
+                "pooled")
 
 
 def _holders(name):
@@ -87,23 +113,37 @@ def _drop_diagonal(M):
 
 
 def _noise_factor(broken) -> float:
-    return BROKEN_NOISE_FACTOR if broken == "noise-0.2" else 1.0
+    """The factor on every noise draw: F for ``sensitivity-F`` / ``noise-F``, else 1."""
+    if isinstance(broken, str):
+        for prefix in ("sensitivity-", "noise-"):
+            if broken.startswith(prefix):
+                return float(broken[len(prefix):])
+    return 1.0
 
 
-def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
-    """Fit ``estimator`` once with a stacked noise source; return the ``trials`` released (A, b) as rows.
+def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=None):
+    """Fit ``estimator`` once with a stacked noise source; return the ``trials`` released (A, b) and, for
+    PMT-pooled, the ``trials`` final coefficients.
 
     ``ssp_noise`` (the estimators' own noise function) is called ``trials`` times; the solver
-    (``ssp_solve`` or PMTRidge's default ``noise_aware_solve``) sees
-    the stacked noisy statistics, which are recorded, and solves the first one so ``fit`` completes.
+    (``ssp_solve``, PMTRidge's default ``noise_aware_solve`` or PMT-pooled's ``pooled_solve``) sees the
+    stacked noisy statistics, which are recorded; PMT-pooled's combination is then run on every one of
+    them (its released coefficients), the others solve the first one so ``fit`` completes. ``factor``
+    overrides the broken copy's noise factor (0: the noise-free statistics).
+
+    Returns
+    -------
+    dict
+        ``A`` (trials, d, d), ``b`` (trials, d), ``coef`` (trials, d) or None, ``estimator``.
     """
     real_noise, real_solve, real_na_solve = _real("ssp_noise"), _real("ssp_solve"), _real("noise_aware_solve")
-    factor = _noise_factor(broken)
+    real_pooled, real_weights = _real("pooled_solve"), _real("pooled_weights")
+    f = _noise_factor(broken) if factor is None else float(factor)
     captured = {}
 
     def stacked_noise(rng_, d):
         draws = [real_noise(rng_, d) for _ in range(trials)]
-        W, w = factor * np.stack([a for a, _ in draws]), factor * np.stack([b for _, b in draws])
+        W, w = f * np.stack([a for a, _ in draws]), f * np.stack([b for _, b in draws])
         return (_drop_diagonal(W) if broken == "partial-noise" else W), w
 
     def capturing(real):  # either solver: PMTRidge's noise-aware default, or the paper's / DP-RR's
@@ -112,19 +152,56 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
             return real(np.asarray(A_priv)[0], np.asarray(b_priv)[0], penalty, *args, **kw)
         return capture_solve
 
+    def capture_pooled(M, b_priv, weights):
+        M, b_priv = np.asarray(M), np.asarray(b_priv)
+        captured["A"], captured["b"] = M, b_priv  # lam = 0 in the audit: M is A_priv
+        captured["coef_tilde"] = np.stack([real_pooled(M[i], b_priv[i], weights) for i in range(M.shape[0])])
+        return captured["coef_tilde"][0]
+
+    def recording_transform(real):
+        def rec(*args, **kw):
+            captured["transform"] = tr = real(*args, **kw)
+            return tr
+        return rec
+
+    def recording_sens(real):
+        def rec(R, B_y, *args, **kw):
+            captured["B_y"] = B_y
+            return real(R, B_y, *args, **kw)
+        return rec
+
+    def leaky_weights(Z_pub, y_pub_, pen_w, s_A, s_b):  # broken="combination-leak": the private rows
+        tr = captured["transform"]
+        return real_weights(tr.X_tilde, np.clip(np.asarray(y, float), -captured["B_y"], captured["B_y"]), pen_w,
+                            s_A, s_b)
+
+    patches = [("ssp_noise", stacked_noise), ("ssp_solve", capturing(real_solve)),
+               ("noise_aware_solve", capturing(real_na_solve)), ("pooled_solve", capture_pooled),
+               *_skip_clipping_patches(broken)]
+    if broken == "combination-leak":
+        patches += [("pmt_transform", recording_transform(_real("pmt_transform"))),
+                    ("ssp_sensitivities", recording_sens(_real("ssp_sensitivities"))),
+                    ("pooled_weights", leaky_weights)]
     est = estimator.set_params(random_state=rng)
-    with _patches(("ssp_noise", stacked_noise), ("ssp_solve", capturing(real_solve)),
-                  ("noise_aware_solve", capturing(real_na_solve)), *_skip_clipping_patches(broken)):
+    with _patches(*patches):
         est.fit(X, y, X_pub, y_pub)
     A, b = captured["A"], captured["b"]
     if A.ndim != 3 or A.shape[0] != trials:
         raise RuntimeError(f"expected {trials} stacked releases, got A of shape {A.shape}")
-    d = A.shape[-1]
-    iu = np.triu_indices(d)
-    return np.hstack([A[:, iu[0], iu[1]], b]), est
+    coef = None
+    if "coef_tilde" in captured:
+        coef = captured["coef_tilde"] @ est.transform_.moment.Sigma_pub_inv_sqrt.T
+    return {"A": A, "b": b, "coef": coef, "estimator": est}
 
 
-def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
+def upper_triangle(A):
+    """The upper triangles (diagonal included) of a stack of symmetric matrices, as rows."""
+    A = np.asarray(A)
+    iu = np.triu_indices(A.shape[-1])
+    return A[..., iu[0], iu[1]]
+
+
+def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=None):
     """Fit DP-GD once with ``trials`` runs as matrix columns; return the final coefficients (d per run).
 
     ``dp_gd_noise`` (the estimator's own) is called ``trials`` times; ``dp_gd_ridge_path`` runs all of
@@ -132,7 +209,7 @@ def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
     to the path while the estimator's sensitivity still uses the stated C.
     """
     real_noise, real_path = _real("dp_gd_noise"), _real("dp_gd_ridge_path")
-    factor = _noise_factor(broken)
+    factor = _noise_factor(broken) if factor is None else float(factor)
     captured = {}
 
     def record_noise(rng_, T, d):
@@ -156,42 +233,58 @@ def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken):
     return captured["theta"].T.copy(), est
 
 
-def _newton_releases(estimator, X, y, X_pub, trials, rng, broken):
-    """Fit a noisy-Newton estimator once with ``trials`` runs; return the final whitened iterates.
+def _newton_capture(estimator, X, y, X_pub, rng):
+    """Fit a noisy-Newton estimator once (as is) and return what it handed to ``noisy_newton``.
 
-    ``newton_noise`` (the estimator's own) is drawn ``trials`` times from the estimator's generator and
-    ``noisy_newton`` (built for many runs) iterates all of them; the estimator keeps run 0.
+    Returns a dict with the bounded rows ``Z`` (PMT-truncated or clipped by the product's code; untruncated
+    under ``skip-clipping``, applied by the caller's patches), the labels / clipped counts ``y``, the
+    ``family`` and the estimator's own noise scales ``sigma_g``, ``sigma_H``, and the ``estimator``.
     """
-    import dataclasses
-
-    real_noise, real_newton = _real("newton_noise"), _real("noisy_newton")
-    factor = _noise_factor(broken)
+    real_newton = _real("noisy_newton")
     captured = {}
 
-    def stacked_newton(Z, y_, *, sigma_g, sigma_H, noise_g, noise_H, n_steps, **kw):
-        more = [real_noise(rng, n_steps, Z.shape[1]) for _ in range(trials - 1)]
-        ng = factor * np.concatenate([noise_g] + [g[:, None, :] for _, g in more], axis=1)
-        nH = factor * np.concatenate([noise_H] + [H[:, None] for H, _ in more], axis=1)
-        if broken == "partial-noise":
-            ng[:, :, 0] = 0.0
-            nH = _drop_diagonal(nH)
-        res = real_newton(Z, y_, sigma_g=np.full(trials, float(sigma_g[0])), sigma_H=np.full(trials, float(sigma_H[0])),
-                          noise_g=ng, noise_H=nH, n_steps=n_steps, **kw)
-        captured["theta"] = res.theta
-        return dataclasses.replace(res, **{f.name: getattr(res, f.name)[:1] for f in dataclasses.fields(res)
-                                           if isinstance(getattr(res, f.name), np.ndarray)})
+    def capture(Z, y_, *, family, sigma_g, sigma_H, **kw):
+        captured.update(Z=np.array(Z, dtype=float), y=np.array(y_, dtype=float), family=family,
+                        sigma_g=float(np.asarray(sigma_g)[0]), sigma_H=float(np.asarray(sigma_H)[0]))
+        return real_newton(Z, y_, family=family, sigma_g=sigma_g, sigma_H=sigma_H, **kw)
 
     est = estimator.set_params(random_state=rng)
-    with _patches(("noisy_newton", stacked_newton), *_skip_clipping_patches(broken)):
+    with _patches(("noisy_newton", capture)):
         est.fit(X, y, X_pub)
-    return np.asarray(captured["theta"]), est
+    captured["estimator"] = est
+    return captured
 
 
-def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken):
+def _newton_step_releases(cap, theta, what, trials, rng, broken, factor=None):
+    """``trials`` releases of one noisy-Newton step at the iterate ``theta`` (white box).
+
+    The step's statistics are the product's :func:`engine.pmt._newton.glm_statistics` on the captured rows
+    (exactly what :func:`engine.pmt._newton.noisy_newton` computes at its first step, theta~ = 0), the noise
+    the product's ``newton_noise`` times the estimator's own ``sigma_g`` / ``sigma_H``. ``what`` is
+    ``"gradient"`` (rows of g~, shape (trials, d)) or ``"hessian"`` (upper triangles of H~).
+    """
+    from engine.pmt._newton import glm_statistics
+
+    f = _noise_factor(broken) if factor is None else float(factor)
+    g, H = glm_statistics(cap["Z"], cap["y"], np.asarray(theta, dtype=float), cap["family"])
+    d = g.shape[0]
+    Hn, gn = _real("newton_noise")(rng, trials, d)  # trials independent standard-normal step draws
+    if what == "gradient":
+        noise = f * cap["sigma_g"] * gn
+        if broken == "partial-noise":
+            noise[:, 0] = 0.0
+        return g[None, :] + noise
+    noise = f * cap["sigma_H"] * Hn
+    if broken == "partial-noise":
+        noise = _drop_diagonal(noise)
+    return upper_triangle(H[None] + noise)
+
+
+def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken, factor=None):
     """DP-GD (logistic) with ``trials`` runs as matrix columns; the gradient noise is drawn the way the
     estimator draws it (``engine.privacy.gaussian_noise((T, d), 1, rng)``) from the estimator's generator."""
     real_path = _real("dp_gd_logistic_path")
-    factor = _noise_factor(broken)
+    factor = _noise_factor(broken) if factor is None else float(factor)
     captured = {}
 
     def stacked_path(Xa, y_, *, noise, sigma, clip_norm, **kw):

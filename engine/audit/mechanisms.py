@@ -1,153 +1,309 @@
-"""The audited mechanisms: neighbouring data sets D, D' per mechanism, their samplers and the registry.
+"""The audited mechanisms: worst-case neighbouring pairs per mechanism, their samplers and the registry.
 
-For each mechanism the replaced rows are extreme points far outside every clip radius, placed where they
-move the released statistic the most, and ``pair_mu_ratio`` says how much of the claimed mu the pair can
-show if the mechanism is exactly as calibrated (see :mod:`engine.audit`). :data:`MECHANISMS` maps a name
-to its sampler; :func:`sample_releases` runs one.
+Each sampler returns the **releases** it audits (:class:`Release`): for each, ``trials`` outputs on D
+and on D', the claimed mu of that release (its share of the estimator's stated total under the
+estimator's documented composition), whether the output is exactly Gaussian with a covariance that does
+not depend on the data (then a correct release's pair shows at most that mu), the fixed test direction
+(the noise-free movement of the statistic, from a run of the product's code with the noise factor 0)
+and the measured ratio of that movement to the stated sensitivity (1 for a worst-case pair). The pairs
+are described in :mod:`engine.audit.pairs`. :data:`MECHANISMS` maps a name to its sampler;
+:func:`sample_releases` runs one.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 
 from engine import privacy as P
-from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic, PMTPoisson
 from engine.audit.hooks import (
-    BROKEN,
     _dpgd_logistic_releases,
     _dpgd_releases,
-    _newton_releases,
+    _newton_capture,
+    _newton_step_releases,
+    _patches,
+    _skip_clipping_patches,
     _ssp_releases,
+    parse_broken,
+    upper_triangle,
 )
+from engine.audit.pairs import EXTREME, axis_row, standard_public_rows
 
-__all__ = ["MECHANISMS", "sample_releases", "logistic_gradient_worst_pair"]
-
-
-def _upper_tri_norm(M) -> float:
-    iu = np.triu_indices(M.shape[0])
-    return float(np.linalg.norm(M[iu]))
+__all__ = ["MECHANISMS", "Release", "sample_releases", "logistic_gradient_worst_pair"]
 
 
-def _ssp_canary_directions(Q, seed=0):
-    """Unit vectors u1, u2 in span(Q) maximising the SSP release's distinguishability.
+@dataclass
+class Release:
+    """One audited release: outputs on D and D' and what a correct mechanism may show on them.
 
-    With ``z = R u1, y = +B`` on D and ``z' = R u2, y' = -B`` on D', the noisy upper triangle of A (mu/sqrt2,
-    sensitivity sqrt2 R^2) and b (mu/sqrt2, sensitivity 2 R B) separate the pair by
-    ``mu_pair^2 = (mu^2/2) (ut(u1 u1^T - u2 u2^T)^2 / 2 + ||u1 + u2||^2 / 4)``. A and b cannot both reach
-    their sensitivity with one pair (A wants u1 orthogonal to u2, b wants u1 = u2), so the best pair
-    reaches about 0.88 mu (coordinate-aligned u's, cos(u1, u2) ~ 0.17); the replace-one accounting is
-    that much conservative for SSP. Returns (u1, u2, ratio mu_pair / mu).
+    Attributes
+    ----------
+    name : str
+    out0, out1 : ndarray of shape (trials, k)
+    mu_claim : float
+        The claimed mu-GDP of this release.
+    gaussian : bool
+        True: the output is Gaussian with a data-independent covariance, so any fixed projection of a
+        correct release separates D and D' by at most ``mu_claim`` (in units of its sd). False (a
+        post-processed, non-Gaussian output): the bound is ``sqrt(exp(mu_claim^2) - 1)`` (the chi-square
+        divergence of the two Gaussians, which bounds ``|E_1 f - E_0 f| / sd(f)`` for every function f).
+    direction : ndarray of shape (k,) or None
+        Fixed test direction (the noise-free movement); None: estimated on a pilot share of the runs.
+    ratio : float
+        Noise-free movement of the statistic over its stated sensitivity (nan: not measured).
     """
-    p = Q.shape[1]
 
-    def unpack(v):
-        a, b = Q @ v[:p], Q @ v[p:]
-        return a / np.linalg.norm(a), b / np.linalg.norm(b)
-
-    def neg(v):
-        u1, u2 = unpack(v)
-        return -(_upper_tri_norm(np.outer(u1, u1) - np.outer(u2, u2)) ** 2 / 2 + np.sum((u1 + u2) ** 2) / 4)
-
-    rng = np.random.default_rng(seed)
-    starts = [np.concatenate([np.eye(p)[0], np.eye(p)[min(1, p - 1)] + 0.2 * np.eye(p)[0]])]
-    starts += [rng.normal(size=2 * p) for _ in range(8)]
-    best = min((minimize(neg, s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000})
-                for s in starts), key=lambda r: r.fun)
-    u1, u2 = unpack(best.x)
-    return u1, u2, math.sqrt(-best.fun / 2.0)
+    name: str
+    out0: np.ndarray
+    out1: np.ndarray
+    mu_claim: float
+    gaussian: bool = True
+    direction: np.ndarray | None = None
+    ratio: float = math.nan
+    info: dict = field(default_factory=dict)
 
 
-def _base_regression_data(n, p, n_pub, seed):
-    rng = np.random.default_rng(seed)
+def _rngs(seed, tag, k):
+    return [np.random.default_rng(s) for s in np.random.SeedSequence([int(seed), int(tag)]).spawn(k)]
+
+
+def _regression_base(n, p, n_pub, seed):
+    """Base private rows (n - 1) and standardised public rows with their responses."""
+    rng = np.random.default_rng([int(seed), 3])
+    beta = np.linspace(1.0, -1.0, p)
     X = rng.normal(size=(n - 1, p))
-    y = X @ np.linspace(1.0, -1.0, p) + 0.5 * rng.normal(size=n - 1)
-    X_pub = rng.normal(size=(n_pub, p))
-    y_pub = X_pub @ np.linspace(1.0, -1.0, p) + 0.5 * rng.normal(size=n_pub)
+    y = X @ beta + 0.5 * rng.normal(size=n - 1)
+    X_pub = standard_public_rows(n_pub, p, seed)
+    y_pub = X_pub @ beta + 0.5 * rng.normal(size=n_pub)
     return X, y, X_pub, y_pub
 
 
-#: Size of the extreme rows relative to the clip radius (they are clipped / truncated by a factor ~1e6).
-EXTREME = 1e6
+# --------------------------------------------------------------------------------------------
+# sufficient-statistics perturbation: DP-PMTRR, DP-RR, PMT-pooled
+# --------------------------------------------------------------------------------------------
+#: The audit's y beyond every response bound (clipped to +-B_y by a correct mechanism).
+FAR_Y = 1e12
 
 
-def _ssp_pair(kind, n, p, n_pub, eta, seed):
-    """D, D' for DP-PMTRR (``kind="pmt"``) or DP-RR (``"rr"``), and the pair's attainable mu / mu."""
-    from engine.pmt import pmt_radius, public_moment, response_bound
+def ssp_pairs(n, p, n_pub, seed, radius):
+    """The A-pair (rows ``R e_0`` vs ``R e_1``, labels 0) and the b-pair (row ``R e_0``, label ``+-B``).
 
-    X, y, X_pub, y_pub = _base_regression_data(n, p, n_pub, seed)
-    d = p + 1
-    if kind == "pmt":
-        mom = public_moment(X_pub, fit_intercept=True)
-        S_half, S_inv_half = mom.Sigma_pub_sqrt, mom.Sigma_pub_inv_sqrt
-    else:
-        S_half = S_inv_half = np.eye(d)
-    # whitened directions reachable by raw rows [x; 0] (the intercept coordinate fixed at 0 in the limit)
-    Q, _ = np.linalg.qr(S_inv_half.T @ np.vstack([np.eye(p), np.zeros((1, p))]))
-    u1, u2, ratio = _ssp_canary_directions(Q)
-    R = pmt_radius(d, n, eta)
-    B = response_bound(y_pub, n, eta)
-    rows = []
-    for u in (u1, u2):
-        v = S_half.T @ u  # raw row W^{-T} u = [x_direction; ~0] (W the whitening, x~ = W^T x)
-        rows.append(EXTREME * R * v[:p])
-    X0 = np.vstack([X, rows[0]])
-    X1 = np.vstack([X, rows[1]])
-    y0 = np.append(y, EXTREME * B)
-    y1 = np.append(y, -EXTREME * B)
-    return (X0, y0), (X1, y1), X_pub, y_pub, ratio
+    Returns ``{"A": ((X0, y0), (X1, y1)), "b": (...)}, X_pub, y_pub`` (raw rows; ``radius`` only scales the
+    extreme rows, which any radius truncates)."""
+    X, y, X_pub, y_pub = _regression_base(n, p, n_pub, seed)
+    e0, e1 = axis_row(p, 0, radius), axis_row(p, 1, radius)
+    pairs = {
+        "A": ((np.vstack([X, e0]), np.append(y, 0.0)), (np.vstack([X, e1]), np.append(y, 0.0))),
+        "b": ((np.vstack([X, e0]), np.append(y, FAR_Y)), (np.vstack([X, e0]), np.append(y, -FAR_Y))),
+    }
+    return pairs, X_pub, y_pub
+
+
+def _sample_ssp(kind):
+    def sampler(epsilon, delta, trials, seed, broken, n):
+        from engine.pmt import DPRidge, PMTPooledRidge, PMTRidge, pmt_radius
+
+        p, n_pub, eta = 2, 200, 0.05
+        cls = {"pmt": PMTRidge, "rr": DPRidge, "pooled": PMTPooledRidge}[kind]
+        make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, eta=eta)  # noqa: E731
+        pairs, X_pub, y_pub = ssp_pairs(n, p, n_pub, seed, pmt_radius(p + 1, n, eta))
+        rngs = _rngs(seed, {"pmt": 7, "rr": 5, "pooled": 29}[kind], 4)
+        releases, est = [], None
+        for k, (name, ((X0, y0), (X1, y1))) in enumerate(pairs.items()):
+            o0 = _ssp_releases(make(), X0, y0, X_pub, y_pub, trials, rngs[2 * k], broken)
+            o1 = _ssp_releases(make(), X1, y1, X_pub, y_pub, trials, rngs[2 * k + 1], broken)
+            f0 = _ssp_releases(make(), X0, y0, X_pub, y_pub, 1, np.random.default_rng(0), broken, factor=0.0)
+            f1 = _ssp_releases(make(), X1, y1, X_pub, y_pub, 1, np.random.default_rng(0), broken, factor=0.0)
+            est = o0["estimator"]
+            mu_j = est.report_.mu / math.sqrt(2.0)  # A and b: mu / sqrt(2) each (PMT.md section 3)
+            stat = (lambda o: upper_triangle(o["A"])) if name == "A" else (lambda o: o["b"])
+            delta_stat = (stat(f1) - stat(f0))[0]
+            sens = est.report_.sensitivities["A" if name == "A" else "b"]
+            releases.append(Release(f"{name} (white box: the noisy {name} at the solver)", stat(o0), stat(o1), mu_j,
+                                    direction=delta_stat, ratio=float(np.linalg.norm(delta_stat) / sens)))
+            if kind == "pooled" and name == "b":
+                releases.append(Release("coefficients (black box: the pooled fit, b-pair)", o0["coef"], o1["coef"],
+                                        mu_j, gaussian=False))
+        return releases, {"mu_claimed": est.report_.mu, "n": n, "d": p + 1,
+                          "noise_scales": dict(est.report_.noise_scales)}
+    return sampler
+
+
+# --------------------------------------------------------------------------------------------
+# DP-GD (ridge and logistic): the final coefficient 0
+# --------------------------------------------------------------------------------------------
+#: DP-GD steps used in the audit (fewer than the default 100 to keep it fast; the accounting splits mu
+#: over whatever T is used, so the audited claim is the same).
+DPGD_AUDIT_STEPS = 20
 
 
 def _dpgd_pair(n, p, n_pub, seed):
-    """D, D' for DP-GD: the base rows have feature 0 identically 0; the replaced row is x = e_0, y = +-K.
+    """D, D' for DP-GD ridge: feature 0 identically 0 on the base rows; the replaced row is x = e_0, y = +-K.
 
     Its per-example gradient ``2 (x^T theta - y) [x; 1]`` is always clipped to norm C, pointing along
     +-(e_0 + tiny intercept part), and nothing else moves coefficient 0: the final coefficient 0 is
     ``-step * sum_t (+-C'/n + sigma z_t)``, a Gaussian separated by exactly the claimed mu (lam = 0).
     """
-    X, y, X_pub, y_pub = _base_regression_data(n, p, n_pub, seed)
+    X, y, X_pub, y_pub = _regression_base(n, p, n_pub, seed)
     X[:, 0] = 0.0
     x_c = np.zeros(p)
     x_c[0] = EXTREME
     K = EXTREME**2
-    return (np.vstack([X, x_c]), np.append(y, K)), (np.vstack([X, x_c]), np.append(y, -K)), X_pub, y_pub, 1.0
+    return (np.vstack([X, x_c]), np.append(y, K)), (np.vstack([X, x_c]), np.append(y, -K)), X_pub, y_pub
 
 
-def _base_logistic_data(n, p, n_pub, seed):
-    rng = np.random.default_rng(seed)
+def _coef0_release(theta0, theta1, f0, f1, est, T, label):
+    """The final coefficient 0; ratio = its noise-free movement over ``T step Delta_step`` (the movement if
+    every step's averaged gradient moved by its full sensitivity along e_0)."""
+    e0 = np.zeros(theta0.shape[1])
+    e0[0] = 1.0
+    move = float(f1[0, 0] - f0[0, 0])
+    full = T * float(est.report_.extra["step_size"]) * float(est.report_.sensitivities["gradient (per step)"])
+    return Release(label, theta0, theta1, est.report_.mu, direction=e0 * (np.sign(move) or 1.0),
+                   ratio=abs(move) / full)
+
+
+def _sample_dpgd_ridge(epsilon, delta, trials, seed, broken, n):
+    from engine.pmt import DPGDRidge
+
+    p, n_pub = 2, 200
+    (X0, y0), (X1, y1), X_pub, y_pub = _dpgd_pair(n, p, n_pub, seed)
+    make = lambda: DPGDRidge(epsilon=epsilon, delta=delta, lam=0.0, n_steps=DPGD_AUDIT_STEPS)  # noqa: E731
+    r0, r1 = _rngs(seed, 11, 2)
+    out0, est = _dpgd_releases(make(), X0, y0, X_pub, y_pub, trials, r0, broken)
+    out1, _ = _dpgd_releases(make(), X1, y1, X_pub, y_pub, trials, r1, broken)
+    f0, _ = _dpgd_releases(make(), X0, y0, X_pub, y_pub, 2, np.random.default_rng(0), broken, factor=0.0)
+    f1, _ = _dpgd_releases(make(), X1, y1, X_pub, y_pub, 2, np.random.default_rng(0), broken, factor=0.0)
+    rel = _coef0_release(out0, out1, f0, f1, est, DPGD_AUDIT_STEPS, "final coefficient 0 (black box)")
+    return [rel], {"mu_claimed": est.report_.mu, "n": n, "d": p + 1, "noise_scales": dict(est.report_.noise_scales),
+                   "n_steps": DPGD_AUDIT_STEPS}
+
+
+def _sample_dpgd_logistic(epsilon, delta, trials, seed, broken, n):
+    """D, D': base rows with feature 0 identically 0; the replaced row is ``x = M e_0`` (M = 40 C) with label
+    0 on D and 1 on D'. A small explicit step size keeps its logit near 0, so ``|s - y| ~ 1/2`` and its
+    gradient (norm ~ M/2 = 20 C) is clipped to C at every step, with opposite signs on D and D': the
+    final coefficient 0 is Gaussian and separated by exactly the claimed mu."""
+    from engine.pmt import DPGDLogistic, pmt_radius
+
+    p, n_pub, eta, T = 2, 200, 0.05, DPGD_AUDIT_STEPS
+    X, y, X_pub = _logistic_base(n, p, n_pub, seed)
+    X[:, 0] = 0.0
+    C = pmt_radius(p + 1, n, eta)  # the estimator's default clip norm (public)
+    M = 40.0 * C
+    x_c = np.zeros(p)
+    x_c[0] = M
+    mu = P.gdp_mu(epsilon, delta)
+    step = 0.05 * n * mu / (2.0 * M * C * T)  # logit spread M * step * 2 C T / (n mu) = 0.05
+    X0, y0 = np.vstack([X, x_c]), np.append(y, 0)
+    X1, y1 = np.vstack([X, x_c]), np.append(y, 1)
+    make = lambda: DPGDLogistic(epsilon=epsilon, delta=delta, lam=0.0, n_steps=T, step_size=step, eta=eta)  # noqa: E731
+    r0, r1 = _rngs(seed, 17, 2)
+    out0, est = _dpgd_logistic_releases(make(), X0, y0, X_pub, trials, r0, broken)
+    out1, _ = _dpgd_logistic_releases(make(), X1, y1, X_pub, trials, r1, broken)
+    f0, _ = _dpgd_logistic_releases(make(), X0, y0, X_pub, 2, np.random.default_rng(0), broken, factor=0.0)
+    f1, _ = _dpgd_logistic_releases(make(), X1, y1, X_pub, 2, np.random.default_rng(0), broken, factor=0.0)
+    rel = _coef0_release(out0, out1, f0, f1, est, T, "final coefficient 0 (black box)")
+    return [rel], {"mu_claimed": est.report_.mu, "n": n, "d": p + 1, "noise_scales": dict(est.report_.noise_scales),
+                   "n_steps": T, "step_size": step}
+
+
+# --------------------------------------------------------------------------------------------
+# noisy Newton: DP-PMTLR, DP-Newton, DP-PMT Poisson (one step, white box)
+# --------------------------------------------------------------------------------------------
+def _logistic_base(n, p, n_pub, seed):
+    rng = np.random.default_rng([int(seed), 4])
     X = rng.normal(size=(n - 1, p))
     y = (rng.random(n - 1) < 1.0 / (1.0 + np.exp(-X @ np.linspace(1.0, -1.0, p)))).astype(int)
     y[:2] = (0, 1)  # both classes, whatever the seed
-    return X, y, rng.normal(size=(n_pub, p))
+    return X, y, standard_public_rows(n_pub, p, seed)
 
 
-#: Whitened norm of the DP-PMTLR canary rows, in units of R (truncated to R by a correct mechanism).
-PMTLR_CANARY_SCALE = 10.0
+def _poisson_base(n, p, n_pub, seed):
+    rng = np.random.default_rng([int(seed), 6])
+    X = rng.normal(size=(n - 1, p))
+    y = rng.poisson(np.exp(0.3 * X @ np.linspace(1.0, -1.0, p))).astype(float)
+    return X, y, standard_public_rows(n_pub, p, seed)
 
 
-def _pmtlr_pair(n, p, n_pub, seed, orthogonal=False):
-    """D, D' for DP-PMTLR: the same extreme row (along the first whitened axis, ``PMTLR_CANARY_SCALE * R``
-    before truncation) with label 0 on D and 1 on D'.
+#: Newton steps of the logistic audits (2: the second iterate is noisy, so the worst-case iterate of the
+#: gradient pair is reachable) and of the Poisson audit (1: its worst cases are at theta~ = 0).
+LOGISTIC_AUDIT_STEPS = 2
+POISSON_AUDIT_STEPS = 1
+#: Half-angle of the logistic gradient pair's two rows and their margin at the worst-case iterate.
+LOGISTIC_PAIR_EPS = 1e-3
+LOGISTIC_PAIR_MARGIN = 50.0
+#: PMT Poisson audit bounds: y_max >= e^{R B_theta}, so G = y_max (gradient pair ratio 1 - 1/y_max), and a
+#: small B_theta, so H = e^{R B_theta} ~ 1 (Hessian pair ratio e^{-R B_theta}).
+POISSON_AUDIT_Y_MAX = 1000.0
+POISSON_AUDIT_THETA_RADIUS = 1e-3
 
-    Its Hessian terms are identical and its gradient terms differ by exactly ``x~ / n`` (norm R/n) at every
-    step, whatever theta~: the pair is ``mu / (2 sqrt 2)`` GDP, so this audit stays well below the claim.
-    That is a property of *this* pair, not of the mechanism: the stated gradient sensitivity ``2R/n`` is
-    attained (:func:`logistic_gradient_worst_pair`: two nearly parallel rows with opposite labels, at a
-    large ``||theta~||`` nearly orthogonal to them, have coefficients ``b'(u) - y`` of +1 and -1), so the
-    accounting is tight, not conservative. ``orthogonal=True`` puts the rows of D and D' on two orthogonal
-    axes (the Hessian terms then differ by the full sensitivity at theta~ = 0), which a test on the final iterate sees less
-    well (kept for experiments)."""
-    from engine.pmt import pmt_radius, public_moment
 
-    X, y, X_pub = _base_logistic_data(n, p, n_pub, seed)
-    mom = public_moment(X_pub, fit_intercept=True)
-    Q, _ = np.linalg.qr(mom.Sigma_pub_inv_sqrt.T @ np.vstack([np.eye(p), np.zeros((1, p))]))
-    R = pmt_radius(p + 1, n, 0.05)
-    rows = [PMTLR_CANARY_SCALE * R * (mom.Sigma_pub_sqrt.T @ Q[:, j])[:p] for j in ((0, 1) if orthogonal else (0, 0))]
-    return (np.vstack([X, rows[0]]), np.append(y, 0)), (np.vstack([X, rows[1]]), np.append(y, 1)), X_pub
+def newton_pairs(family, n, p, n_pub, seed, radius, y_max=None):
+    """The gradient pair and the Hessian pair of a noisy-Newton audit, with the iterate each is audited at.
+
+    Returns ``{"gradient": ((X0, y0), (X1, y1), theta), "hessian": (...)}, X_pub`` where ``theta`` is the
+    whitened iterate (length p + 1, intercept last) of :mod:`engine.audit.pairs`."""
+    d = p + 1
+    if family == "poisson":
+        X, y, X_pub = _poisson_base(n, p, n_pub, seed)
+        far = 10.0 * y_max
+        g0, g1 = axis_row(p, 0, radius, 1.0), axis_row(p, 0, radius, -1.0)
+        grad = ((np.vstack([X, g0]), np.append(y, far)), (np.vstack([X, g1]), np.append(y, far)), np.zeros(d))
+    else:
+        X, y, X_pub = _logistic_base(n, p, n_pub, seed)
+        eps = LOGISTIC_PAIR_EPS
+        tilt = np.zeros(p)
+        tilt[1] = eps
+        z0, z1 = axis_row(p, 0, radius, tilt=tilt), axis_row(p, 0, radius, tilt=-tilt)
+        theta = np.zeros(d)
+        theta[1] = LOGISTIC_PAIR_MARGIN * math.hypot(1.0, eps) / (eps * radius)
+        grad = ((np.vstack([X, z0]), np.append(y, 0)), (np.vstack([X, z1]), np.append(y, 1)), theta)
+    h0, h1 = axis_row(p, 0, radius), axis_row(p, 1, radius)
+    hess = ((np.vstack([X, h0]), np.append(y, 0)), (np.vstack([X, h1]), np.append(y, 0)), np.zeros(d))
+    return {"gradient": grad, "hessian": hess}, X_pub
+
+
+def _sample_newton(kind):
+    def sampler(epsilon, delta, trials, seed, broken, n):
+        from engine.pmt import DPNewtonLogistic, PMTLogistic, PMTPoisson, pmt_radius
+
+        p, n_pub, eta = 2, 200, 0.05
+        R = pmt_radius(p + 1, n, eta)  # PMT's R and DP-Newton's default C
+        if kind == "poisson":
+            T, y_max = POISSON_AUDIT_STEPS, POISSON_AUDIT_Y_MAX
+            make = lambda: PMTPoisson(epsilon=epsilon, delta=delta, lam=0.0, n_steps=T, y_max=y_max,  # noqa: E731
+                                      theta_radius=POISSON_AUDIT_THETA_RADIUS, eta=eta)
+        else:
+            T, y_max = LOGISTIC_AUDIT_STEPS, None
+            cls = PMTLogistic if kind == "pmt" else DPNewtonLogistic
+            make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, n_steps=T, eta=eta)  # noqa: E731
+        pairs, X_pub = newton_pairs("poisson" if kind == "poisson" else "logistic", n, p, n_pub, seed, R, y_max)
+        rngs = _rngs(seed, {"pmt": 13, "raw": 19, "poisson": 23}[kind], 4)
+        releases, est = [], None
+        for k, (what, ((X0, y0), (X1, y1), theta)) in enumerate(pairs.items()):
+            with _patches(*_skip_clipping_patches(broken)):
+                c0 = _newton_capture(make(), X0, y0, X_pub, np.random.default_rng(0))
+                c1 = _newton_capture(make(), X1, y1, X_pub, np.random.default_rng(0))
+            est = c0["estimator"]
+            o0 = _newton_step_releases(c0, theta, what, trials, rngs[2 * k], broken)
+            o1 = _newton_step_releases(c1, theta, what, trials, rngs[2 * k + 1], broken)
+            f0 = _newton_step_releases(c0, theta, what, 1, np.random.default_rng(0), broken, factor=0.0)
+            f1 = _newton_step_releases(c1, theta, what, 1, np.random.default_rng(0), broken, factor=0.0)
+            delta_stat = (f1 - f0)[0]
+            sens = est.report_.sensitivities[f"{'gradient' if what == 'gradient' else 'Hessian'} (per step)"]
+            mu_j = est.report_.mu / math.sqrt(2.0 * T)  # 2T releases of mu / sqrt(2T) (PMT.md section 4)
+            where = "theta~ = 0 (the first iterate)" if not np.any(theta) else "the worst-case iterate theta~ = K v"
+            releases.append(Release(f"{what} step release at {where} (white box)", o0, o1, mu_j, direction=delta_stat,
+                                    ratio=float(np.linalg.norm(delta_stat) / sens)))
+        info = {"mu_claimed": est.report_.mu, "n": n, "d": p + 1, "noise_scales": dict(est.report_.noise_scales),
+                "n_steps": T}
+        if kind == "poisson":
+            info.update(y_max=y_max, theta_radius=POISSON_AUDIT_THETA_RADIUS)
+        return releases, info
+    return sampler
 
 
 def logistic_gradient_worst_pair(R: float, n: int, *, d: int = 2, eps: float = 1e-9, margin: float = 50.0):
@@ -198,119 +354,6 @@ def logistic_gradient_worst_pair(R: float, n: int, *, d: int = 2, eps: float = 1
     return (z1, 0), (z2, 1), theta, float(np.linalg.norm(g1 - g2))
 
 
-def _newton_raw_pair(n, p, n_pub, seed):
-    """D, D' for DP-Newton (raw rows clipped at C): the same extreme row ``10 C e_0`` with label 0 on D and 1
-    on D'; clipped to norm ~C, its gradient terms differ by exactly ``x_clipped / n`` at every step, so the
-    pair is ``mu / (2 sqrt 2)`` GDP as for DP-PMTLR."""
-    from engine.pmt import pmt_radius
-
-    X, y, X_pub = _base_logistic_data(n, p, n_pub, seed)
-    C = pmt_radius(p + 1, n, 0.05)
-    x_c = np.zeros(p)
-    x_c[0] = PMTLR_CANARY_SCALE * C
-    return (np.vstack([X, x_c]), np.append(y, 0)), (np.vstack([X, x_c]), np.append(y, 1)), X_pub
-
-
-def _sample_newton(kind):
-    def sampler(epsilon, delta, trials, seed, broken, n):
-        p, n_pub = 2, 200
-        pair = _pmtlr_pair if kind == "pmt" else _newton_raw_pair
-        (X0, y0), (X1, y1), X_pub = pair(n, p, n_pub, seed)
-        cls = PMTLogistic if kind == "pmt" else DPNewtonLogistic
-        make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, n_steps=PMTLR_AUDIT_STEPS)  # noqa: E731
-        ss = np.random.SeedSequence([int(seed), 13 if kind == "pmt" else 19])
-        r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
-        out0, est = _newton_releases(make(), X0, y0, X_pub, trials, r0, broken)
-        out1, _ = _newton_releases(make(), X1, y1, X_pub, trials, r1, broken)
-        # Same row, labels 0 / 1: the gradient terms differ by exactly x~/n (norm R/n) at EVERY step, the
-        # Hessian terms not at all, so over T steps the pair is sqrt(T) mu_0 / 2 = mu / (2 sqrt 2) GDP, exactly.
-        return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": 1.0 / (2.0 * math.sqrt(2.0)), "n": n,
-                            "d": p + 1, "noise_scales": dict(est.report_.noise_scales), "n_steps": PMTLR_AUDIT_STEPS}
-    return sampler
-
-
-#: Newton steps in the DP-PMTLR audit (the estimator's default T = 5).
-PMTLR_AUDIT_STEPS = 5
-
-
-#: B_theta of the DP-PMT Poisson audit (whitened units). With R ~ 5.3 (n = 100, d = 3) the predictor bound
-#: R B_theta ~ 2.6 keeps e^{R B_theta} ~ 14 moderate, and y_max is set to that value, so G = y_max = H.
-POISSON_AUDIT_THETA_RADIUS = 1.0
-
-
-def _base_poisson_data(n, p, n_pub, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n - 1, p))
-    y = rng.poisson(np.exp(0.3 * X @ np.linspace(1.0, -1.0, p))).astype(float)
-    return X, y, rng.normal(size=(n_pub, p))
-
-
-def _pmt_poisson_pair(n, p, n_pub, seed, theta_radius=POISSON_AUDIT_THETA_RADIUS):
-    """D, D' for DP-PMT Poisson and the public ``y_max``.
-
-    The same extreme row (along the first whitened axis, ``PMTLR_CANARY_SCALE * R`` before truncation, so a
-    correct mechanism truncates it to norm R) with count 0 on D and ``10 y_max`` on D' (clipped to
-    ``y_max``). ``y_max = e^{R B_theta}``, so ``G = max(e^{R B_theta}, y_max) = y_max``. The row's gradient
-    terms ``(e^u - y) x~`` differ by exactly ``y_max x~ / n`` (norm ``y_max R / n = G R / n``, half of the
-    stated ``2 R G / n``) at every step, whatever theta~ (u is the same on both sides), and its Hessian terms
-    ``e^u x~ x~^T`` are identical: over T steps (each a gradient and a Hessian release at ``mu / sqrt(2T)``)
-    the pair is ``sqrt(T) mu / (2 sqrt(2T)) = mu / (2 sqrt 2)`` GDP, exactly as the DP-PMTLR pair.
-    With one row and counts in ``[0, y_max]`` a larger gradient gap needs ``e^u`` on both ends of the range
-    at once (impossible at one theta~ for parallel rows), so this pair is the natural analogue of the
-    logistic one, not a proof that ``2 R G / n`` is attained."""
-    from engine.pmt import pmt_radius, public_moment
-
-    X, y, X_pub = _base_poisson_data(n, p, n_pub, seed)
-    mom = public_moment(X_pub, fit_intercept=True)
-    Q, _ = np.linalg.qr(mom.Sigma_pub_inv_sqrt.T @ np.vstack([np.eye(p), np.zeros((1, p))]))
-    R = pmt_radius(p + 1, n, 0.05)
-    y_max = math.exp(R * theta_radius)
-    row = PMTLR_CANARY_SCALE * R * (mom.Sigma_pub_sqrt.T @ Q[:, 0])[:p]
-    return ((np.vstack([X, row]), np.append(y, 0.0)), (np.vstack([X, row]), np.append(y, 10.0 * y_max)), X_pub,
-            y_max)
-
-
-def _sample_pmt_poisson(epsilon, delta, trials, seed, broken, n):
-    p, n_pub, B = 2, 200, POISSON_AUDIT_THETA_RADIUS
-    (X0, y0), (X1, y1), X_pub, y_max = _pmt_poisson_pair(n, p, n_pub, seed)
-    make = lambda: PMTPoisson(epsilon=epsilon, delta=delta, lam=0.0, n_steps=PMTLR_AUDIT_STEPS,  # noqa: E731
-                              y_max=y_max, theta_radius=B)
-    ss = np.random.SeedSequence([int(seed), 23])
-    r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
-    out0, est = _newton_releases(make(), X0, y0, X_pub, trials, r0, broken)
-    out1, _ = _newton_releases(make(), X1, y1, X_pub, trials, r1, broken)
-    return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": 1.0 / (2.0 * math.sqrt(2.0)), "n": n,
-                        "d": p + 1, "noise_scales": dict(est.report_.noise_scales), "n_steps": PMTLR_AUDIT_STEPS,
-                        "y_max": y_max, "theta_radius": B}
-
-
-def _sample_dpgd_logistic(epsilon, delta, trials, seed, broken, n):
-    """D, D': base rows with feature 0 identically 0; the replaced row is ``x = M e_0`` (M = 40 C) with label
-    0 on D and 1 on D'. A small explicit step size keeps its logit near 0, so ``|s - y| ~ 1/2`` and its
-    gradient (norm ~ M/2 = 20 C) is clipped to C at every step, with opposite signs on D and D': the
-    final coefficient 0 is Gaussian and separated by exactly the claimed mu."""
-    from engine.pmt import pmt_radius
-
-    p, n_pub, eta, T = 2, 200, 0.05, DPGD_AUDIT_STEPS
-    X, y, X_pub = _base_logistic_data(n, p, n_pub, seed)
-    X[:, 0] = 0.0
-    C = pmt_radius(p + 1, n, eta)  # the estimator's default clip norm (public)
-    M = 40.0 * C
-    x_c = np.zeros(p)
-    x_c[0] = M
-    mu = P.gdp_mu(epsilon, delta)
-    step = 0.05 * n * mu / (2.0 * M * C * T)  # logit spread M * step * 2 C T / (n mu) = 0.05
-    X0, y0 = np.vstack([X, x_c]), np.append(y, 0)
-    X1, y1 = np.vstack([X, x_c]), np.append(y, 1)
-    make = lambda: DPGDLogistic(epsilon=epsilon, delta=delta, lam=0.0, n_steps=T, step_size=step, eta=eta)  # noqa: E731
-    ss = np.random.SeedSequence([int(seed), 17])
-    r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
-    out0, est = _dpgd_logistic_releases(make(), X0, y0, X_pub, trials, r0, broken)
-    out1, _ = _dpgd_logistic_releases(make(), X1, y1, X_pub, trials, r1, broken)
-    return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": 1.0, "n": n, "d": p + 1,
-                        "noise_scales": dict(est.report_.noise_scales), "n_steps": T, "step_size": step}
-
-
 # --------------------------------------------------------------------------------------------
 # registry
 # --------------------------------------------------------------------------------------------
@@ -319,61 +362,29 @@ class _Mechanism:
     name: str
     label: str
     released: str
-    sampler: object  # (epsilon, delta, trials, seed, broken, n) -> (out0, out1, info)
+    sampler: object  # (epsilon, delta, trials, seed, broken, n) -> (releases, info)
 
-
-def _sample_ssp(kind):
-    def sampler(epsilon, delta, trials, seed, broken, n):
-        from engine.pmt import DPRidge, PMTRidge
-
-        p, n_pub, eta = 2, 200, 0.05
-        (X0, y0), (X1, y1), X_pub, y_pub, ratio = _ssp_pair(kind, n, p, n_pub, eta, seed)
-        make = (lambda: PMTRidge(epsilon=epsilon, delta=delta, lam=0.0, eta=eta)) if kind == "pmt" else (
-            lambda: DPRidge(epsilon=epsilon, delta=delta, lam=0.0, eta=eta))
-        ss = np.random.SeedSequence([int(seed), 7])
-        r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
-        out0, est = _ssp_releases(make(), X0, y0, X_pub, y_pub, trials, r0, broken)
-        out1, _ = _ssp_releases(make(), X1, y1, X_pub, y_pub, trials, r1, broken)
-        return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": ratio, "n": n, "d": p + 1,
-                            "noise_scales": dict(est.report_.noise_scales)}
-    return sampler
-
-
-def _sample_dpgd_ridge(epsilon, delta, trials, seed, broken, n):
-    from engine.pmt import DPGDRidge
-
-    p, n_pub = 2, 200
-    (X0, y0), (X1, y1), X_pub, y_pub, ratio = _dpgd_pair(n, p, n_pub, seed)
-    make = lambda: DPGDRidge(epsilon=epsilon, delta=delta, lam=0.0, n_steps=DPGD_AUDIT_STEPS)  # noqa: E731
-    ss = np.random.SeedSequence([int(seed), 11])
-    r0, r1 = (np.random.default_rng(s) for s in ss.spawn(2))
-    out0, est = _dpgd_releases(make(), X0, y0, X_pub, y_pub, trials, r0, broken)
-    out1, _ = _dpgd_releases(make(), X1, y1, X_pub, y_pub, trials, r1, broken)
-    return out0, out1, {"mu_claimed": est.report_.mu, "pair_mu_ratio": ratio, "n": n, "d": p + 1,
-                        "noise_scales": dict(est.report_.noise_scales), "n_steps": DPGD_AUDIT_STEPS}
-
-
-#: DP-GD steps used in the audit (fewer than the default 100 to keep it fast; the accounting splits mu
-#: over whatever T is used, so the audited claim is the same).
-DPGD_AUDIT_STEPS = 20
 
 MECHANISMS: dict[str, _Mechanism] = {
-    "dp-pmtrr": _Mechanism("dp-pmtrr", "DP-PMTRR (PMTRidge)", "noisy (A, b) at the solver", _sample_ssp("pmt")),
-    "dp-rr": _Mechanism("dp-rr", "DP-RR (DPRidge)", "noisy (A, b) at the solver", _sample_ssp("rr")),
+    "dp-pmtrr": _Mechanism("dp-pmtrr", "DP-PMTRR (PMTRidge)", "noisy A and b at the solver", _sample_ssp("pmt")),
+    "dp-rr": _Mechanism("dp-rr", "DP-RR (DPRidge)", "noisy A and b at the solver", _sample_ssp("rr")),
+    "pmt-pooled": _Mechanism("pmt-pooled", "PMT-pooled (PMTPooledRidge)",
+                             "noisy A and b at the combination, and the final coefficients", _sample_ssp("pooled")),
     "dp-gd-ridge": _Mechanism("dp-gd-ridge", "DP-GD ridge (DPGDRidge)", "final coefficients", _sample_dpgd_ridge),
-    "dp-pmtlr": _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "final whitened coefficients", _sample_newton("pmt")),
-    "dp-newton": _Mechanism("dp-newton", "DP-Newton logistic (DPNewtonLogistic)", "final coefficients",
-                            _sample_newton("raw")),
+    "dp-pmtlr": _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "one noisy Newton step (gradient, Hessian)",
+                           _sample_newton("pmt")),
+    "dp-newton": _Mechanism("dp-newton", "DP-Newton logistic (DPNewtonLogistic)",
+                            "one noisy Newton step (gradient, Hessian)", _sample_newton("raw")),
     "dp-gd-logistic": _Mechanism("dp-gd-logistic", "DP-GD logistic (DPGDLogistic)", "final coefficients",
                                  _sample_dpgd_logistic),
-    "dp-pmt-poisson": _Mechanism("dp-pmt-poisson", "DP-PMT Poisson (PMTPoisson)", "final whitened coefficients",
-                                 _sample_pmt_poisson),
+    "dp-pmt-poisson": _Mechanism("dp-pmt-poisson", "DP-PMT Poisson (PMTPoisson)",
+                                 "one noisy Newton step (gradient, Hessian)", _sample_newton("poisson")),
 }
 
 
 def sample_releases(mechanism: str, *, epsilon: float, delta: float, trials: int, seed: int = 0,
                     broken: str | None = None, n: int = 100):
-    """Run a mechanism ``trials`` times on D and on D' (see the module docstring).
+    """Run a mechanism's audited releases ``trials`` times on D and on D' (see the module docstring).
 
     Parameters
     ----------
@@ -385,23 +396,32 @@ def sample_releases(mechanism: str, *, epsilon: float, delta: float, trials: int
         Runs per data set, ``>= 4``.
     seed : int, default 0
         Seeds the data, the pair and the noise.
-    broken : None or one of :data:`BROKEN`
+    broken : None or a broken copy (:func:`engine.audit.hooks.parse_broken`)
     n : int, default 100
-        Private rows (the replaced one included).
+        Private rows (the replaced one included), ``>= 10``.
 
     Returns
     -------
-    out0, out1 : ndarray of shape (trials, k)
+    releases : list of Release
     info : dict
-        ``mu_claimed`` (the estimator's own total mu), ``pair_mu_ratio`` (the best mu this pair can show
-        over the claimed mu, by design), sizes and noise scales.
+        ``mu_claimed`` (the estimator's own total mu), sizes and noise scales.
+
+    Raises
+    ------
+    ValueError
+        Unknown mechanism or broken copy, ``combination-leak`` on another mechanism than PMT-pooled,
+        trials < 4, n < 10, epsilon / delta out of range.
     """
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
-    if broken is not None and broken not in BROKEN:
-        raise ValueError(f"broken must be None or one of {', '.join(BROKEN)}, got {broken!r}")
+    parse_broken(broken)
+    if broken == "combination-leak" and mechanism != "pmt-pooled":
+        raise ValueError("broken='combination-leak' plants a leak in PMT-pooled's combination step: "
+                         f"use it with mechanism 'pmt-pooled', not {mechanism!r}")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 4:
         raise ValueError(f"trials must be an integer >= 4, got {trials!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:
+        raise ValueError(f"n must be an integer >= 10, got {n!r}")
     eps = P.validate_epsilon(epsilon)
     dlt = P.validate_delta(delta)
     return MECHANISMS[mechanism].sampler(eps, dlt, int(trials), int(seed), broken, int(n))

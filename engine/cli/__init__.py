@@ -27,6 +27,8 @@ SUBCOMMANDS = {
     "datasets": "engine.cli.datasets",
     "privacy": "engine.cli.privacy",
     "pmt": "engine.cli.pmt",
+    "pmt-moments": "engine.cli.pmt_moments",
+    "pmt-plan": "engine.cli.pmt_plan",
     "audit": "engine.cli.audit",
     "nvdp": "engine.cli.nvdp",
 }

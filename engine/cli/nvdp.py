@@ -2,14 +2,19 @@
 
 Examples::
 
-    python -m engine nvdp train --kl-weight 0.01 --clip --C-mu 10 --seed 0 --epochs 5 --model-dir artifacts/nvdp/run0
+    python -m engine nvdp train --kl-weight 0.01 --clip --C-mu 5 --seed 0 --epochs 10 --model-dir artifacts/nvdp/run0
     python -m engine nvdp evaluate --model-dir artifacts/nvdp/run0 --no-clip --json
+    python -m engine nvdp evaluate --model-dir assets/nvdp/clipped --clip   # the shipped model, the page's numbers
 
 ``train`` encodes the 3000 UCI sentiment sentences with the frozen all-MiniLM-L6-v2 (cached on
 disk), splits them 2000 / 500 / 500 by ``--split-seed``, trains, evaluates on the test split and
 prints the run's diagnostics (accuracy, RD bounds in both forms, BDP epsilon, clipping fractions).
-``evaluate`` loads a saved model and evaluates it on the test split, with the clipping given on
-the command line (defaults: the clipping the model was trained with).
+``evaluate`` loads a saved model (``model.safetensors``, the shipped format, or ``model.pt``) and
+evaluates it on the test split, with the clipping given on the command line (defaults: the
+clipping the model was trained with). Besides the diagnostics it prints the page's headline for
+that model and clipping: ``LiveEvaluator.evaluate`` under ``DEFAULT_PROTOCOL`` on the test sentences
+encoded as the page encodes them, so ``--model-dir assets/nvdp/clipped --clip`` gives the page's
+numbers for the shipped clipped model. A missing or unreadable model folder is one error line.
 """
 
 from __future__ import annotations
@@ -92,7 +97,8 @@ def _cmd_train(args) -> int:
     if args.model_dir:
         save_trained(trained, args.model_dir)
         extra["model_dir"] = str(args.model_dir)
-    ev = evaluate(trained, states.subset(te), labels[te], seed=args.seed)
+    # evaluated on the test sentences encoded as the page and ``evaluate`` encode them
+    ev = evaluate(trained, *_test_states(args), seed=args.seed)
     if args.model_dir:
         from engine.nvdp.training import save_posteriors
 
@@ -101,20 +107,70 @@ def _cmd_train(args) -> int:
     return _report(args, trained, ev, extra)
 
 
-def _cmd_evaluate(args) -> int:
-    from engine.nvdp.training import evaluate, load_trained
+def _test_states(args, progress=None):
+    """The test sentences encoded as the page encodes them (:func:`engine.nvdp.bundled.load_bundled`)."""
+    from engine.nvdp.encoder import encode_sentences
+    from engine.nvdp.explore_settings import ExploreSettings, select_sentences
 
-    trained = load_trained(args.model_dir)
+    s = ExploreSettings(n_sentences=args.n_sentences, split_seed=args.split_seed)
+    sentences, labels, _, _, te = select_sentences(s)
+    return encode_sentences([sentences[i] for i in te], max_length=s.max_length, progress=progress), labels[te]
+
+
+def page_headline(trained, clip, states, labels) -> dict:
+    """The page's headline figures for ``trained`` with ``clip``: ``LiveEvaluator.evaluate`` under
+    ``DEFAULT_PROTOCOL`` on ``states`` (the test sentences, :func:`_test_states`)."""
+    import warnings
+
+    import numpy as np
+
+    from engine.nvdp.certified import certified_bound
+    from engine.nvdp.posthoc import LiveEvaluator
+    from engine.nvdp.protocol import DEFAULT_PROTOCOL
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = LiveEvaluator(trained, states, labels).evaluate(clip, protocol=DEFAULT_PROTOCOL)
+    k = trained.model.config.n_components or (int(states.mask.shape[1]) + 1)
+    return {
+        "accuracy": r.accuracy, "n_test": int(states.n),
+        "rd_max_all_pairs": r.rd_paper.max_unfiltered, "rd_paper_max_filtered": r.rd_paper.max,
+        "rd_paper_mean": r.rd_paper.mean, "rd_mean_all_pairs": float(np.nanmean(r.rd_paper.values)),
+        "rd_paper_n_pairs": int(r.rd_paper.n_pairs), "bdp_paper": r.bdp_paper.epsilon,
+        "rd_exact_max": r.rd_exact.max, "rd_exact_n_inf": int(r.rd_exact.n_inf),
+        "rd_exact_n_pairs": int(r.rd_exact.n_pairs), "bdp_guarantee": r.bdp.epsilon,
+        "certified_bound": certified_bound(clip, n_components=k, d=trained.model.config.d).total,
+        "length_hiding": trained.model.config.n_components is not None,
+        "protocol": DEFAULT_PROTOCOL.to_dict(),
+    }
+
+
+def _cmd_evaluate(args) -> int:
+    from engine.nvdp.bundled import load_saved_model
+    from engine.nvdp.training import evaluate
+
+    trained = load_saved_model(args.model_dir)  # ValueError (one line) for a missing or unreadable folder
     clip = _clip_from_args(args, default=trained.clip)
-    states, labels, _, _, te = _data(args, _progress(args))
-    ev = evaluate(trained, states.subset(te), labels[te], clip=clip, seed=args.seed)
-    return _report(args, trained, ev, {"model_dir": str(args.model_dir), "n_test": len(te)})
+    if args.n_train is not None and args.n_train < 10:
+        raise ValueError(f"--n-train must be >= 10; got {args.n_train}")
+    test_states, test_y = _test_states(args, _progress(args))
+    ev = evaluate(trained, test_states, test_y, clip=clip, seed=args.seed)
+    head = page_headline(trained, clip, test_states, test_y)
+    if not args.json:
+        f = lambda v: "infinite" if v == float("inf") else f"{v:.4g}"  # noqa: E731
+        print(f"page headline ({'clipped' if clip.enabled else 'unclipped'}, the one protocol): accuracy "
+              f"{100 * head['accuracy']:.1f}% of {head['n_test']}; worst case over the {head['rd_paper_n_pairs']} "
+              f"evaluated pairs {f(head['rd_max_all_pairs'])} (authors' outlier-filtered max "
+              f"{f(head['rd_paper_max_filtered'])}), mean {f(head['rd_paper_mean'])}; BDP paper {f(head['bdp_paper'])}; "
+              f"exact max {f(head['rd_exact_max'])} ({head['rd_exact_n_inf']} of {head['rd_exact_n_pairs']} pairs "
+              f"infinite); certified bound {f(head['certified_bound'])} nats")
+    return _report(args, trained, ev, {"model_dir": str(args.model_dir), "n_test": test_states.n, "page_headline": head})
 
 
 def _common(p: argparse.ArgumentParser, *, train: bool) -> None:
     p.add_argument("--clip", dest="clip", action="store_true", default=None, help="enable clipping")
     p.add_argument("--no-clip", dest="clip", action="store_false", help="disable clipping (the unclipped baseline)")
-    p.add_argument("--C-mu", dest="C_mu", type=float, default=None, help="mean-ball radius C_mu > 0 (default 10)")
+    p.add_argument("--C-mu", dest="C_mu", type=float, default=None, help="mean-ball radius C_mu > 0 (default 5)")
     p.add_argument("--alpha-min", type=float, default=None, help="pseudo-count lower clamp >= 0 (default 0)")
     p.add_argument("--alpha-max", type=float, default=None, help="pseudo-count upper clamp (default 1.0)")
     p.add_argument("--renyi-order", type=float, default=None, help="Renyi order lambda > 1 (default 1.1)")
@@ -135,10 +191,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     nsub.required = True
     t = nsub.add_parser("train", help="train on the sentiment sentences and report diagnostics")
     t.add_argument("--kl-weight", type=float, required=True, help="KL weight lambda_G = lambda_D >= 0")
-    t.add_argument("--epochs", type=int, default=5)
+    t.add_argument("--epochs", type=int, default=10, help="maximum epochs (default 10, the authors' budget)")
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--batch-size", type=int, default=32)
-    t.add_argument("--patience", type=int, default=3)
+    t.add_argument("--patience", type=int, default=3, help="early-stopping patience in epochs (default 3)")
     _common(t, train=True)
     t.set_defaults(func=_cmd_train)
     e = nsub.add_parser("evaluate", help="evaluate a saved model on the test split")

@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 HELP = "sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR"
+
+#: Default ``--metric`` per task: the held-out prediction metric a user reads (L2 is printed beside it).
+DEFAULT_METRIC = {"ridge": "rmse", "logistic": "auc", "poisson": "deviance"}
 
 #: Tasks the ``--task`` option accepts (the logistic/GLM task appends to this list).
 TASK_CHOICES = ["ridge", "logistic", "poisson"]
@@ -50,6 +54,7 @@ def _format_table(summary, metric: str) -> str:
             "n_pub": r.n_pub,
             f"median {metric}": f"{r.median:.4g}",
             "IQR (q25 - q75)": f"{r.q25:.4g} - {r.q75:.4g}",
+            **({"median l2_error": f"{r.l2_median:.4g}"} if hasattr(r, "l2_median") else {}),
             "seeds": r.n_seeds,
         })
     return pd.DataFrame(rows).to_string(index=False)
@@ -121,6 +126,22 @@ def _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public):
     )
 
 
+def _write_column_privacy(frame, out: str) -> str:
+    """Next to the ``--out`` CSV, ``<out>.privacy.json``: each column's privacy label (``"dp"``,
+    ``"public"``, ``"non-private diagnostic"``; per method where it differs). Returns its path."""
+    import json
+    from pathlib import Path
+
+    from engine.pmt._registry import sweep_column_privacy
+
+    keys = sorted(set(frame["method_key"])) if "method_key" in frame.columns else [None]
+    labels = {c: {str(k): sweep_column_privacy(c, k) for k in keys} for c in frame.columns}
+    labels = {c: (next(iter(v.values())) if len(set(v.values())) == 1 else v) for c, v in labels.items()}
+    path = Path(out).with_suffix(".privacy.json")
+    path.write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n")
+    return str(path)
+
+
 def _cmd_pmt(args) -> int:
     import numpy as np
 
@@ -129,7 +150,14 @@ def _cmd_pmt(args) -> int:
 
     from engine.cli.pmt_files import load_files
 
-    if args.data is not None and args.engine == "dask":  # out of core (engine.cli.pmt_data)
+    from engine.cli.pmt_modes import run_modes_cli, wants_modes
+
+    if args.sampler == "opendp" and args.data is None:
+        raise ValueError("--sampler opendp releases through the estimators on your own files: use it with --data "
+                         "(the --dataset sweeps are seeded simulations with numpy noise)")
+    if wants_modes(args):  # unlabelled public rows, published moments, or their simulation (engine.cli.pmt_modes)
+        return run_modes_cli(args)
+    if args.data is not None and (args.engine == "dask" or args.sampler == "opendp"):  # engine.cli.pmt_data
         from engine.cli.pmt_data import run_data
 
         return run_data(args)
@@ -186,11 +214,16 @@ def _cmd_pmt(args) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for msg in sorted({str(w.message) for w in caught if issubclass(w.category, DeltaTooLargeWarning)}):
         print(f"warning: {msg}", file=sys.stderr)
+    args.metric = args.metric or DEFAULT_METRIC.get(args.task, "l2_error")
     _check_finite(frame, args.metric, numeric)
     summary = summarize(frame, args.metric)
+    if args.metric != "l2_error":  # the coefficient error beside the held-out metric a user reads
+        l2 = summarize(frame, "l2_error")
+        summary = summary.assign(l2_median=l2["median"].to_numpy())
     classification = _classification_table(frame) if args.task == "logistic" else None
     if args.out:
         frame.to_csv(args.out, index=False)
+        _write_column_privacy(frame, args.out)
     first = frame.iloc[0]
     kpmt = frame["kappa_pmt"].dropna()
     info = {
@@ -212,6 +245,10 @@ def _cmd_pmt(args) -> int:
                     public=args.public or f"random split of n_pub rows (seed {args.split_seed})",
                     n_pub=int(first["n_pub"]))
     info["clip_radius"] = args.clip_radius or None
+    from engine.privacy.labels import DIAGNOSTIC, PUBLIC
+
+    # what each setting is: kappa_raw / kappa_pmt come from the private rows without noise
+    info["privacy"] = {k: (DIAGNOSTIC if k in ("kappa_raw", "kappa_pmt") else PUBLIC) for k in info}
     if args.json:
         payload = {"settings": info, "summary": summary.to_dict(orient="records")}
         if classification is not None:
@@ -222,7 +259,8 @@ def _cmd_pmt(args) -> int:
           f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one neighbours, "
           f"standardize = {args.standardize}")
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
-    print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp}")
+    print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp} "
+          "(raw and after PMT: non-private diagnostics, computed from the private rows without noise)")
     print()
     print(_format_table(summary, args.metric))
     if classification is not None:
@@ -231,7 +269,8 @@ def _cmd_pmt(args) -> int:
     if "DP-RR (oracle C, non-private tuning)" in set(frame["method"]):
         print("\nnote: the DP-RR oracle picks C by looking at the private error: non-private tuning.")
     if args.out:
-        print(f"\nfull results ({len(frame)} rows) written to {args.out}", file=sys.stderr)
+        print(f"\nfull results ({len(frame)} rows) written to {args.out}; each column's privacy label (dp / public / "
+              f"non-private diagnostic) in {Path(args.out).with_suffix('.privacy.json')}", file=sys.stderr)
     return 0
 
 
@@ -257,6 +296,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--methods", nargs="+", default=None,
                    help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
                    "logistic: pmt dp-newton dp-gd non-private (default: all four)")
+    p.add_argument("--sampler", choices=["numpy", "opendp"], default="numpy",
+                   help="noise sampler of the releases (with --data): numpy (default, seeded) or opendp (OpenDP's "
+                   "Gaussian sampler and its own zCDP accounting: the epsilon OpenDP certifies is <= --epsilon)")
     p.add_argument("--eta", type=float, default=0.05, help="truncation failure probability (default 0.05)")
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
@@ -270,9 +312,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--newton-steps", type=int, default=5, dest="newton_steps",
                    help="logistic / poisson: noisy Newton steps T of PMT / DP-Newton (default 5; 2T releases)")
     p.add_argument("--split-seed", type=int, default=0, dest="split_seed", help="seed of the public/test split")
-    p.add_argument("--metric", default="l2_error",
+    p.add_argument("--metric", default=None,
                    choices=["l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss", "deviance"],
-                   help="metric to summarise (accuracy, auc, log_loss: --task logistic; deviance: --task poisson)")
+                   help="metric to summarise (default: the held-out prediction a user reads: rmse for ridge, auc for "
+                   "logistic, deviance for poisson; the median l2_error is shown beside it; accuracy, auc, log_loss: "
+                   "--task logistic; deviance: --task poisson)")
     p.add_argument("--kappa", type=float, default=None, help="synthetic only: kappa(Sigma) (default 1000)")
     p.add_argument("--n-rows", type=int, default=None, dest="n_rows", help="synthetic only: rows (default 20000)")
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")
@@ -284,4 +328,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from engine.cli.pmt_data import add_engine_arguments
 
     add_engine_arguments(p)
+    from engine.cli.pmt_modes import add_mode_arguments
+
+    add_mode_arguments(p)
     p.set_defaults(func=_cmd_pmt)

@@ -173,7 +173,9 @@ def accuracy_figure(
     chance : float or None, default 0.5
         Accuracy of guessing the majority class, drawn as a dotted rule.
     n_test : int, optional
-        Number of test sentences (in the hover text and title).
+        Number of test sentences (in the hover text and title). With it, each bar gets its 95 %
+        Wilson interval as an error bar (:func:`engine.nvdp.headline.accuracy_interval`): on a small
+        test set (an upload's 33 texts) the interval is wide and the bars may not differ.
     title : str, optional
 
     Returns
@@ -190,6 +192,9 @@ def accuracy_figure(
     >>> fig = accuracy_figure({"unclipped": 0.8, "clipped": 0.82}, {"unclipped": [0.7, 0.8], "clipped": [0.75, 0.8]})
     >>> [round(v, 2) for v in fig.data[0].y]
     [0.8, 0.82]
+    >>> ci = accuracy_figure({"clipped": 29 / 33}, n_test=33).data[0].error_y
+    >>> round(ci.array[0], 3), round(ci.arrayminus[0], 3)
+    (0.073, 0.152)
     """
     if not accuracy:
         raise ValueError("accuracy is empty: nothing to draw")
@@ -201,10 +206,20 @@ def accuracy_figure(
     titles = [f"Test accuracy{f' ({n_test} sentences)' if n_test else ''}"] + (["Validation accuracy while training"] if history else [])
     fig = make_subplots(rows=1, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
                         column_widths=[0.45, 0.55] if cols == 2 else None)
+    err, hover = None, "%{x}: %{y:.1%} of the test sentences classified correctly<extra></extra>"
+    if n_test:
+        from engine.nvdp.headline import accuracy_interval
+
+        ci = [accuracy_interval(float(accuracy[k]), int(n_test)) for k in names]
+        err = dict(type="data", symmetric=False, array=[hi - float(accuracy[k]) for k, (_, hi) in zip(names, ci)],
+                   arrayminus=[float(accuracy[k]) - lo for k, (lo, _) in zip(names, ci)], color="#333333", thickness=1.5)
+        hover = ("%{x}: %{y:.1%} of " + str(int(n_test)) + " test items classified correctly "
+                 "(95 % Wilson interval %{customdata})<extra></extra>")
     fig.add_trace(go.Bar(x=names, y=[float(accuracy[k]) for k in names], marker_color=[_color(k, i) for i, k in enumerate(names)],
                          text=[f"{100 * float(accuracy[k]):.1f}%" for k in names], textposition="outside",
-                         showlegend=False, name="test accuracy",
-                         hovertemplate="%{x}: %{y:.1%} of the test sentences classified correctly<extra></extra>"),
+                         showlegend=False, name="test accuracy", error_y=err,
+                         customdata=[f"{100 * lo:.1f}-{100 * hi:.1f}%" for lo, hi in ci] if n_test else None,
+                         hovertemplate=hover),
                   row=1, col=1)
     if chance is not None:
         fig.add_hline(y=float(chance), line=dict(color="#555555", dash="dot", width=1.5), row=1, col=1,
@@ -278,7 +293,7 @@ def posterior_histograms_figure(
         return f"{100 * float(f[key]):.1f}%" if key in f else None
 
     # Each cap on its own short line, and short two-line axis titles: a panel gets a third of the
-    # figure's width, which in presenter mode (larger font) is about 200 px (issue 15).
+    # figure's width, which in presenter mode (larger font) is about 200 px.
     t_mu = "||mu|| per token"
     if C_mu is not None:
         t_mu += f"<br><span style='font-size:12px'>C_mu = {C_mu:.3g}</span>" + (
@@ -476,3 +491,44 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
     _layout(fig, title=None, height=400)
     fig.update_layout(margin=dict(t=110, b=60))
     return fig
+
+
+def certified_figure(clip, *, empirical_max: float | None = None, n_components: int = 49, d: int = 384,
+                     delta: float = 1e-5, title: str | None = None) -> go.Figure:
+    """The certified bound of ``clip`` split into its terms (log scale), next to the empirical worst pair.
+
+    Bars: the mean term (the whole 2 C_mu on one dimension, K - 1 components), the variance terms
+    ((K - 1) d G*) and the Dirichlet term (its upper value), in nats, from
+    :func:`engine.nvdp.certified.what_it_takes`; a dashed line at the empirical maximum over the
+    evaluated pairs (exact form) when given. The title gives the total and the (epsilon, delta).
+    An infinite term is drawn as a red bar labelled "unbounded".
+
+    Examples
+    --------
+    >>> from engine.nvdp.clipping import ClipConfig
+    >>> fig = certified_figure(ClipConfig.finite(C_mu=1.0), empirical_max=300.0)
+    >>> list(fig.data[0].x)
+    ['mean (C_mu)', 'variance (sigma range)', 'Dirichlet (alpha range)']
+    """
+    from engine.nvdp.certified import certified_bound, certified_epsilon, what_it_takes
+
+    b = certified_bound(clip, n_components=n_components, d=d)
+    w = what_it_takes(clip, 8.0, delta=delta, n_components=n_components, d=d)
+    e = certified_epsilon(clip, delta=delta, n_components=n_components, d=d)
+    names = ["mean (C_mu)", "variance (sigma range)", "Dirichlet (alpha range)"]
+    vals = [w["terms"]["mean"], w["terms"]["variance"], w["terms"]["dirichlet"]]
+    finite = [v if math.isfinite(v) else None for v in vals]
+    top = max([v for v in finite if v] or [1.0])
+    fig = go.Figure(go.Bar(x=names, y=[v if v is not None else top * 10 for v in finite],
+                           marker_color=["#4c78a8" if v is not None else "#d62728" for v in finite],
+                           text=[f"{v:.3g} nats" if v is not None else "unbounded" for v in finite], textposition="outside",
+                           hovertemplate="%{x}: %{text}<extra></extra>", showlegend=False))
+    if empirical_max is not None and math.isfinite(empirical_max) and empirical_max > 0:
+        fig.add_hline(y=float(empirical_max), line=dict(color="#555555", dash="dash", width=1.5),
+                      annotation_text=f"worst evaluated pair {empirical_max:.3g}", annotation_position="top left")
+    fig.update_yaxes(type="log", title="nats (log scale)")
+    if title is None:
+        tot = "unbounded" if not math.isfinite(b.total) else f"{b.total:.3g} nats"
+        eps = "infinite" if not math.isfinite(e["epsilon"]) else f"{e['epsilon']:.3g} (order {e['order']:.3g})"
+        title = f"Certified bound over any two inputs: {tot}; epsilon at delta {delta:g}: {eps}"
+    return _layout(fig, title=title, height=380)

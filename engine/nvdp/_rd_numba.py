@@ -1,4 +1,4 @@
-"""Fused per-(pair, position) Gaussian Renyi sums of the RD bound, compiled by numba (issue 16).
+"""Fused per-(pair, position) Gaussian Renyi sums of the RD bound, compiled by numba.
 
 Private to :mod:`engine.nvdp.rd_kernel`. One pass over the dims per (pair, position) computes,
 for both directions, ``T = sum_d (m_b - m_a)^2 / s2`` and ``L = sum_d ln r`` with
@@ -10,7 +10,7 @@ The kernel reads the posterior means and standard deviations as given (padding p
 the input's position 0, inputs through a row map) and derives ``lambda v``, ``(1 - lambda) v`` and
 ``1 / v`` (v = sigma^2) once per task and position for the task's inputs, into small per-worker
 buffers, rounded as torch's ``square``, scalar ``mul`` and ``reciprocal`` round them: no (B, K, D)
-working array is formed (issue 16: memory). Arithmetic per element is the working precision's
+working array is formed (memory). Arithmetic per element is the working precision's
 (s2, d^2, d^2 / s2 and r as torch computed them from those values); the sums over dims are
 float64. The logarithm is taken of float64 products of ``group`` consecutive r (ln r1 + ln r2 =
 ln(r1 r2)); ``group`` is chosen by the caller so that lambda^group cannot overflow, and a group

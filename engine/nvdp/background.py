@@ -1,4 +1,4 @@
-"""Accuracies of new clipping settings computed on a worker thread (issue 14 item 7).
+"""Accuracies of new clipping settings computed on a worker thread.
 
 A slider move on the NVDP page changes the bounds (tens of milliseconds once the per-model terms
 are cached) and the accuracy (the model re-run after the bottleneck on every test sentence: real

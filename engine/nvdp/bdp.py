@@ -80,7 +80,7 @@ class BDPResult:
         Infinite / NaN pair divergences (never dropped).
     divergence_order : float or None
         The Renyi order of the divergences that were fed in, when known (lam + 1 is the order
-        that makes epsilon a guarantee; lam gives the papers' plug-in figure).
+        that makes epsilon a valid bound on the sampled pairs; lam gives the papers' plug-in figure).
     """
 
     epsilon: float
@@ -158,7 +158,7 @@ def _batch_cost(log_moments: np.ndarray, confidence: float) -> float:
     if p >= 2:
         sd = e.std(ddof=1)
         if sd > 0:
-            from scipy.stats import t as student_t  # here, not at import: scipy.stats costs ~47 MiB of RSS (issue 16)
+            from scipy.stats import t as student_t  # here, not at import: scipy.stats costs ~47 MiB of RSS
 
             est = est + float(student_t.isf(1.0 - confidence, p - 1)) * sd / math.sqrt(p)
     return m + math.log(est)
@@ -194,7 +194,7 @@ def bdp_epsilon(
         delta. Accepted range: 0 < confidence < 1.
     divergence_order : float, optional
         The Renyi order at which ``divergences`` were computed, recorded in the result
-        (``renyi_order + 1`` makes epsilon a guarantee; see the module docstring).
+        (``renyi_order + 1`` makes epsilon a valid bound on the sampled pairs; see the module docstring).
 
     Returns
     -------
@@ -304,7 +304,7 @@ def bdp_from_posteriors(
         Which form of the pair divergences to use.
     divergence_order : float, optional
         Renyi order of the pair divergences. None means ``renyi_order + 1`` (Triastcyn &
-        Faltings: E[e^{lam L}] = e^{lam D_{lam+1}}, so epsilon is a guarantee). Pass
+        Faltings: E[e^{lam L}] = e^{lam D_{lam+1}}, so epsilon bounds the sampled pairs). Pass
         ``renyi_order`` for the papers' plug-in figure.
     **rd_kwargs
         Passed to ``pairwise_rd_bound`` (e.g. ``dtype``, ``padding``). ``outlier_z`` is forced to

@@ -1,7 +1,7 @@
 """The default clipped and unclipped NVDP models shipped with the repository (``assets/nvdp/``).
 
 A first visit of the NVDP page should take seconds, not the minutes that encoding 3,000 sentences
-and training two models cost (issue 14 item 3). The two small heads (NVIB layer, denoising
+and training two models cost. The two small heads (NVIB layer, denoising
 attention, FFN and classifier; 1.28 M float32 parameters each; *not* the frozen encoder) trained
 with the page's default :class:`~engine.nvdp.explorer_models.ExploreSettings` are committed in
 ``assets/nvdp/{unclipped,clipped}/model.safetensors`` with their ``config.json``, the training
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.nvdp.clipping import ClipConfig
+from engine.nvdp.explore_settings import ExploreData, ExploreSettings, select_sentences
 
 __all__ = [
     "ASSET_DIR",
@@ -37,9 +38,12 @@ __all__ = [
     "load_bundled",
     "save_model",
     "load_model",
+    "load_saved_model",
+    "seed_summary",
     "write_sums",
     "estimate_seconds",
     "fmt_seconds",
+    "fmt_seconds_range",
 ]
 
 #: Folder of the shipped models (override with ``NVDP_ASSET_DIR``, e.g. a test's temporary copy).
@@ -48,6 +52,9 @@ ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "nvdp"
 #: The checksummed files, relative to the asset folder.
 BUNDLE_FILES = ("settings.json", "unclipped/config.json", "unclipped/model.safetensors",
                 "clipped/config.json", "clipped/model.safetensors")
+
+#: Checksummed too when present: the per-seed figures of the default pair (``scripts/make_nvdp_models.py``).
+OPTIONAL_FILES = ("seeds.json",)
 
 
 def asset_dir() -> Path:
@@ -67,7 +74,8 @@ def _sha256(path: Path) -> str:
 def write_sums(directory) -> Path:
     """Write ``SHA256SUMS`` (``sha256sum`` format) of :data:`BUNDLE_FILES` in ``directory``."""
     d = Path(directory)
-    lines = [f"{_sha256(d / name)}  {name}\n" for name in BUNDLE_FILES]
+    names = list(BUNDLE_FILES) + [n for n in OPTIONAL_FILES if (d / n).is_file()]
+    lines = [f"{_sha256(d / name)}  {name}\n" for name in names]
     (d / "SHA256SUMS").write_text("".join(lines))
     return d / "SHA256SUMS"
 
@@ -91,9 +99,11 @@ def verify_bundle(directory=None) -> None:
         if line.strip():
             digest, name = line.split(maxsplit=1)
             want[name.strip().lstrip("*")] = digest
-    for name in BUNDLE_FILES:
+    for name in list(BUNDLE_FILES) + [n for n in OPTIONAL_FILES if n in want or (d / n).is_file()]:
         if name not in want:
             raise ValueError(f"SHA256SUMS in {d} has no entry for {name}")
+        if not (d / name).is_file():
+            raise FileNotFoundError(f"bundled file {d / name} is missing")
         got = _sha256(d / name)
         if got != want[name]:
             raise ValueError(f"bundled file {d / name} does not match SHA256SUMS (got {got[:12]}..., "
@@ -102,8 +112,6 @@ def verify_bundle(directory=None) -> None:
 
 def bundled_settings(directory=None):
     """The :class:`~engine.nvdp.explorer_models.ExploreSettings` the bundled models were trained with, or None."""
-    from engine.nvdp.explorer_models import ExploreSettings
-
     d = Path(directory) if directory is not None else asset_dir()
     path = d / "settings.json"
     if not path.is_file():
@@ -161,6 +169,59 @@ def load_model(directory):
     )
 
 
+def load_saved_model(directory):
+    """A saved model from ``directory``: ``model.safetensors`` (the shipped format, :func:`save_model`) or
+    ``model.pt`` (:func:`engine.nvdp.training.save_trained`), each with ``config.json``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the folder and the problem: missing folder, no ``config.json``, no weights
+        file, or a file that cannot be read as an NVDP model (malformed JSON, missing keys, weights
+        of another shape).
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise ValueError(f"model folder {d} does not exist")
+    if not (d / "config.json").is_file():
+        raise ValueError(f"model folder {d} has no config.json (expected config.json + model.safetensors or model.pt)")
+    has_st, has_pt = (d / "model.safetensors").is_file(), (d / "model.pt").is_file()
+    if not (has_st or has_pt):
+        raise ValueError(f"model folder {d} has no model.safetensors or model.pt")
+    try:
+        if has_st:
+            return load_model(d)
+        from engine.nvdp.training import load_trained
+
+        return load_trained(d)
+    except Exception as exc:  # any unreadable file: one line for the user, not a traceback
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"model folder {d} does not hold a readable NVDP model ({type(exc).__name__}: {msg[:200]})") from exc
+
+
+def seed_summary(directory=None) -> dict:
+    """The per-seed figures of the shipped default pair (``seeds.json``), with "inf" strings back to floats.
+
+    Keys: ``seeds``, ``live_seed`` (the seed of the shipped models), ``per_seed`` (list of
+    ``{"seed", "unclipped": {...}, "clipped": {...}}``), ``summary`` (per arm and figure: mean, sd,
+    min, max over the seeds), ``direction`` (in how many seeds clipping lowers each figure),
+    ``certified`` (:class:`engine.nvdp.certified.CertifiedBound` of the clipping, as a dict) and
+    ``protocol``. Raises FileNotFoundError when the file is missing.
+    """
+    d = Path(directory) if directory is not None else asset_dir()
+
+    def back(x):
+        if isinstance(x, str) and x in ("inf", "-inf", "nan"):
+            return float(x)
+        if isinstance(x, dict):
+            return {k: back(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [back(v) for v in x]
+        return x
+
+    return back(json.loads((d / "seeds.json").read_text()))
+
+
 def load_bundled(settings, *, progress=None, directory=None):
     """The bundled models and the evaluation sentences' token states (the only ones encoded).
 
@@ -186,8 +247,6 @@ def load_bundled(settings, *, progress=None, directory=None):
         ``settings`` differ from the bundle's, or a checksum does not match.
     """
     from engine.nvdp.encoder import encode_sentences
-    from engine.nvdp.explorer_models import ExploreData, select_sentences
-
     d = Path(directory) if directory is not None else asset_dir()
     if not bundled_matches(settings, d):
         raise ValueError("these settings are not the bundled models' settings; train them instead")
@@ -206,42 +265,80 @@ def _timing(directory=None) -> dict:
         return {}
 
 
-def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2, directory=None) -> dict:
+def estimate_seconds(settings, *, n_encode: int | None = None, n_models: int = 2, n_texts: int | None = None,
+                     directory=None) -> dict:
     """Predicted seconds of a training run from the measured times in ``timing.json``.
+
+    The training and validation sizes follow the split the run will use: the stratified 2/3, 1/6, 1/6
+    split of ``n_texts`` items (an upload's size; default the settings' ``n_sentences`` or the 3,000
+    bundled sentences), the training part capped at ``settings.n_train``. Early stopping may end a run
+    before ``settings.epochs``, so ``train`` is for the full budget and ``train_min`` for the shortest
+    run the patience allows (``patience + 1`` epochs); ``total`` uses the full budget. The rates are
+    the measured CPU seconds of one thread (``cpu_seconds_per_batch``), i.e. an otherwise idle machine
+    like the one that made the bundle; a loaded machine takes longer.
 
     Parameters
     ----------
     settings : ExploreSettings
     n_encode : int, optional
-        Sentences still to encode (default: all the settings select; 0 when cached).
+        Items still to encode (default: all ``n_texts``; 0 when cached).
     n_models : int, default 2
         Models to train.
+    n_texts : int, optional
+        Size of the data set being split (an upload's number of texts).
 
     Returns
     -------
     dict
-        ``encode``, ``train``, ``total`` in seconds (NaN when ``timing.json`` is missing), and
-        ``per_batch``, ``per_sentence`` (the measured rates, on the machine that made the bundle).
+        ``encode``, ``train``, ``train_min``, ``total``, ``total_min`` in seconds (NaN when ``timing.json`` is
+        missing), ``n_train``, ``n_val``, ``epochs`` and ``per_batch``, ``per_sentence`` (the measured
+        rates).
 
     Examples
     --------
-    >>> from engine.nvdp.explorer_models import ExploreSettings
+    >>> from engine.nvdp.explore_settings import ExploreSettings
     >>> e = estimate_seconds(ExploreSettings(), directory="/nonexistent")
-    >>> math.isnan(e["total"])
-    True
+    >>> math.isnan(e["total"]), e["n_train"], e["n_val"]
+    (True, 1000, 500)
+    >>> estimate_seconds(ExploreSettings(), n_texts=200, directory="/nonexistent")["n_train"]
+    134
     """
     t = _timing(directory)
-    per_batch = float(t.get("seconds_per_batch", math.nan))
-    per_sentence = float(t.get("seconds_per_sentence_encoded", math.nan))
-    n_all = settings.n_sentences or 3000
+    # CPU seconds of one thread: the time on an otherwise idle machine (the wall seconds in timing.json
+    # were measured on a shared, loaded one); older files have the wall rates only
+    per_batch = float(t.get("cpu_seconds_per_batch") or t.get("seconds_per_batch") or math.nan)
+    per_sentence = float(t.get("cpu_seconds_per_sentence_encoded") or t.get("seconds_per_sentence_encoded") or math.nan)
+    n_all = int(n_texts) if n_texts is not None else (settings.n_sentences or 3000)
     n_encode = n_all if n_encode is None else int(n_encode)
-    n_train = settings.n_train or int(round(n_all * 2 / 3))
-    batches = math.ceil(n_train / settings.batch_size) * settings.epochs * n_models
-    # Validation passes cost about one batch of 32 per 32 validation sentences, forward only (a third).
-    val = math.ceil(n_all / 6 / settings.batch_size) * settings.epochs * n_models / 3
-    enc = n_encode * per_sentence
-    train = (batches + val) * per_batch
-    return {"encode": enc, "train": train, "total": enc + train, "per_batch": per_batch, "per_sentence": per_sentence}
+    n_val = n_all // 6
+    n_train = n_all - 2 * n_val  # split_indices: n // 6 validation, n // 6 test, the rest training
+    if settings.n_train is not None:
+        n_train = min(n_train, settings.n_train)
+    per_epoch = math.ceil(n_train / settings.batch_size) + math.ceil(n_val / 256) / 3  # validation: forward only
+
+    def secs(epochs):
+        return per_epoch * epochs * n_models * per_batch
+
+    enc = n_encode * per_sentence if n_encode else 0.0
+    train = secs(settings.epochs)
+    train_min = secs(min(settings.epochs, settings.patience + 1))
+    return {"encode": enc, "train": train, "train_min": train_min, "total": enc + train, "total_min": enc + train_min, "n_train": n_train, "n_val": n_val, "epochs": settings.epochs,
+            "per_batch": per_batch, "per_sentence": per_sentence}
+
+
+def fmt_seconds_range(lo: float, hi: float) -> str:
+    """``"about 10-40 s"``, ``"about 1-3 min"`` (a run that early stopping may end sooner); ``fmt_seconds`` when equal.
+
+    >>> fmt_seconds_range(12.2, 44.0), fmt_seconds_range(30, 200), fmt_seconds_range(5, 5)
+    ('about 12-44 s', 'about 0.5-3 min', 'about 5 s')
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "unknown"
+    if round(lo) == round(hi):
+        return fmt_seconds(hi)
+    if hi < 90:
+        return f"about {lo:.0f}-{hi:.0f} s"
+    return f"about {lo / 60:.2g}-{hi / 60:.0f} min"
 
 
 def fmt_seconds(s: float) -> str:

@@ -3,7 +3,7 @@
 Three rules, applied to the NVIB posterior parameters after the prior component is added and
 before sampling (NVDP.md section 3), behind one switch (:class:`ClipConfig.enabled`). Non-finite
 inputs (NaN / inf in mu, sigma or alpha), sigma <= 0 and alpha < 0 raise ``ValueError`` first:
-nothing is clipped or released (issue 12, item 7).
+nothing is clipped or released.
 
 - mean: mu_i <- mu_i * min(1, C_mu / ||mu_i||_2), the projection onto the L2 ball of radius C_mu
   around the prior mean mu_p = 0 (differentiable), nudged inwards by ulps so that the stored floats
@@ -96,7 +96,7 @@ class ClipConfig:
     ----------
     enabled : bool
         The switch. False gives the unclipped NVDP baseline (the other fields are still validated).
-    C_mu : float, default 10.0
+    C_mu : float, default 5.0 (DEFAULT_C_MU)
         Radius of the mean ball around mu_p = 0, > 0 (L2 norm over the d = 384 dims).
     alpha_min, alpha_max : float, default 0.0 and 1.0
         Pseudo-count clamp, 0 <= alpha_min <= alpha_max, alpha_max > 0.
@@ -232,7 +232,7 @@ def _real_token_mask(mask: torch.Tensor) -> torch.Tensor:
 
 
 def _check_finite_posteriors(mu, sigma, alpha) -> None:
-    """Refuse NaN / inf before anything is computed or released (decision for issue 12, item 7).
+    """Refuse NaN / inf before anything is computed or released.
 
     A NaN mean has no norm to clip (``||mu|| = NaN`` is not <= C_mu), an infinite one projects to NaN,
     and a NaN sigma or alpha passes every clamp unchanged; any of these would reach the sampler with no

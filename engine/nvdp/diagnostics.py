@@ -10,7 +10,8 @@ a :class:`RunDiagnostics`:
   ``n_rd`` inputs (a true maximum over those n_rd (n_rd - 1) / 2 pairs) and ``paper`` (pairs within
   eval batches of 16 over all inputs, |z| > 0.5 filter);
 - BDP epsilon via :func:`engine.nvdp.bdp.bdp_from_posteriors` in two variants: ``bdp_epsilon``
-  (exact divergences of order lambda + 1, the accountant's guarantee) and ``bdp_epsilon_paper``
+  (exact divergences of order lambda + 1: a sample-based estimate over the evaluation sentences, not a
+  guarantee for other data) and ``bdp_epsilon_paper``
   (paper-form divergences of order lambda, the papers' plug-in figure comparable with 10.4-22);
 - NaN / inf counts (posterior parameters, samples, logits, and pair divergences);
 - fraction of real token components clipped per rule (:class:`ClipStats`);
@@ -29,6 +30,7 @@ import torch
 
 from engine.nvdp.clipping import ClipConfig, ClipStats
 from engine.nvdp.layer import Posteriors
+from engine.privacy.labels import BDP_ESTIMATE_LABEL
 
 __all__ = ["RunDiagnostics", "run_diagnostics", "posterior_distributions", "posthoc_clip"]
 
@@ -179,7 +181,7 @@ class RunDiagnostics:
             f"({self.rd_exact_n_pairs} pairs of {self.n_rd_inputs} inputs, {self.rd_exact_n_inf} with no finite bound)",
             f"  RD paper  max / mean: {self.rd_paper_max:.4g} / {self.rd_paper_mean:.4g} "
             f"({self.rd_paper_n_pairs} within-batch pairs; unfiltered max {self.rd_paper_max_unfiltered:.4g})",
-            f"  BDP epsilon (delta 1e-5): {self.bdp_epsilon:.4g} (guarantee, order lambda+1); "
+            f"  {BDP_ESTIMATE_LABEL} (delta 1e-5): {self.bdp_epsilon:.4g} (exact form, order lambda+1); "
             f"{self.bdp_epsilon_paper:.4g} (paper protocol, q = {self.bdp_paper_q:.4g})",
             f"  protocol: {self.protocol.get('guarantee_form', '')}; {self.protocol.get('paper_form', '')}",
             f"  {'clipped fractions   ' if c.get('enabled') else 'would clip (defaults)'}: mu {s['frac_mu']:.3f}, sigma {s['frac_sigma']:.4f}, "

@@ -389,7 +389,7 @@ def pairwise_rd_bound(
         this are set to 0 before the max and the mean. None disables the filter.
     outlier_ddof : {0, 1}, default 0
         ``paper`` only: degrees of freedom of that std. 0 (population std, torch
-        ``std(unbiased=False)``) is the authors'; 1 was this module's choice before issue 14.
+        ``std(unbiased=False)``) is the authors'; 1 was this module's choice before the one protocol.
     undefined : {"nanmean", "inf"}, default "nanmean"
         ``paper`` only: what a dimension whose Gaussian term is undefined
         (``lambda s_a^2 + (1 - lambda) s_b^2 < 0``) does. ``"nanmean"`` (the authors'): it is left out
@@ -431,7 +431,7 @@ def pairwise_rd_bound(
         Per worker: each of the ``n_workers`` threads has its own buffers. Beyond these, the
         fused kernel (the default) forms no (B, K, D) array: ``mu`` and ``sigma`` are read in place
         when they are C-contiguous in the working precision (otherwise one converted copy each),
-        and the per-pair results are O(pairs) float64 (issue 16: B = 256 x 48 x 384 peaks at
+        and the per-pair results are O(pairs) float64 (B = 256 x 48 x 384 peaks at
         0.48 GB of process RSS, of which ~0.16 GB is numba and LLVM; ``bench/bench_rd_pairs.py``).
     n_workers : int or None, default None
         Python threads that share the pair chunks (torch releases the GIL inside its kernels).
@@ -582,7 +582,7 @@ def pairwise_rd_bound(
     ok_ms = memo[0].get(fkey) if fkey is not None else None
     if ok_ms is None:
         # all finite <=> min and max finite (NaN propagates through both); sigma > 0 <=> min > 0.
-        # Reductions, not the (B, K, D) temporaries of isfinite (~2 x the data of RSS; issue 16)
+        # Reductions, not the (B, K, D) temporaries of isfinite (~2 x the data of RSS)
         mu_lo, mu_hi = torch.aminmax(mu)
         sg_lo, sg_hi = torch.aminmax(sigma)
         ok_ms = bool(torch.isfinite(mu_lo) & torch.isfinite(mu_hi) & (sg_lo > 0) & torch.isfinite(sg_hi))
@@ -595,7 +595,7 @@ def pairwise_rd_bound(
     bad = bad | ((~torch.isfinite(al64) | (al64 <= 0)) & mask).any(1)
     # mu and sigma in the working precision, as given (no copy when they already are): padding
     # positions are read as the input's prior component (position 0) by the kernel, so no padded
-    # (B, K, D) copy, and no lambda v, (1 - lambda) v, 1 / v arrays, are formed (issue 16: memory)
+    # (B, K, D) copy, and no lambda v, (1 - lambda) v, 1 / v arrays, are formed (memory)
     mu_w = mu.to(dtype).contiguous()
     sig_w = sigma.to(dtype).contiguous()
     al_f = torch.where(mask, al64, al64[:, :1])

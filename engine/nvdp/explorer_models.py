@@ -1,25 +1,35 @@
-"""The explorer's model pair: settings, the encoded sentences and split, and the on-disk model cache.
+"""The explorer's model pair: the encoded sentences and split, training, and the on-disk model cache.
 
 Part of the engine side of the dashboard's NVDP explorer (:mod:`engine.nvdp.explore` lists the
 whole surface). :func:`load_or_train` gives the clipped and unclipped NVDP classifiers for a KL
 weight and seed, trained once (with a progress callback that can cancel) and cached on disk under
-``<NVDP cache dir>/explorer_models/<key>/``. Nothing here imports Streamlit.
+``<NVDP cache dir>/explorer_models/<key>/``. The settings and the sentence selection live one level
+down in :mod:`engine.nvdp.explore_settings` (re-exported here), so that this module and
+:mod:`engine.nvdp.bundled` share them without importing each other. Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from engine.nvdp.bundled import bundled_matches, load_bundled
 from engine.nvdp.clipping import ClipConfig
-from engine.nvdp.encoder import DEFAULT_MAX_LENGTH, TokenStates, cache_dir, encode_sentences
+from engine.nvdp.encoder import DEFAULT_MAX_LENGTH, cache_dir, encode_sentences
+from engine.nvdp.explore_settings import (  # noqa: F401  (re-exported)
+    CAPPED_TRAIN_CLIP,
+    DEFAULT_SEEDS,
+    DEFAULT_TRAIN_CLIP,
+    KL_WEIGHTS,
+    ExploreData,
+    ExploreSettings,
+    ProgressFn,
+    _select,
+    select_sentences,
+)
 
 __all__ = [
     "ExploreSettings",
@@ -28,6 +38,9 @@ __all__ = [
     "LIVE_N_RD",
     "LIVE_N_BDP",
     "DEFAULT_TRAIN_CLIP",
+    "CAPPED_TRAIN_CLIP",
+    "DEFAULT_SEEDS",
+    "encode_training_split",
     "load_data",
     "select_sentences",
     "select_split",
@@ -38,215 +51,26 @@ __all__ = [
     "cli_command",
 ]
 
-#: Clipping of the explorer's clipped model: the paper's three rules at C_mu = 5 (the median ||mu|| of
-#: our 384-dim encoder), alpha in [0.1, 1], lambda = 1.1, plus the std cap sigma_max = 0.99 (research
-#: notes A1). alpha_min = 0.1 > ((lambda - 1) / lambda) alpha_max = 0.0909 keeps the Gamma/Dirichlet
-#: terms finite. The Gaussian term needs lambda s_b^2 - (lambda - 1) s_a^2 > 0 *strictly*; with the
-#: floor s_b = sqrt((lambda-1)/lambda) that means s_a < 1, so a cap of exactly 1 leaves a floor-vs-cap
-#: pair at s^2 = 0 (infinite; 21 of 2,016 pairs on our trained model). Hence 0.99, as ``ClipConfig.finite``.
-DEFAULT_TRAIN_CLIP = ClipConfig(enabled=True, C_mu=5.0, alpha_min=0.1, alpha_max=1.0, renyi_order=1.1, sigma_max=0.99)
-
 #: Live-path sizes of the dashboard: the exact all-pairs bound on the first LIVE_N_RD test sentences
 #: (1,128 pairs), the paper-protocol bound and both BDP figures on the first LIVE_N_BDP (8 eval
 #: batches of 16, 960 within-batch pairs), so that a slider move answers in about a second.
 LIVE_N_RD = 48
 LIVE_N_BDP = 128
 
-#: KL weights offered by the page (the experiment grid of NVDP.md section 6).
-KL_WEIGHTS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0)
+def encode_training_split(settings: ExploreSettings, progress: ProgressFn | None = None):
+    """Token states of exactly the training and validation sentences of ``settings`` (one encoding call).
 
-_CACHE_VERSION = 1
-ProgressFn = Callable[[float, str], object]
-
-
-def _env_int(name: str, default):
-    v = os.environ.get(name)
-    if v in (None, ""):
-        return default
-    try:
-        return int(v)
-    except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer; got {v!r}") from None
-
-
-@dataclass(frozen=True)
-class ExploreSettings:
-    """Everything that determines the pair of trained models the explorer shows.
-
-    Parameters
-    ----------
-    kl_weight : float, default 1e-2
-        lambda_G = lambda_D, >= 0 (NVDP.md section 2).
-    seed : int, default 0
-        Training and sampling seed.
-    epochs : int, default 3
-        Maximum epochs (early stopping with ``patience`` on validation accuracy).
-    n_train : int or None, default 1000
-        Random subset of the training split (the CLI's ``--n-train``: ``default_rng(split_seed)``);
-        None uses the whole training split.
-    n_sentences : int or None, default None
-        Use a stratified random subset of this many of the 3,000 sentences (tests, tiny demos);
-        None uses all of them (the only setting the CLI reproduces). At least 30.
-    split_seed : int, default 0
-        Seed of the stratified train / validation / test split (2/3, 1/6, 1/6).
-    lr, batch_size, patience : float, int, int
-        As in :func:`engine.nvdp.training.train_nvdp` (defaults 1e-3, 32, 2).
-    train_clip : ClipConfig
-        Clipping the *clipped* model is trained with (``enabled`` must be True); default
-        :data:`DEFAULT_TRAIN_CLIP`.
-    max_length : int, default 48
-        Padded length in word pieces.
-
-    Raises
-    ------
-    ValueError
-        Out-of-range values (named), before any work.
-    """
-
-    kl_weight: float = 1e-2
-    seed: int = 0
-    epochs: int = 3
-    n_train: int | None = 1000
-    n_sentences: int | None = None
-    split_seed: int = 0
-    lr: float = 1e-3
-    batch_size: int = 32
-    patience: int = 2
-    train_clip: ClipConfig = field(default_factory=lambda: DEFAULT_TRAIN_CLIP)
-    max_length: int = DEFAULT_MAX_LENGTH
-
-    def __post_init__(self):
-        if isinstance(self.kl_weight, bool) or not isinstance(self.kl_weight, (int, float)) or not (
-            math.isfinite(self.kl_weight) and self.kl_weight >= 0
-        ):
-            raise ValueError(f"kl_weight must be a finite number >= 0; got {self.kl_weight!r}")
-        object.__setattr__(self, "kl_weight", float(self.kl_weight))
-        for name, lo in (("seed", 0), ("epochs", 1), ("split_seed", 0), ("batch_size", 1), ("patience", 1), ("max_length", 2)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise ValueError(f"{name} must be an int >= {lo}; got {v!r}")
-            object.__setattr__(self, name, int(v))
-        for name, lo in (("n_train", 10), ("n_sentences", 30)):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo):
-                raise ValueError(f"{name} must be None or an int >= {lo}; got {v!r}")
-        if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"lr must be a finite number > 0; got {self.lr!r}")
-        if not isinstance(self.train_clip, ClipConfig) or not self.train_clip.enabled:
-            raise ValueError("train_clip must be an enabled ClipConfig (the clipped model's training clipping)")
-
-    @classmethod
-    def from_env(cls, **overrides) -> "ExploreSettings":
-        """Defaults, with ``NVDP_PAGE_EPOCHS``, ``NVDP_PAGE_N_TRAIN`` and ``NVDP_PAGE_N_SENTENCES`` from the
-        environment (tests and small demos run the page on tiny settings), then ``overrides``.
-
-        >>> ExploreSettings.from_env(kl_weight=0.1).kl_weight
-        0.1
-        """
-        base = {
-            "epochs": _env_int("NVDP_PAGE_EPOCHS", cls.epochs),
-            "n_train": _env_int("NVDP_PAGE_N_TRAIN", cls.n_train),
-            "n_sentences": _env_int("NVDP_PAGE_N_SENTENCES", None),
-        }
-        base.update(overrides)
-        return cls(**base)
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict (``train_clip`` as a dict)."""
-        d = asdict(self)
-        d["train_clip"] = self.train_clip.to_dict()
-        return d
-
-    def key(self, data_key: str = "", *, with_clip: bool = True) -> str:
-        """Hex SHA-256 of the settings (and the token-state cache key ``data_key``): the model cache key.
-
-        ``with_clip=False`` leaves ``train_clip`` out (the unclipped model does not depend on it).
-
-        >>> ExploreSettings().key() == ExploreSettings().key() != ExploreSettings(seed=1).key()
-        True
-        >>> other = ExploreSettings(train_clip=ClipConfig(enabled=True, C_mu=3.0))
-        >>> other.key(with_clip=False) == ExploreSettings().key(with_clip=False) and other.key() != ExploreSettings().key()
-        True
-        """
-        d = self.to_dict()
-        if not with_clip:
-            d.pop("train_clip")
-        blob = json.dumps({"v": _CACHE_VERSION, "data": data_key, **d}, sort_keys=True, default=float)
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@dataclass
-class ExploreData:
-    """Encoded sentences and the split used by the explorer.
-
-    Attributes
-    ----------
-    sentences : list of str
-    labels : ndarray of int64, shape (n,)
-    states : TokenStates
-        Token states of all ``sentences`` (n, max_length, 384).
-    train_idx, val_idx, test_idx : ndarray of int
-        Row indices into ``sentences`` (train already reduced to ``n_train``).
-    encoded_idx : ndarray of int or None
-        The rows of ``sentences`` that ``states`` holds, in order (None: all of them). The bundled
-        models (:mod:`engine.nvdp.bundled`) encode only the test sentences.
-    """
-
-    sentences: list
-    labels: np.ndarray
-    states: TokenStates
-    train_idx: np.ndarray
-    val_idx: np.ndarray
-    test_idx: np.ndarray
-    encoded_idx: np.ndarray | None = None
-
-    def split(self, name: str) -> tuple[TokenStates, np.ndarray]:
-        """States and labels of ``"train"``, ``"val"`` or ``"test"``.
-
-        Raises
-        ------
-        ValueError
-            If that split's sentences were not encoded (``encoded_idx`` leaves them out).
-        """
-        idx = {"train": self.train_idx, "val": self.val_idx, "test": self.test_idx}[name]
-        rows = idx
-        if self.encoded_idx is not None:
-            pos = np.searchsorted(self.encoded_idx, idx)
-            if np.any(pos >= len(self.encoded_idx)) or not np.array_equal(self.encoded_idx[np.minimum(pos, len(self.encoded_idx) - 1)], idx):
-                raise ValueError(f"the {name} sentences are not encoded here (only the evaluation sentences are)")
-            rows = pos
-        return self.states.subset(rows), self.labels[idx]
-
-
-def select_sentences(settings: ExploreSettings):
-    """The sentences, labels and split of ``settings`` (no encoding).
+    The shipped models and the results grid are trained on these (``scripts/make_nvdp_models.py``,
+    ``scripts/nvdp_experiment.py``), so a model of the grid with the shipped settings is the shipped one.
 
     Returns
     -------
-    sentences : list of str
-    labels : ndarray of int64
-    train_idx, val_idx, test_idx : ndarray of int
-        Sorted row indices; train reduced to ``settings.n_train`` by ``default_rng(split_seed)``.
+    tr_states, tr_y, va_states, va_y : TokenStates, ndarray, TokenStates, ndarray
     """
-    return _select(settings)
-
-
-def _select(settings: ExploreSettings):
-    from engine.nvdp.encoder import load_sentiment_sentences, split_indices
-
-    sentences, labels = load_sentiment_sentences()
-    if settings.n_sentences is not None and settings.n_sentences < len(sentences):
-        from sklearn.model_selection import train_test_split
-
-        keep, _ = train_test_split(np.arange(len(sentences)), train_size=settings.n_sentences, stratify=labels,
-                                   random_state=settings.split_seed)
-        keep = np.sort(keep)
-        sentences, labels = [sentences[i] for i in keep], labels[keep]
-    tr, va, te = split_indices(labels, seed=settings.split_seed)
-    if settings.n_train is not None and settings.n_train < len(tr):
-        rng = np.random.default_rng(settings.split_seed)  # the CLI's --n-train subset
-        tr = np.sort(rng.choice(tr, size=settings.n_train, replace=False))
-    return sentences, labels, tr, va, te
+    sentences, labels, tr, va, _ = _select(settings)
+    rows = np.concatenate([tr, va])
+    states = encode_sentences([sentences[i] for i in rows], max_length=settings.max_length, progress=progress)
+    return (states.subset(np.arange(len(tr))), labels[tr], states.subset(np.arange(len(tr), len(rows))), labels[va])
 
 
 def select_split(*, n_sentences: int | None = None, split_seed: int = 0, n_train: int | None = None,
@@ -305,8 +129,6 @@ def cached_models_exist(settings: ExploreSettings, *, use_bundled: bool = True) 
     With ``use_bundled`` the shipped models count when ``settings`` are theirs
     (:func:`engine.nvdp.bundled.bundled_matches`).
     """
-    from engine.nvdp.bundled import bundled_matches
-
     if use_bundled and bundled_matches(settings):
         return True
     key = _data_key_without_encoding(settings)
@@ -351,7 +173,6 @@ def load_or_train(
     engine.nvdp.training.TrainingCancelled
         When ``progress`` returns False.
     """
-    from engine.nvdp.bundled import bundled_matches, load_bundled
     from engine.nvdp.training import TrainingCancelled, load_trained, save_trained
 
     def stage(lo, hi, prefix):
@@ -449,8 +270,8 @@ def cli_command(settings: ExploreSettings, clip: ClipConfig | None = None, *, mo
     ``n_sentences``; the page says so next to the command.
 
     >>> print(cli_command(ExploreSettings()))  # doctest: +NORMALIZE_WHITESPACE
-    .venv/bin/python -m engine nvdp train --kl-weight 0.01 --clip --C-mu 5 --alpha-min 0.1 --alpha-max 1
-      --renyi-order 1.1 --seed 0 --split-seed 0 --epochs 3 --n-train 1000 --patience 2 --lr 0.001 --batch-size 32
+    .venv/bin/python -m engine nvdp train --kl-weight 0.01 --clip --C-mu 5 --alpha-min 0 --alpha-max 1
+      --renyi-order 1.1 --seed 0 --split-seed 0 --epochs 10 --n-train 1000 --patience 3 --lr 0.001 --batch-size 32
       --model-dir artifacts/nvdp/run0
     """
     clip = settings.train_clip if clip is None else clip

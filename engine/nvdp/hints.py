@@ -2,7 +2,7 @@
 
 Every hint the page shows is an entry of :data:`HINTS` (``pages/nvdp.py`` renders them with
 :func:`hint`); ``tests/test_nvdp_hints.py`` performs each one on a tiny cached model and asserts
-that the promised change happens (issue 14 item 6). A hint may promise only what follows from the
+that the promised change happens. A hint may promise only what follows from the
 mechanism for *any* trained model (a projection, a clamp, a floor), never what happened to hold
 on one model.
 

@@ -10,7 +10,8 @@ Pipeline for token states h (B, n, d) with mask (B, n):
    log alpha is clamped to [LOG_ALPHA_MIN, LOG_ALPHA_MAX] = [-20, 15] before exp (alpha in
    [2.1e-9, 3.3e6]) so that exp cannot overflow and Gamma sampling stays finite; log sigma^2 is
    clamped to [-20, 10] for the same reason (the clamps are inactive in normal training);
-2. the prior component is prepended at index 0 (mu 0, sigma 1, alpha 1); padding gets alpha 0;
+2. the prior component is prepended at index 0 (mu 0, sigma 1, alpha 1); padding gets alpha 0
+   (or, with the length-hiding option ``NVIBConfig.n_components``, the prior's parameters, released);
 3. optional clipping (:func:`engine.nvdp.clipping.clip_posteriors`);
 4. reparameterised sampling, at train AND eval (the sample is what is shared):
    z = mu + sigma * eps, gamma ~ Gamma(alpha, 1) (``torch.distributions.Gamma.rsample``, drawn in
@@ -43,6 +44,7 @@ __all__ = [
     "DenoisingAttention",
     "NVDPClassifier",
     "sample_latents",
+    "hide_length",
     "kl_gaussian",
     "kl_dirichlet",
     "LOG_ALPHA_MIN",
@@ -68,12 +70,21 @@ class NVIBConfig:
     ffn_dim : int, default 512
         Inner size of the FFN sub-layer.
     n_classes : int, default 2
+    n_components : int or None, default None
+        The length-hiding mechanism (not in the papers): every input is released with exactly this
+        many components (the prior's at index 0 included); positions beyond the input's tokens get
+        the prior's parameters (mu 0, sigma 1, alpha 1), are clipped, sampled and released like the
+        others, so a sample no longer reveals the length and the exact Renyi bound is finite across
+        lengths (under clipping that bounds every term). None (the authors' layer): padding has
+        alpha = 0 and pi = 0 exactly, and two inputs of different lengths are distinguishable.
+        Must exceed the longest input (tokens + 1); typically max_length + 1.
     """
 
     d: int = 384
     n_heads: int = 4
     ffn_dim: int = 512
     n_classes: int = 2
+    n_components: int | None = None
 
     def __post_init__(self):
         for name in ("d", "n_heads", "ffn_dim", "n_classes"):
@@ -84,9 +95,62 @@ class NVIBConfig:
             raise ValueError(f"d ({self.d}) must be divisible by n_heads ({self.n_heads})")
         if self.n_classes < 2:
             raise ValueError(f"n_classes must be >= 2; got {self.n_classes}")
+        if self.n_components is not None and (isinstance(self.n_components, bool)
+                                              or not isinstance(self.n_components, int) or self.n_components < 2):
+            raise ValueError(f"n_components must be None or an int >= 2; got {self.n_components!r}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["n_components"] is None:
+            d.pop("n_components")  # configs of the authors' layer stay as they were
+        return d
+
+
+def hide_length(post: "Posteriors", n_components: int) -> "Posteriors":
+    """The length-hiding mechanism: every position beyond the input's tokens gets the prior's parameters
+    (mu 0, sigma 1, alpha 1) and is released, up to exactly ``n_components`` components.
+
+    Parameters
+    ----------
+    post : Posteriors
+        Posteriors of the authors' layer (prior at index 0, padding masked), k <= n_components.
+    n_components : int
+
+    Returns
+    -------
+    Posteriors
+        Shape (B, n_components, ...), mask all True (nothing is padding any more).
+
+    Raises
+    ------
+    ValueError
+        An input has more components than ``n_components``.
+
+    Examples
+    --------
+    >>> p = Posteriors(torch.ones(1, 2, 3), torch.full((1, 2, 3), 0.5), torch.tensor([[1.0, 2.0]]),
+    ...                torch.tensor([[True, True]]))
+    >>> h = hide_length(p, 4)
+    >>> h.alpha.tolist(), bool(h.mask.all()), h.mu[0, 3].tolist(), h.sigma[0, 3].tolist()
+    ([[1.0, 2.0, 1.0, 1.0]], True, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    """
+    B, k, d = post.mu.shape
+    longest = int(post.mask.sum(1).max()) if B else 0
+    if longest > n_components:
+        raise ValueError(f"an input has {longest} components, more than the length-hiding n_components = {n_components}")
+    keep = post.mask[:, :n_components].unsqueeze(-1)
+    if k < n_components:
+        extra = n_components - k
+        mu = torch.cat([post.mu, post.mu.new_zeros(B, extra, d)], 1)
+        sigma = torch.cat([post.sigma, post.sigma.new_ones(B, extra, d)], 1)
+        alpha = torch.cat([post.alpha, post.alpha.new_ones(B, extra)], 1)
+        keep = torch.cat([post.mask, post.mask.new_zeros(B, extra)], 1).unsqueeze(-1)
+    else:
+        mu, sigma, alpha = post.mu[:, :n_components], post.sigma[:, :n_components], post.alpha[:, :n_components]
+    mu = torch.where(keep, mu, torch.zeros_like(mu))
+    sigma = torch.where(keep, sigma, torch.ones_like(sigma))
+    alpha = torch.where(keep[..., 0], alpha, torch.ones_like(alpha))
+    return Posteriors(mu, sigma, alpha, torch.ones(B, n_components, dtype=torch.bool))
 
 
 @dataclass
@@ -133,9 +197,10 @@ class NVIBLayer(nn.Module):
         Hidden size.
     """
 
-    def __init__(self, d: int):
+    def __init__(self, d: int, n_components: int | None = None):
         super().__init__()
         self.d = d
+        self.n_components = n_components
         self.mu_proj = nn.Linear(d, d)
         self.logvar_proj = nn.Linear(d, d)
         self.alpha_lin = nn.Linear(d, 1)
@@ -158,7 +223,8 @@ class NVIBLayer(nn.Module):
         alpha = torch.cat([alpha.new_ones(B, 1), alpha], dim=1)
         full_mask = torch.cat([mask.new_ones(B, 1, dtype=torch.bool), mask.bool()], dim=1)
         alpha = torch.where(full_mask, alpha, torch.zeros_like(alpha))
-        return Posteriors(mu, sigma, alpha, full_mask)
+        post = Posteriors(mu, sigma, alpha, full_mask)
+        return post if self.n_components is None else hide_length(post, self.n_components)
 
 
 def sample_latents(post: Posteriors, *, generator: torch.Generator | None = None, return_eps: bool = False):
@@ -268,7 +334,7 @@ class NVDPClassifier(nn.Module):
         self.config = config or NVIBConfig()
         self.clip = clip or ClipConfig(enabled=False)
         d = self.config.d
-        self.nvib = NVIBLayer(d)
+        self.nvib = NVIBLayer(d, self.config.n_components)
         self.attn = DenoisingAttention(d, self.config.n_heads)
         self.ffn = nn.Sequential(nn.Linear(d, self.config.ffn_dim), nn.GELU(), nn.Linear(self.config.ffn_dim, d))
         self.ffn_norm = nn.LayerNorm(d)

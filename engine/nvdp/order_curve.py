@@ -1,8 +1,8 @@
 """BDP epsilon as a curve over the Renyi order, the tightest order, and why the guarantee form is infinite.
 
 The accountant's floor ln(1/delta)/lambda falls as the order lambda grows while the divergences
-grow, so, as RDP accountants do, the epsilon is reported at the order that minimises it
-(issue 14 item 5). For each order the clipping is re-applied (its std floor depends on lambda),
+grow, so, as RDP accountants do, the epsilon is reported at the order that minimises it.
+For each order the clipping is re-applied (its std floor depends on lambda),
 and both forms are computed under one :class:`~engine.nvdp.protocol.EvalProtocol`.
 
 The guarantee form feeds order lambda + 1 divergences to the accountant; it is infinite when
@@ -33,7 +33,8 @@ __all__ = ["infinity_reasons", "bdp_order_curve"]
 
 
 def infinity_reasons(post, clip: ClipConfig, protocol: EvalProtocol = DEFAULT_PROTOCOL) -> list[str]:
-    """Which conditions make the guarantee-form BDP epsilon infinite, and the setting that would fix each.
+    """Which conditions make the exact-form BDP epsilon (a sample-based estimate over the evaluation
+    sentences) infinite, and the setting that would fix each.
 
     Parameters
     ----------

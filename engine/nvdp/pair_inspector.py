@@ -32,7 +32,10 @@ class PairInspection:
         ``sigma_mean_before``, ``sigma_mean``, ``sigma_min``, ``sigma_max``, ``clipped`` (the rules
         that changed the component: "mean", "std", "alpha low", "alpha high", comma-separated).
     rd_exact : float
-        max(D(a||b), D(b||a)) in nats, the exact bound.
+        max(D(a||b), D(b||a)) in nats, the exact bound of what the mechanism releases: padding as the
+        mechanism pads (``padding="strict"``: the authors' layer gives padded positions weight 0, so
+        two sentences of different lengths are told apart and the bound is +inf; a length-hiding
+        model, ``NVIBConfig.n_components``, releases prior components instead and the bound is finite).
     rd_forward, rd_backward : float
         D(a||b) and D(b||a).
     rd_paper : float
@@ -40,6 +43,8 @@ class PairInspection:
     rd_exact_unclipped, rd_paper_unclipped : float
         The same two figures without clipping.
     clip : ClipConfig
+    length_hiding : bool
+        Whether the model hides the length (then the lengths do not make the bound infinite).
     """
 
     components: list
@@ -50,6 +55,7 @@ class PairInspection:
     rd_exact_unclipped: float
     rd_paper_unclipped: float
     clip: ClipConfig
+    length_hiding: bool = False
 
 
 def _tokens(sentence: str, max_length: int) -> list[str]:
@@ -101,8 +107,10 @@ def inspect_pair(trained, sentence_a: str, sentence_b: str, clip: ClipConfig, *,
 
     def bounds(p):
         mu, sg, al, m = p.mu[:, :k], p.sigma[:, :k], p.alpha[:, :k], p.mask[:, :k]
-        fw = pairwise_rd_bound(mu, sg, al, m, renyi_order=clip.renyi_order, form="exact", direction="forward")
-        bw = pairwise_rd_bound(mu, sg, al, m, renyi_order=clip.renyi_order, form="exact", direction="backward")
+        fw = pairwise_rd_bound(mu, sg, al, m, renyi_order=clip.renyi_order, form="exact", direction="forward",
+                               padding="strict")  # the mechanism's own padding
+        bw = pairwise_rd_bound(mu, sg, al, m, renyi_order=clip.renyi_order, form="exact", direction="backward",
+                               padding="strict")
         pp = pairwise_rd_bound(mu, sg, al, m, renyi_order=clip.renyi_order, form="paper", batch_size=2,
                                outlier_z=None, n_latent=n_latent)
         f, b = float(fw.values[0]), float(bw.values[0])
@@ -115,6 +123,7 @@ def inspect_pair(trained, sentence_a: str, sentence_b: str, clip: ClipConfig, *,
     for i, text in enumerate(texts):
         n = int(raw.mask[i].sum())
         toks = ["(prior)"] + _tokens(text, max_length)[: n - 1]
+        toks += ["(length padding: prior)"] * (n - len(toks))  # a length-hiding model releases these too
         mu_b = torch.linalg.vector_norm(raw.mu[i, :n], dim=-1).numpy()
         mu_a = torch.linalg.vector_norm(post.mu[i, :n], dim=-1).numpy()
         a_b = raw.alpha[i, :n].numpy().astype(float)
@@ -147,4 +156,5 @@ def inspect_pair(trained, sentence_a: str, sentence_b: str, clip: ClipConfig, *,
             "sigma_max": s_a.max(-1).values.numpy().astype(float),
             "clipped": rules,
         }))
-    return PairInspection(tables, ex, f, b, pa, ex_u, pa_u, clip)
+    model = getattr(trained, "model", trained)
+    return PairInspection(tables, ex, f, b, pa, ex_u, pa_u, clip, model.config.n_components is not None)

@@ -180,7 +180,7 @@ def _batch_cost(logmgf: np.ndarray, confidence: float) -> float:
     e2 = np.where(np.isclose(e2, 1.0, atol=1e-8), 1.0, e2)
     var_sum = np.sum(e2 - np.exp(2 * log_mean - 2 * mx))
     log_std = 0.5 * (2 * mx - math.log(p) + math.log(var_sum)) if var_sum > 0 else -math.inf
-    from scipy.stats import t as student_t  # here, not at import: scipy.stats costs ~47 MiB of RSS (issue 16)
+    from scipy.stats import t as student_t  # here, not at import: scipy.stats costs ~47 MiB of RSS
 
     log_pen = math.log(student_t.ppf(confidence, p - 1)) + log_std - 0.5 * math.log(p - 1)
     return float(logsumexp([log_mean, log_pen]))
@@ -256,7 +256,7 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
     lg_al = torch.lgamma(torch.as_tensor(al, dtype=torch.float64)).numpy()  # ln|Gamma| per input, gathered per pair
     moment = int(lam + 1.0)
     k = np.arange(moment + 1, dtype=np.float64)
-    from scipy.stats import binom  # here, not at import (~47 MiB of RSS; issue 16)
+    from scipy.stats import binom  # here, not at import (~47 MiB of RSS)
 
     log_coef = binom.logpmf(k, n=moment, p=q)
     costs = []

@@ -118,7 +118,8 @@ class PosthocResult:
         The authors' protocol (normalised, eval batches of 16, |z| > 0.5 filter with the population
         std, NaN-mean over undefined dims) on the same sentences.
     bdp : BDPResult
-        BDP epsilon from exact divergences of order lambda + 1 (guarantee form), same sentences.
+        BDP epsilon from exact divergences of order lambda + 1 (exact form), same sentences: a sample-based
+        estimate over the evaluation sentences (not a guarantee for other data).
     bdp_paper : engine.nvdp.paper_protocol.PaperBDPResult
         The authors' subsampled accountant (q = 16 / n_eval).
         The papers' plug-in figure: paper-form divergences of order lambda.
@@ -181,6 +182,19 @@ class PosthocResult:
         }
 
 
+def summary_privacy(summary: dict) -> dict:
+    """Privacy label of each key of :meth:`PosthocResult.summary` (:mod:`engine.privacy.labels`).
+
+    Every NVDP figure is computed from the model's posteriors on the evaluation sentences (or the test
+    set) without noise: a non-private diagnostic. In particular ``bdp_epsilon`` /
+    ``bdp_epsilon_paper`` are sample-based estimates over the evaluation sentences
+    (:data:`engine.privacy.labels.BDP_ESTIMATE_LABEL`), not a DP guarantee. Counts of the protocol
+    (``n_components``, ``n_test``) are public settings."""
+    from engine.privacy.labels import DIAGNOSTIC, PUBLIC
+
+    return {k: (PUBLIC if k in ("n_components", "n_test") else DIAGNOSTIC) for k in summary}
+
+
 def _trim(post: Posteriors, n: int) -> Posteriors:
     k = max(2, int(post.mask[:n].sum(1).max()))
     return Posteriors(post.mu[:n, :k], post.sigma[:n, :k], post.alpha[:n, :k], post.mask[:n, :k])
@@ -237,7 +251,7 @@ class LiveEvaluator:
     with the same random stream as ``evaluate``, so the accuracy is identical to
     ``evaluate(trained, states, labels, clip=clip, seed=seed).accuracy``.
 
-    Per slider move (issue 14 item 7) the posteriors are clipped once and shared by the accuracy
+    Per slider move the posteriors are clipped once and shared by the accuracy
     (per-batch slices) and the bounds, by a :class:`~engine.nvdp.clipping.RepeatedClipper` (the raw
     posteriors validated once, each rule's output kept for the settings it depends on); the
     attention queries (clean states only) are computed once per model; the random draws behind the

@@ -115,7 +115,7 @@ def _gauss_pair_sums(mu, sig, lam, rows, max_chunk_elements, n_workers=1, *, mas
     D(b||a) swaps a and b), computed in float64 from the working-precision sums T and L of the
     tile; positions that are padding on both sides (``mask``) are skipped. The reduction over the
     positions happens inside each tile, so no (pairs x K) array is ever formed: the tile's
-    (m x K) float64 values are summed at once (issue 16).
+    (m x K) float64 values are summed at once.
 
     Returns
     -------
@@ -157,7 +157,7 @@ def _gauss_pair_sums(mu, sig, lam, rows, max_chunk_elements, n_workers=1, *, mas
 
     Where numba is available (the default; ``NVDP_RD_NUMBA=0`` in the environment selects the torch
     op chain described above), the per-(pair, position) sums T and L come instead from one fused,
-    compiled pass over the dims (:mod:`engine.nvdp._rd_numba`, issue 16): the same working-precision
+    compiled pass over the dims (:mod:`engine.nvdp._rd_numba`): the same working-precision
     s2, d^2 / s2 and r per element, float64 sums, logarithms of float64 products of up to D dims (a
     group that underflows is recomputed with one logarithm per dim), positions that are padding on
     both sides skipped. Per pair it agrees with the torch chain to ~5e-16 relative in float64
@@ -165,7 +165,7 @@ def _gauss_pair_sums(mu, sig, lam, rows, max_chunk_elements, n_workers=1, *, mas
     it is ~3x faster and forms no (pairs x K x D) tile. Each (pair, position) is summed by one
     thread in a fixed order, so it too is bit-identical for any ``n_workers``.
 
-    Memory (issue 16): the fused kernel reads ``mu`` and ``sig`` in place (padding positions as
+    Memory: the fused kernel reads ``mu`` and ``sig`` in place (padding positions as
     position 0, through ``rowid`` for a permutation) and derives ``lambda v``, ``(1 - lambda) v``
     and ``1 / v`` per task and position, for the task's inputs only (``(span, 3, D)`` per worker),
     with the very working-precision roundings of the torch ops that formed them before (values

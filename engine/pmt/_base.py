@@ -22,7 +22,7 @@ import functools
 import hashlib
 import math
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from engine import privacy as P
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius
-from engine.pmt._moment import ON_SINGULAR, public_moment
+from engine.pmt._moment import ON_SINGULAR, PublicMoment, public_moment
 from engine.pmt._bounds import response_bound as _public_response_bound
 
 #: Display names of the ridge methods used in reports, sweeps and plots (contract: engine.pmt.sweep).
@@ -90,6 +90,34 @@ class _LazyField:
 
     def __set__(self, obj, value):
         obj.__dict__[self.key] = value
+
+
+def _privacy_tables():
+    from engine.privacy.labels import DIAGNOSTIC, DP, PUBLIC
+
+    report = {
+        "method": PUBLIC, "epsilon": PUBLIC, "delta": PUBLIC, "mu": PUBLIC, "neighbouring": PUBLIC,
+        "n": PUBLIC,  # public under replace-one (the only relation offered)
+        "d": PUBLIC, "lam": PUBLIC, "sensitivities": PUBLIC, "noise_scales": PUBLIC, "radius": PUBLIC,
+        "B_y": PUBLIC, "n_pub": PUBLIC, "kappa_pub": PUBLIC, "eig_floor": PUBLIC, "sigma_pub_regularized": PUBLIC,
+        "tau": PUBLIC, "n_iter": PUBLIC, "releases": PUBLIC,
+        "kappa_raw": DIAGNOSTIC, "kappa_pmt": DIAGNOSTIC, "frac_truncated": DIAGNOSTIC, "frac_y_clipped": DIAGNOSTIC,
+        "kappa_noisy": DP, "eig_fixes": DP, "converged": DP,
+    }
+    extra = {
+        "step_size": PUBLIC, "mu_per_step": PUBLIC, "mu_per_release": PUBLIC, "tol": PUBLIC, "family": PUBLIC,
+        "theta_radius": PUBLIC, "G": PUBLIC, "H": PUBLIC, "response": PUBLIC, "pooled_v": PUBLIC,
+        "public_resid_sd": PUBLIC, "sampler": PUBLIC, "opendp_epsilon": PUBLIC, "solver": PUBLIC,
+        "public_moment": PUBLIC, "noise_bound": PUBLIC, "clip_grid": PUBLIC,
+        "last_step": DP, "min_eig_last": DP,
+        "non_private_tuning": PUBLIC, "grid_errors": DIAGNOSTIC,
+    }
+    return report, extra
+
+
+#: Privacy label of each :class:`FitReport` field and of the ``extra`` keys the estimators write
+#: (:mod:`engine.privacy.labels`).
+FIT_REPORT_PRIVACY, EXTRA_PRIVACY = _privacy_tables()
 
 
 @dataclass
@@ -164,10 +192,31 @@ class FitReport:
             getattr(self, name)
         return dict(self.__dict__)
 
+    @property
+    def privacy(self) -> dict:
+        """What each reported figure is (:mod:`engine.privacy.labels`): ``{field: "dp" | "public" |
+        "non-private diagnostic"}`` for every field of :meth:`to_dict` (``extra`` keys as ``extra.<key>``).
+
+        A non-private fit (``mu = inf``) has no DP figure: what a private fit releases noisily
+        (``kappa_noisy``, ``eig_fixes``, ``converged``, ``extra.last_step``, ...) is a diagnostic there."""
+        from engine.privacy.labels import DIAGNOSTIC, DP
+
+        # epsilon = inf (noise off) releases nothing private; an oracle that tuned on private errors neither
+        private = math.isfinite(self.mu) and not self.extra.get("non_private_tuning")
+        out = {}
+        for k in [f.name for f in fields(self) if f.name not in ("ledger", "extra")] + ["releases"]:
+            out[k] = FIT_REPORT_PRIVACY[k]
+        for k in self.extra:
+            out[f"extra.{k}"] = EXTRA_PRIVACY.get(k, DIAGNOSTIC)  # an unlisted key: assume the worst
+        if not private:
+            out = {k: (DIAGNOSTIC if v == DP else v) for k, v in out.items()}
+        return out
+
     def to_dict(self) -> dict:
-        """A JSON-friendly dict (the ledger becomes its records)."""
+        """A JSON-friendly dict (the ledger becomes its records); ``privacy`` labels every other key."""
         out = {k: v for k, v in asdict(self).items() if k != "ledger"}
         out["releases"] = self.releases
+        out["privacy"] = self.privacy
         return out
 
 
@@ -299,6 +348,11 @@ def _check_n_ge_d(n, p, fit_intercept):
 
 def _check_X_pub(X_pub, p, need_X_pub):
     """The optional public rows: None (allowed unless ``need_X_pub``) or >= 1 finite rows with p columns."""
+    if isinstance(X_pub, PublicMoment):  # a public moment given directly (published, or built elsewhere)
+        if X_pub.d != p + int(X_pub.fit_intercept):
+            raise ValueError(f"the public moment has {X_pub.d} columns (intercept included: {X_pub.fit_intercept}) but "
+                             f"X has {p}; they must match")
+        return X_pub
     if X_pub is None:
         if need_X_pub:
             raise ValueError(
@@ -326,11 +380,13 @@ def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y
     n, p = Xp.shape
     yv = _check_y(y, n, "y") if label_fn is None else label_fn(y, n)
     d = _check_n_ge_d(n, p, fit_intercept)
-    if label_fn is None and X_pub is not None and not hasattr(X_pub, "shape"):
+    if label_fn is None and X_pub is not None and not hasattr(X_pub, "shape") and not isinstance(X_pub, PublicMoment):
         X_pub = np.asarray(X_pub, dtype=float)  # (ridge, as before the GLMs shared this function)
     Xq = _check_X_pub(X_pub, p, need_X_pub)
     yq = None
     if y_pub is not None:
+        if isinstance(Xq, PublicMoment):
+            raise ValueError("y_pub goes with public rows; a public moment has no labels (pass response_bound)")
         m = Xq.shape[0] if Xq is not None else np.asarray(y_pub).shape[0]
         yq = _check_y(y_pub, m, "y_pub")
     elif need_y_pub:
@@ -379,14 +435,33 @@ def _resolve_bound(value, name, *, public, private, allow_private=True, stacklev
     return P.check_bound(name, value)
 
 
-def _mu(eps, dlt, n):
-    """mu-GDP of (eps, dlt); warns (:class:`engine.privacy.DeltaTooLargeWarning`) when ``dlt > 1/n``.
+def _mu(eps, dlt, n, sampler="numpy"):
+    """The total mu of (eps, dlt); warns (:class:`engine.privacy.DeltaTooLargeWarning`) when ``dlt > 1/n``.
 
-    Called by every private fit after validation and before any noise (n, the number of private rows,
-    is public under replace-one). delta >= 1 was refused earlier (:func:`engine.privacy.validate_delta`).
+    ``sampler="numpy"``: the exact mu-GDP conversion (:func:`engine.privacy.gdp_mu`). ``"opendp"``: the
+    largest mu (zCDP rho = mu^2 / 2) whose epsilon OpenDP's own map certifies at dlt is <= eps
+    (:func:`engine.privacy.opendp.opendp_mu`; smaller than the GDP one, e.g. 0.2472 against 0.2681 at
+    epsilon 1, delta 1e-5). Called by every private fit after validation and before any noise (n, the
+    number of private rows, is public under replace-one). delta >= 1 was refused earlier
+    (:func:`engine.privacy.validate_delta`).
     """
     P.check_delta(dlt, int(n))
+    if sampler == "opendp":
+        from engine.privacy.opendp import opendp_mu
+
+        return opendp_mu(float(eps), float(dlt))
     return P.gdp_mu(eps, dlt)
+
+
+def _check_sampler(sampler) -> str:
+    """``"numpy"`` or ``"opendp"`` (the package importable); a clear error before any noise otherwise."""
+    if not isinstance(sampler, str) or sampler not in P.SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(map(repr, P.SAMPLERS))}, got {sampler!r}")
+    if sampler == "opendp":
+        from engine.privacy.opendp import require_opendp
+
+        require_opendp()
+    return sampler
 
 
 def _canonical(value) -> str:
@@ -404,8 +479,9 @@ def _canonical(value) -> str:
 
 
 def _spawn_key(cls, values: tuple) -> tuple:
-    """Eight 32-bit words of SHA-256 over ``"Class|name=value|..."`` (names sorted, random_state left out)."""
-    names = [k for k in _param_names(cls) if k != "random_state"]
+    """Eight 32-bit words of SHA-256 over ``"Class|name=value|..."`` (names sorted, random_state and sampler
+    left out: the sampler is not part of a release's identity, so adding it kept every seed's stream)."""
+    names = [k for k in _param_names(cls) if k not in ("random_state", "sampler")]
     ident = cls.__name__ + "|" + "|".join(f"{k}={_canonical(v)}" for k, v in zip(names, values))
     digest = hashlib.sha256(ident.encode()).digest()
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 32, 4))
@@ -452,6 +528,10 @@ def release_rng(estimator) -> np.random.Generator:
     ValueError
         A negative int.
     """
+    if getattr(estimator, "sampler", "numpy") == "opendp":  # OpenDP's own CSPRNG: random_state is not used
+        from engine.privacy.opendp import OpenDPGenerator
+
+        return OpenDPGenerator()
     rs = estimator.random_state
     if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool):
         if rs < 0:
@@ -459,7 +539,8 @@ def release_rng(estimator) -> np.random.Generator:
         # = get_params(deep=False) without random_state, the names cached per class (get_params inspects the
         # __init__ signature at every call: half of this function's time on a small fit, issue 16)
         cls = type(estimator)
-        values = tuple(getattr(estimator, k) for k in _param_names(cls) if k != "random_state")
+        # (the sampler is not part of the identity: "numpy" is the only one that uses the seed)
+        values = tuple(getattr(estimator, k) for k in _param_names(cls) if k not in ("random_state", "sampler"))
         try:  # the spawn key is a pure function of (class, settings): memoised when the settings are hashable
             key = _spawn_key_cached(cls, tuple((type(v), v) for v in values))
         except TypeError:  # an array-valued setting (e.g. a clip grid)
@@ -494,11 +575,27 @@ def _gram_kappa(Xa):
     return _kappa_from_eigs(np.linalg.eigvalsh(Xa.T @ Xa))
 
 
-def _dp_report(method, eps, dlt, mu, nb, n, d, lam, ledger, sensitivities, noise_scales, **fields):
+def _dp_report(method, eps, dlt, mu, nb, n, d, lam, ledger, sensitivities, noise_scales, *, sampler="numpy",
+               **fields):
     """The :class:`FitReport` of a private fit: the budget, the ledger and one sensitivity and noise scale
-    per release (dicts with the same keys), plus the estimator's own ``fields``."""
+    per release (dicts with the same keys), plus the estimator's own ``fields``. With ``sampler="opendp"``
+    ``extra`` gets ``sampler`` and ``opendp_epsilon``: the epsilon OpenDP's map certifies at dlt for the
+    ledger's releases (:func:`engine.privacy.opendp.opendp_certified_epsilon`), <= eps."""
+    if sampler == "opendp" and math.isfinite(mu):
+        from engine.privacy.opendp import opendp_certified_epsilon
+
+        extra = dict(fields.pop("extra", None) or {})
+        extra["sampler"] = "opendp"
+        extra["opendp_epsilon"] = opendp_certified_epsilon(
+            [r.sigma / r.sensitivity for r in ledger.releases], dlt)
+        fields["extra"] = extra
     return FitReport(method=method, epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam, ledger=ledger,
                      sensitivities=sensitivities, noise_scales=noise_scales, **fields)
+
+
+def _dp_report_for(estimator, *args, **fields):
+    """:func:`_dp_report` with the estimator's ``sampler`` (``"numpy"`` when it has none)."""
+    return _dp_report(*args, sampler=getattr(estimator, "sampler", "numpy"), **fields)
 
 
 def _nonprivate_report(method, n, d, lam, **fields):
@@ -522,6 +619,7 @@ class _CoefBase(BaseEstimator):
     def _privacy_params(self):
         """Validate epsilon, delta, neighbouring, lam, eta (in that order, before any noise)."""
         eps, dlt, nb = _validate_privacy(self.epsilon, self.delta, self.neighbouring)
+        _check_sampler(getattr(self, "sampler", "numpy"))
         return eps, dlt, nb, _check_lam(self.lam), _check_eta(self.eta)
 
     def _with_intercept(self, Xp):
@@ -534,6 +632,8 @@ class _CoefBase(BaseEstimator):
         """``(n_pub, kappa_pub)`` of the optional public rows (``(0, nan)`` without them); report only."""
         if Xq is None:
             return 0, math.nan
+        if isinstance(Xq, PublicMoment):
+            return Xq.n_pub, Xq.kappa
         return Xq.shape[0], public_moment(Xq, fit_intercept=self.fit_intercept).kappa
 
     def _response_bound(self, yq, yv, n, eta):
@@ -551,7 +651,8 @@ class _CoefBase(BaseEstimator):
     def _dp_gd_step_size(self, Xq, rule):
         """``step_size`` if given, else ``rule(lambda_max)`` of the public second moment (public, so free)."""
         if self.step_size is None:
-            return rule(public_moment(Xq, fit_intercept=self.fit_intercept).eigenvalues[-1])
+            mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=self.fit_intercept)
+            return rule(mom.eigenvalues[-1])
         return _check_positive(self.step_size, "step_size")
 
     def _set_theta(self, theta, p):

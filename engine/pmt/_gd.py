@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import privacy as P
-from engine.pmt._base import _check_steps, _dp_report, _gram_kappa, _mu, _run_groups, release_rng
+from engine.pmt._base import _check_steps, _dp_report_for, _gram_kappa, _mu, _run_groups, release_rng
 from engine.pmt._newton import _sigmoid_inplace
 
 #: Rows longer than this (ridge: the joint row ``(x_i, y_i)``; logistic: ``x_i``) are scaled onto this
@@ -101,16 +101,24 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
     Returns ``theta`` (d, runs) and the fraction of per-example gradients clipped at the last step (runs,).
     """
     Cd = np.asarray(C, dtype=dtype)[()]  # the clip bound in the working dtype (as np.clip casts a Python float)
+    # U^T in float64 for the numpy chunk path (float32 values are exact in float64, so are their products
+    # with the float32 residuals); the fused kernel reads the working-dtype rows and accumulates in float64
+    Ut64 = Ut if Ut.dtype == np.float64 else (Ut.astype(np.float64) if fused is None else None)
 
     def run(cols):
         k = cols.size
         cr = min(n, chunk_rows or max(32, int(_CHUNK_ELEMS // k)))
         prepare, chunk = residuals(k)
         theta = np.zeros((d, k))
-        grad = np.empty((d, k), dtype=dtype)
-        part = np.empty((d, k), dtype=dtype)  # U^T s of one chunk (BLAS writes here, then one in-place add)
+        # every sum over rows is accumulated in float64 (products in dtype: exact in float64 for float32):
+        # a float32 sum of n clipped gradients moved by up to 1.018 x 2C/n at n = 2e6; the certified bound
+        # of engine.privacy.sum_rounding_factor needs float64 accumulation
+        grad = np.empty((d, k))
+        part = np.empty((d, k))  # U^T s of one chunk (BLAS writes here, then one in-place add)
         use_fused = fused is not None and k >= _FUSED_MIN_RUNS
         rbuf = None if use_fused else np.empty((cr, k), dtype=dtype)  # the chunk's residuals, reused
+        U64 = Ut64 if Ut64 is not None or use_fused else Ut.astype(np.float64)
+        r64 = None if use_fused or U64 is Ut else np.empty((cr, k))
         frac = np.zeros(k)
         cnt = np.zeros(k, dtype=np.int32)
         nz, sg, lm, st = noise[:, :, cols], sigma[cols], lam[cols], step[cols]
@@ -128,12 +136,15 @@ def _dp_gd_loop(residuals, *, n, d, runs, C, lam, step, sigma, Pm, noise, n_step
                     if last:
                         frac += np.count_nonzero(np.abs(r) > Cd, axis=0)
                     _clip_chunk(r, Cd)  # fused per-example clip: ||g_i|| = |s_i| (no (n, d, runs) array)
+                    if r64 is not None:  # float32 residuals: the products and sums in float64
+                        r64[:s1 - s0] = r
+                        r = r64[:s1 - s0]
                     if s0 == 0:
-                        np.matmul(Ut[:, s0:s1], r, out=grad)
+                        np.matmul(U64[:, s0:s1], r, out=grad)
                     else:
-                        np.matmul(Ut[:, s0:s1], r, out=part)
+                        np.matmul(U64[:, s0:s1], r, out=part)
                         grad += part
-            g = grad.astype(float) / n + sg * nz[t] + 2.0 * lm * (Pm @ theta)
+            g = grad / n + sg * nz[t] + 2.0 * lm * (Pm @ theta)
             theta = theta - st * g
         return cols, theta, frac / n
 
@@ -257,11 +268,19 @@ def dp_gd_noise(rng: np.random.Generator, n_steps: int, d: int) -> np.ndarray:
     return P.gaussian_noise((n_steps, d), 1.0, rng)
 
 
-def _dp_gd_ledger(dlt, mu, T, C, n, nb):
-    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta = 2C/n`` (replace-one,
-    the only relation offered), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
+def dp_gd_sensitivity(C: float, n: int, d: int) -> float:
+    """The averaged clipped gradient's certified replace-one sensitivity: ``2C/n`` times the rounding factor
+    of :func:`engine.privacy.sum_rounding_factor` (terms of length d in float32 or float64, summed in
+    float64). Every DP-GD (estimators and sweeps) calibrates its noise to this value."""
+    return 2.0 * C / n * P.sum_rounding_factor(n, d)
+
+
+def _dp_gd_ledger(dlt, mu, T, C, n, nb, d=None):
+    """Ledger of T equal DP-GD gradient releases: ``mu_t = mu / sqrt(T)``, ``Delta`` =
+    :func:`dp_gd_sensitivity` (replace-one, the only relation offered; ``2C/n`` if ``d`` is None, for old
+    callers), ``sigma_t = Delta / mu_t``. Returns ``(ledger, mu_t, sens, sigma_t)``."""
     mu_t = P.split_mu(mu, T)
-    sens = 2.0 * C / n
+    sens = 2.0 * C / n if d is None else dp_gd_sensitivity(C, n, d)
     sigma_t = P.gaussian_sigma(sens, mu_t)
     ledger = P.PrivacyLedger(delta=dlt)
     for t in range(T):
@@ -281,8 +300,8 @@ class _DPGDMixin:
                    report_converged=False):
         """Run ``path`` (:func:`dp_gd_ridge_path` or :func:`dp_gd_logistic_path`) once with the estimator's
         noise (:func:`dp_gd_noise` from ``random_state``) and store ``theta_`` and ``report_``."""
-        mu = _mu(eps, dlt, n)
-        ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb)
+        mu = _mu(eps, dlt, n, self.sampler)
+        ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb, d)
         Pm = self._penalty_mask(d)
         rng = release_rng(self)
         noise = dp_gd_noise(rng, T, d)[:, :, None]
@@ -290,9 +309,10 @@ class _DPGDMixin:
                            n_steps=T)
         self._set_theta(theta[:, 0], p)
         key = "gradient (per step)"
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             method, eps, dlt, mu, nb, n, d, lam, ledger, {key: sens}, {key: sigma_t}, radius=C,
-            n_pub=0 if Xq is None else Xq.shape[0], kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
+            n_pub=0 if Xq is None else (Xq.n_pub if hasattr(Xq, 'n_pub') else Xq.shape[0]), kappa_raw=_gram_kappa(Xa), frac_truncated=float(frac[0]), n_iter=T,
             converged=bool(np.all(np.isfinite(theta))) if report_converged else None,
             extra={"step_size": step, "mu_per_step": mu_t, **(extra or {})},
         )

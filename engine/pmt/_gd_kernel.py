@@ -6,15 +6,17 @@ dimension 5-6), BLAS packs the (rows x runs) residual chunk again, and the clip 
 pass. Here each row's residuals for a vector of runs are computed, clipped and accumulated while in
 registers, so nothing (rows x runs)-sized is ever stored.
 
-Arithmetic (the same as the numpy path's, so values are bit-identical wherever OpenBLAS accumulates a
-chunk's products sequentially: it does for the ccpp sweep's 500 runs (chunks of 262 rows); with longer
-chunks (fewer runs) OpenBLAS splits a chunk's rows into blocks and the two differ by float rounding,
-<= 2e-7 relative on the sweep's metrics; ``tests/test_dpgd_kernel.py``):
+Arithmetic (the same as the numpy path's up to the order of the float64 sums: OpenBLAS's dgemm blocks a
+chunk's rows, the kernel adds them in order, so the two agree to float64 rounding, 1.7e-18 max on the
+ccpp sweep's coefficients in ``bench/bench_dpgd.py``; ``tests/test_dpgd_kernel.py``):
 
 * ``s_ir = fma(S_i,m-1, th_m-1,r, ... fma(S_i,1, th_1,r, S_i,0 th_0,r))`` (sequential FMA over the columns);
 * ``c_ir = min(max(s_ir, -C), C)`` (NaN stays NaN, as ``np.clip``);
-* per chunk of ``cr`` rows, ``part_jr = fma(U_ij, c_ir, part_jr)`` over the chunk's rows in order, from 0;
-  ``grad = part`` for the first chunk, then ``grad += part`` chunk after chunk.
+* per chunk of ``cr`` rows, ``part_jr = fma(U_ij, c_ir, part_jr)`` over the chunk's rows in order, from 0,
+  **in float64** (``part`` and ``grad`` are float64 arrays; ``U_ij`` and ``c_ir`` are cast, exactly, from
+  the working dtype), so the sums over rows carry the certified rounding bound of
+  :func:`engine.privacy.sum_rounding_factor`; ``grad = part`` for the first chunk, then ``grad += part``
+  chunk after chunk.
 
 The kernel is generated for each ``(m, d)`` (columns of ``S`` and of ``U``) with the loops over columns
 unrolled, and compiled by numba on first use: 3-15 s per shape and dtype on the shared 2-core machine,
@@ -65,7 +67,8 @@ def _source(m: int, d: int, R: int, count: bool) -> str:
             out.append(f"{ind}nc += (s > C) | (s < -C)")
         out.append(f"{ind}s = C if s > C else s")
         out.append(f"{ind}s = -C if s < -C else s")
-        out += [f"{ind}p{j} = fma(u{q}_{j}, s, p{j})" for j in range(d)]
+        out.append(f"{ind}s64 = numba.float64(s)")  # float32 products are exact in float64: sums in float64
+        out += [f"{ind}p{j} = fma(numba.float64(u{q}_{j}), s64, p{j})" for j in range(d)]
         return out
 
     def block(rows, ind):
@@ -163,8 +166,8 @@ def ridge_kernel(m: int, d: int):
         kern(S, U, th, C, cr, grad, part, cnt=None)
 
     ``S`` (n, m) and ``U`` (n, d) C-contiguous rows, ``th`` (m, k), ``C`` the clip bound (a scalar of the
-    arrays' dtype, float32 or float64), ``cr`` rows per chunk, ``grad`` (d, k) the output, ``part`` (d, k)
-    scratch, ``cnt`` None or (k,) int32 to which each run's number of clipped rows (``|s_i| > C``; NaN is not
+    arrays' dtype, float32 or float64), ``cr`` rows per chunk, ``grad`` (d, k) float64 the output, ``part``
+    (d, k) float64 scratch, ``cnt`` None or (k,) int32 to which each run's number of clipped rows (``|s_i| > C``; NaN is not
     counted, as ``np.abs(s) > C``) is added. Releases the GIL (the DP-GD loop calls it from threads).
     """
     if d > MAX_KERNEL_D:

@@ -249,6 +249,13 @@ def _public_moment_rows(A: np.ndarray, fit_intercept: bool, on_singular: str, es
     if not A.any():
         raise ValueError("the public second moment is zero (all public rows are zero); PMT cannot whiten")
     S = _second_moment_rows(A) if estimator == "sample" else tyler_moment(A)
+    return _whiten_moment(S, m, fit_intercept, on_singular, estimator)
+
+
+def _whiten_moment(S: np.ndarray, m: int, fit_intercept: bool, on_singular: str, estimator: str) -> PublicMoment:
+    """The scale-free whitening of a public second moment ``S`` (d x d, PSD) of ``m`` public rows (or a published
+    moment: :func:`engine.pmt.public_info.moment_from_matrix`): equilibrate, test singularity, ``W = D^{-1} C^{-1/2}``."""
+    d = S.shape[0]
     scale = np.sqrt(np.diag(S))
     scale = np.where(scale > 0, scale, 1.0)
     C = S / np.outer(scale, scale)

@@ -71,8 +71,9 @@ from scipy.special import expit
 from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
 
 from engine import privacy as P
-from engine.pmt._base import _check_positive, _check_steps, _dp_report, _mu, _run_groups, release_rng
+from engine.pmt._base import _check_positive, _check_steps, _dp_report_for, _mu, _run_groups, release_rng
 from engine.pmt._bounds import _kappa_from_eigs
+from engine.pmt._moment import PublicMoment
 from engine.pmt._transform import pmt_transform
 
 __all__ = [
@@ -86,11 +87,14 @@ __all__ = [
     "newton_eig_floor",
     "glm_statistics",
     "newton_sensitivities",
+    "certified_newton_sensitivities",
+    "batched_glm_statistics",
     "newton_noise",
     "newton_noise_stack",
     "weighted_grams",
     "pair_products",
     "noisy_newton",
+    "newton_noise_dominance",
     "NewtonResult",
     "glm_reference_solve",
 ]
@@ -202,6 +206,17 @@ def newton_sensitivities(radius: float, n: int, neighbouring: str = "replace-one
     """
     P.validate_neighbouring(neighbouring)
     return 2.0 * radius * G / n, math.sqrt(2.0) * radius**2 * H / n
+
+
+def certified_newton_sensitivities(radius: float, n: int, d: int, neighbouring: str = "replace-one", *,
+                                   G: float = 1.0, H: float = 0.25, family=None, theta_radius=None):
+    """:func:`newton_sensitivities` times the certified rounding factor of a float average of n rows
+    (:func:`engine.privacy.sum_rounding_factor`: per-row terms in float32 or float64, sums in float64;
+    terms of length d for the gradient, d^2 for the Hessian; for Poisson the exponential's argument
+    range ``R B_theta`` enters). What every noisy Newton (estimator and sweep) calibrates its noise to."""
+    sg, sH = newton_sensitivities(radius, n, neighbouring, G=G, H=H)
+    er = float(radius) * float(theta_radius) if family is POISSON and theta_radius is not None else 0.0
+    return (sg * P.sum_rounding_factor(n, d, exp_range=er), sH * P.sum_rounding_factor(n, d * d, exp_range=er))
 
 
 def newton_eig_floor(eig_floor, d: int, sigma_H):
@@ -320,12 +335,14 @@ def weighted_grams(Z, W, *, dtype=np.float64, K=None) -> np.ndarray:
     runs = W.shape[1]
     Zd = Z.astype(dtype, copy=False)
     Wd = W.astype(dtype, copy=False)
+    # the products in ``dtype``, every sum over rows in float64 (engine.privacy.sum_rounding_factor)
     if runs <= 2 and K is None:
-        out = np.stack([(Zd * Wd[:, r:r + 1]).T @ Zd for r in range(runs)]).astype(float)
+        Z64 = Zd.astype(np.float64, copy=False)
+        out = np.stack([(Zd * Wd[:, r:r + 1]).astype(np.float64).T @ Z64 for r in range(runs)])
         return (out + np.swapaxes(out, 1, 2)) / 2
     if K is None:
         K = pair_products(Zd, dtype=dtype)
-    acc = (Wd.T @ K).astype(float)  # (runs, p)
+    acc = Wd.T.astype(np.float64) @ K.astype(np.float64, copy=False)  # (runs, p), accumulated in float64
     iu, ju = np.triu_indices(d)
     out = np.empty((runs, d, d))
     out[:, iu, ju] = acc
@@ -370,6 +387,47 @@ def _project_ball(theta, radius):
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(nrm > radius, radius / nrm, 1.0)
     return theta * scale
+
+
+def batched_glm_statistics(Z, theta, family: GLMFamily = LOGISTIC, *, y, dtype=np.float64, K=None, Zd=None,
+                           yd=None) -> tuple[np.ndarray, np.ndarray]:
+    """The averaged gradients and Hessians of one noisy-Newton step for a stack of iterates (data term only).
+
+    Per-row terms in ``dtype`` (``U = Z theta^T``, the sigmoid / exponential, the weights), **every sum
+    over rows in float64** (the gradient ``Z^T R`` with Z in float64, the Hessians by
+    :func:`weighted_grams`), so the released averages carry the certified rounding bound of
+    :func:`engine.privacy.sum_rounding_factor` (:func:`certified_newton_sensitivities`). What
+    :func:`noisy_newton` computes from its second step on.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d), float64
+    theta : ndarray of shape (runs, d)
+    family : GLMFamily
+    y : ndarray of shape (n,)
+    dtype : numpy dtype, default float64
+    K, Zd, yd : optional precomputed ``pair_products`` (float64), ``Z`` and ``y[:, None]`` in dtype.
+
+    Returns
+    -------
+    g : ndarray of shape (runs, d)
+    H : ndarray of shape (runs, d, d)
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    Zd = Z.astype(dtype, copy=False) if Zd is None else Zd
+    yd = np.asarray(y, dtype=float).astype(dtype)[:, None] if yd is None else yd
+    U = Zd @ np.asarray(theta, dtype=float).T.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if family is LOGISTIC:  # one sigmoid for both: W = s (1 - s)
+            S = _sigmoid_inplace(U)
+            W = S * (1 - S)
+            R = np.subtract(S, yd, out=S)
+        else:
+            R = family.mean(U) - yd
+            W = family.var(U)
+    g = (Z.T @ R.astype(np.float64, copy=False)).T / n
+    return g, weighted_grams(Zd, W, dtype=dtype, K=K) / n
 
 
 def noisy_newton(
@@ -426,7 +484,8 @@ def noisy_newton(
     n_jobs : int, optional
         Threads over groups of runs, each with single-threaded BLAS (default 2 from 16 runs on).
     K : ndarray of shape (n, d(d+1)/2), optional
-        ``pair_products(Z, dtype=dtype)`` computed beforehand (e.g. kept for the split by the sweeps:
+        ``pair_products(Z, dtype=dtype)`` (or in float64: the Hessian sums run in float64 either way, so a
+        float64 K saves converting it at every call) computed beforehand (e.g. kept for the split by the sweeps:
         :mod:`engine.pmt._split_memo`); used only where it would be built here (more than two runs and
         more than one step), so the result is the same bit for bit. ``ValueError`` if its shape or
         dtype does not match.
@@ -445,15 +504,17 @@ def noisy_newton(
     if runs > 2 and n_steps > 1:
         if K is None:
             K = pair_products(Z, dtype=dtype)
-        elif K.shape != (n, d * (d + 1) // 2) or K.dtype != np.dtype(dtype):
+        elif K.shape != (n, d * (d + 1) // 2) or K.dtype not in (np.dtype(dtype), np.dtype(np.float64)):
             raise ValueError(f"K must be pair_products(Z) of shape {(n, d * (d + 1) // 2)} and dtype "
-                             f"{np.dtype(dtype)}, got {K.shape} {K.dtype}")
+                             f"{np.dtype(dtype)} or float64, got {K.shape} {K.dtype}")
     else:
         K = None
     floor = np.broadcast_to(np.asarray(newton_eig_floor(eig_floor, d, sigma_H) if isinstance(eig_floor, str)
                                        else eig_floor, dtype=float), (runs,))[:, None]
     Zd = Z.astype(dtype, copy=False)
     yd = y.astype(dtype)[:, None]
+    if K is not None and K.dtype != np.float64:  # the Hessians' sums over rows run in float64
+        K = K.astype(np.float64)
     theta = np.zeros((runs, d))
     prev = theta
     fixes = np.zeros(runs, dtype=int)
@@ -467,16 +528,8 @@ def noisy_newton(
             H = np.broadcast_to(H1, (runs, d, d)).copy()
         else:
             def stats(cols, theta=theta):
-                U = Zd @ theta[cols].T.astype(dtype)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    if family is LOGISTIC:  # one sigmoid for both: W = s (1 - s)
-                        S = _sigmoid_inplace(U)
-                        W = S * (1 - S)
-                        R = np.subtract(S, yd, out=S)
-                    else:
-                        R = family.mean(U) - yd
-                        W = family.var(U)
-                return cols, (Zd.T @ R).T.astype(float) / n, weighted_grams(Zd, W, dtype=dtype, K=K) / n
+                return (cols, *batched_glm_statistics(Z, theta[cols], family, dtype=dtype, K=K, Zd=Zd, yd=yd,
+                                                      y=y))
 
             g = np.empty((runs, d))
             H = np.empty((runs, d, d))
@@ -569,6 +622,45 @@ def glm_reference_solve(Xa, y, lam: float, Pm, family: GLMFamily = LOGISTIC, *, 
     return theta, False, max_iter
 
 
+def newton_noise_dominance(sigma_H: float, d: int, public_curvature: float) -> dict:
+    """How much the Hessian noise of one noisy-Newton step outweighs the curvature, from public quantities only.
+
+    ``noise = 2 sqrt(d) sigma_H`` is the typical spectral norm of the symmetric Hessian noise (Wigner
+    semicircle edge, as for the ridge banner: :func:`engine.pmt.public.noise_dominance`);
+    ``public_curvature`` is the smallest eigenvalue of the averaged Hessian at ``theta = 0`` computed from
+    the public second moment: ``b''(0) = 1/4`` (logistic) or 1 (Poisson) times the smallest eigenvalue
+    of the whitened public moment (1 for PMT, whose public moment whitens to I) or of the raw public
+    moment (DP-Newton). ``ratio = noise / public_curvature``; the release is **noise-dominated** when
+    ``ratio >= 1/2`` (some eigenvalue of the noisy Hessian can be halved or worse, and the eigenvalue
+    floor then sets the step: the run is a small noisy gradient step, not Newton). At the optimum the
+    curvature is smaller than at 0 (``b''`` shrinks where the fit is confident), so this understates the
+    dominance. It uses d, sigma_H (from R, n and the budget) and the public moment: no privacy cost.
+
+    Returns
+    -------
+    dict
+        ``{"hessian_noise": noise, "public_curvature": c, "noise_dominance": ratio, "noise_dominated": bool}``
+        (ratio nan and dominated False when the curvature is unknown, e.g. no public rows).
+
+    Examples
+    --------
+    >>> newton_noise_dominance(0.1, 4, 0.25)["noise_dominance"]
+    1.6
+    """
+    noise = 2.0 * math.sqrt(d) * float(sigma_H)
+    c = float(public_curvature)
+    ratio = noise / c if c > 0 and math.isfinite(c) else math.nan
+    return {"hessian_noise": noise, "public_curvature": c, "noise_dominance": ratio,
+            "noise_dominated": bool(ratio >= 0.5) if math.isfinite(ratio) else False}
+
+
+def _whitened_public_min_eig(moment) -> float:
+    """Smallest eigenvalue of ``W^T Sigma_pub W`` (1 unless the moment was regularised; public)."""
+    if not moment.regularized and not moment.estimator.endswith("+standardize"):
+        return 1.0
+    return float(np.linalg.eigvalsh(moment.whiten_quadratic(moment.factors[3]))[0])
+
+
 def _newton_ledger(dlt, mu, T, sens_g, sens_H, nb):
     """Ledger of T noisy Newton steps, each a Hessian and a gradient release with ``mu_0 = mu / sqrt(2T)``.
     Returns ``(ledger, sigma_g, sigma_H, mu_0)``."""
@@ -594,13 +686,15 @@ class _NoisyNewtonMixin:
         return eps, dlt, nb, lam, eta, T, eig_floor, tol
 
     def _fit_newton(self, Z, yv, pen, R, n, d, nb, dlt, eps, lam, T, eig_floor, tol, *, G=1.0, H=0.25,
-                    family=LOGISTIC, theta_radius=None, report_min_eig=False, extra, **fields):
+                    family=LOGISTIC, theta_radius=None, report_min_eig=False, public_curvature=math.nan, extra,
+                    **fields):
         """T noisy Newton steps on the bounded rows ``Z`` (norm <= R) with the estimator's noise
         (:func:`newton_noise` from ``random_state``); sets ``eig_floor_`` and ``report_`` (method from the
         class's ``_key``; ``report_min_eig``: the last noisy Hessian's smallest eigenvalue in ``extra``) and
         returns the :class:`NewtonResult` (theta in Z's space)."""
-        mu = _mu(eps, dlt, n)
-        sens_g, sens_H = newton_sensitivities(R, n, nb, G=G, H=H)
+        mu = _mu(eps, dlt, n, self.sampler)
+        sens_g, sens_H = certified_newton_sensitivities(R, n, d, nb, G=G, H=H, family=family,
+                                                        theta_radius=theta_radius)
         ledger, s_g, s_H, mu0 = _newton_ledger(dlt, mu, T, sens_g, sens_H, nb)
         rng = release_rng(self)
         Hn, gn = newton_noise(rng, T, d)
@@ -611,7 +705,9 @@ class _NoisyNewtonMixin:
         g, h = "gradient (per step)", "Hessian (per step)"
         if report_min_eig:
             extra = {"min_eig_last": float(res.min_eig[0]), **extra}
-        self.report_ = _dp_report(
+        extra = {**newton_noise_dominance(s_H, d, public_curvature), **extra}
+        self.report_ = _dp_report_for(
+            self,
             GLM_METHOD_NAMES.get(self._key, self._key), eps, dlt, mu, nb, n, d, lam, ledger, {g: sens_g, h: sens_H},
             {g: s_g, h: s_H}, kappa_noisy=float(res.kappa_noisy[0]), eig_fixes=int(res.eig_fixes[0]),
             eig_floor=self.eig_floor_, n_iter=res.n_steps, converged=bool(res.converged[0]),
@@ -621,7 +717,13 @@ class _NoisyNewtonMixin:
 
     def _pmt_whiten(self, Xp, Xq, eta, lam, d):
         """PMT transform of the private rows and the whitened penalty ``2 lam W^T P W`` (W the whitening)."""
-        tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
+        if isinstance(Xq, PublicMoment):  # a public moment given directly (e.g. published): no public rows
+            if Xq.fit_intercept != bool(self.fit_intercept):
+                raise ValueError(f"the public moment was built with fit_intercept={Xq.fit_intercept} but the "
+                                 f"estimator has fit_intercept={self.fit_intercept}")
+            tr = pmt_transform(Xp, moment=Xq, eta=eta)
+        else:
+            tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         S_is = tr.moment.Sigma_pub_inv_sqrt
         return tr, S_is, 2.0 * lam * tr.moment.whiten_quadratic(self._penalty_mask(d))
 

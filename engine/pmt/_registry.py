@@ -17,15 +17,64 @@ import numpy as np
 
 from engine import privacy as P
 
-__all__ = ["CONTRACT_COLUMNS", "SUMMARY_COLUMNS", "MethodSpec", "METHODS", "TASKS", "register_method", "register_task"]
+__all__ = ["CONTRACT_COLUMNS", "SUMMARY_COLUMNS", "SWEEP_COLUMN_PRIVACY", "MethodSpec", "METHODS", "TASKS",
+           "register_method", "register_task", "sweep_column_privacy"]
 
 #: Columns every sweep frame has (team contract).
 CONTRACT_COLUMNS = (
     "method", "epsilon", "delta", "seed", "lam", "n_pub", "mu", "l2_error", "rel_error", "excess_risk",
     "rmse", "kappa_raw", "kappa_pub", "kappa_pmt", "kappa_noisy", "radius", "frac_truncated",
 )
-#: Columns of :func:`summarize`.
-SUMMARY_COLUMNS = ("method", "epsilon", "lam", "n_pub", "metric", "median", "q05", "q25", "q75", "q95", "n_seeds")
+#: Columns of :func:`summarize` (``privacy``: what the summarised metric is, :func:`sweep_column_privacy`).
+SUMMARY_COLUMNS = ("method", "epsilon", "lam", "n_pub", "metric", "median", "q05", "q25", "q75", "q95", "n_seeds",
+                   "privacy")
+
+
+def _column_tables():
+    from engine.privacy.labels import DIAGNOSTIC, DP, PUBLIC
+
+    public = ("dataset", "method", "method_key", "epsilon", "delta", "seed", "lam", "n_pub", "n", "d", "standardize",
+              "mu", "kappa_pub", "radius", "B_y", "sigma_A", "sigma_b", "sigma_g", "sigma_H", "n_steps", "eig_floor",
+              "y_max", "theta_radius")
+    diagnostic = ("l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss", "deviance",
+                  "kappa_raw", "kappa_pmt", "frac_truncated", "frac_y_clipped")
+    dp = ("kappa_noisy", "eig_fix", "eig_fixes", "converged", "last_step")
+    return {**{c: PUBLIC for c in public}, **{c: DIAGNOSTIC for c in diagnostic}, **{c: DP for c in dp}}
+
+
+#: Privacy label of each sweep column for a private method (:mod:`engine.privacy.labels`): errors and
+#: accuracies are measured against the non-private fit or on held-out private rows (diagnostics), the
+#: noisy condition number, eigenvalue fixes and convergence flags are post-processing of the release.
+SWEEP_COLUMN_PRIVACY = _column_tables()
+
+#: Methods without a DP release: the non-private reference, the oracle (tuned on private errors) and the
+#: public-only fit (whose release-side columns come from public rows only).
+_NON_PRIVATE_METHODS = ("non-private", "dp-rr-oracle")
+
+
+def sweep_column_privacy(column: str, method_key: str | None = None) -> str:
+    """Privacy label of a sweep frame's column for a method (``"dp"``, ``"public"`` or
+    ``"non-private diagnostic"``; an unknown column is a diagnostic: assume the worst).
+
+    For the non-private reference and the DP-RR oracle nothing is DP (``"dp"`` becomes a diagnostic, and
+    the oracle's ``radius`` too: it was picked on private errors); for public-only the release-side
+    columns are public.
+
+    Examples
+    --------
+    >>> sweep_column_privacy("kappa_pmt"), sweep_column_privacy("kappa_noisy", "pmt")
+    ('non-private diagnostic', 'dp')
+    >>> sweep_column_privacy("kappa_noisy", "non-private")
+    'non-private diagnostic'
+    """
+    from engine.privacy.labels import DIAGNOSTIC, DP, PUBLIC
+
+    label = SWEEP_COLUMN_PRIVACY.get(column, DIAGNOSTIC)
+    if method_key in _NON_PRIVATE_METHODS and (label == DP or (method_key == "dp-rr-oracle" and column == "radius")):
+        return DIAGNOSTIC
+    if method_key == "public-only" and label == DP:
+        return PUBLIC
+    return label
 
 
 @dataclass(frozen=True)
@@ -72,6 +121,13 @@ def _grid(ctx, epsilons, seeds):
     ei = np.tile(np.repeat(np.arange(E), S), L)
     si = np.tile(np.arange(S), L * E)
     return L, E, S, li, ei, si
+
+
+def _sigmas(mus, k: int, sens: float) -> np.ndarray:
+    """Noise scale of each of k equal releases of sensitivity ``sens`` per total mu: the estimators' own
+    rounded path, ``gaussian_sigma(sens, split_mu(mu, k))`` (0 where mu is inf), so a sweep row's sigma is
+    the estimator's bit for bit."""
+    return np.array([P.gaussian_sigma(sens, P.split_mu(float(m), int(k))) for m in mus])
 
 
 def _mus(ctx, epsilons):

@@ -24,7 +24,7 @@ from engine.pmt._base import (
     METHOD_NAMES,
     _check_lam,
     _check_positive,
-    _dp_report,
+    _dp_report_for,
     _LinearBase,
     _mu,
     _nonprivate_report,
@@ -41,6 +41,7 @@ from engine.pmt.ridge import (
     _ledger_ssp,
     ridge_reference_solve,
     ssp_noise,
+    certified_ssp_sensitivities,
     ssp_sensitivities,
     ssp_solve,
     sufficient_statistics,
@@ -142,7 +143,7 @@ class DPRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, clip_radius=None, response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     _method_key = "dp-rr"
@@ -182,8 +183,8 @@ class DPRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params()
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt, n)
-        sens_A, sens_b = ssp_sensitivities(C, B_y, nb)
+        mu = _mu(eps, dlt, n, self.sampler)
+        sens_A, sens_b = certified_ssp_sensitivities(C, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
         Pm = self._penalty_mask(d)
         rng = release_rng(self)
@@ -191,7 +192,8 @@ class DPRidge(_LinearBase):
         theta, fixed, kappa_noisy = ssp_solve(stats.A + s_A * W, stats.b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
         self._set_theta(theta, p)
         n_pub, kpub = self._public_kappa(Xq)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES[self._method_key], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b},
             {"A": s_A, "b": s_b}, radius=C, B_y=B_y, n_pub=n_pub, kappa_raw=stats.kappa_raw, kappa_pub=kpub,
             kappa_noisy=float(kappa_noisy), frac_truncated=stats.frac_truncated,
@@ -239,7 +241,7 @@ class DPRidgeOracle(DPRidge):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, clip_grid=None, n_trials=20,
                  response_bound=None, neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None):
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None, sampler="numpy"):
         super().__init__(epsilon=epsilon, delta=delta, lam=lam, eta=eta, clip_radius=None,
                          response_bound=response_bound, neighbouring=neighbouring, fit_intercept=fit_intercept,
                          penalize_intercept=penalize_intercept, eig_floor=eig_floor, random_state=random_state)
@@ -327,7 +329,7 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, n_steps=100, clip_norm=None, step_size=None,
                  response_bound=None, neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 random_state=None):
+                 random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):

@@ -90,7 +90,8 @@ def _no_private_bounds(est, *names):
 
 
 #: Parameters only the release uses: changing them needs no new pass over the private data.
-RELEASE_PARAMS = ("epsilon", "delta", "lam", "neighbouring", "penalize_intercept", "eig_floor", "random_state")
+RELEASE_PARAMS = ("epsilon", "delta", "lam", "neighbouring", "penalize_intercept", "eig_floor", "random_state",
+                  "sampler")
 
 
 @dataclass
@@ -288,7 +289,9 @@ def run_from_files(paths, target, features=None, *, public, method="pmt", schedu
     """
     if method not in DASK_METHODS:
         raise ValueError(f"method must be one of {sorted(DASK_METHODS)} on Dask, got {method!r}")
-    est = DASK_METHODS[method](**params)
+    # the one pass releases the uncentred statistics: PMT's template says so (center=None), so that its noise
+    # stream and its coefficients are those of PMTRidge(center=None) in memory
+    est = DASK_METHODS[method](**{**({"center": None} if method == "pmt" else {}), **params})
     X, y, source = read_private(paths, target, features, sep=sep)
     X_pub, y_pub = read_public(public, target, list(X.columns))
     with scheduler_context(scheduler):

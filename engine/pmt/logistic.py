@@ -47,11 +47,18 @@ from engine.pmt._newton import (
     GLM_METHOD_NAMES,
     LOGISTIC,
     _NoisyNewtonMixin,
+    _whitened_public_min_eig,
     glm_reference_solve,
 )
+from engine import privacy as P
 from engine.pmt._bounds import pmt_radius, truncate_rows
+from engine.pmt._moment import PublicMoment, public_moment
+from engine.pmt.public_info import standardizing_moment
+from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
 
 __all__ = [
+    "WHITEN",
+    "choose_whitening",
     "check_binary_labels",
     "PMTLogistic",
     "DPNewtonLogistic",
@@ -138,6 +145,14 @@ def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = 
             f"{name} must contain both classes {c!r}; a one-class sample has no (finite) logistic fit"
         )
     return pos.astype(np.float64)
+
+
+def _raw_public_min_eig(Xq, fit_intercept) -> float:
+    """Smallest eigenvalue of the raw public second moment (intercept column included; public)."""
+    from engine.pmt._moment import PublicMoment, public_moment
+
+    mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=fit_intercept)
+    return float(mom.eigenvalues_unregularized[0])
 
 
 class _LogisticBase(ClassifierMixin, _GLMBase):
@@ -248,6 +263,43 @@ class LogisticReference(_LogisticBase):
         return self
 
 
+#: PMTLogistic's ``whiten`` options.
+WHITEN = ("auto", "full", "standardize")
+
+
+def choose_whitening(whiten: str, *, d: int, n: int, eta: float, epsilon: float, delta: float, n_steps: int,
+                     fit_intercept: bool = True) -> tuple[str, float]:
+    """The coordinates PMTLogistic's noisy Newton runs in, and the public noise-dominance ratio behind the choice.
+
+    ``ratio = 2 sqrt(d) sigma_H / (1/4)``: the Hessian noise of one step (``sigma_H = sqrt(2) R^2 / (4 n mu_0)``,
+    ``mu_0 = mu / sqrt(2T)``) against the curvature of the fully whitened problem at 0 (``b''(0) I = I / 4``);
+    d, n, eta, the budget and T only, so the choice costs no privacy. ``"auto"`` gives ``"full"`` (the paper's
+    whitening) when ``ratio < 1/2`` and ``"standardize"`` otherwise (and ``"full"`` without an intercept column).
+
+    Why: when the Hessian noise dominates, the eigenvalue floor (about ``2 sqrt(d) sigma_H``) sets every step, and
+    noisy Newton is a small noisy gradient step. Its gradient noise is isotropic in the coordinates of the release.
+    In fully whitened coordinates every direction carries unit public variance, so the noise hurts predictions
+    equally in all of them, while on collinear features the signal lives in the few high-variance directions
+    (breast cancer: public kappa 1.3e5 after standardising, test AUC 0.64 at epsilon 1 against DP-Newton's 0.97).
+    Standardised coordinates (centre and scale by the public mean and sd, no decorrelation) keep the rows at the
+    same radius R (``E||z||^2 = d``) and put the noise where the public variance says it matters least. With
+    conditioning the whitening's gain, and a noise-dominated Hessian nothing to condition, the whitening only
+    pays when the ratio is small.
+    """
+    if whiten not in WHITEN:
+        raise ValueError(f"whiten must be one of {WHITEN}, got {whiten!r}")
+    mu = P.gdp_mu(epsilon, delta) if math.isfinite(epsilon) else math.inf
+    if not math.isfinite(mu):
+        ratio = 0.0
+    else:
+        R = pmt_radius(d, n, eta)
+        s_H = math.sqrt(2.0) * R**2 * 0.25 / n / (mu / math.sqrt(2.0 * n_steps))
+        ratio = 2.0 * math.sqrt(d) * s_H / 0.25
+    if whiten == "auto":
+        whiten = "standardize" if ratio >= 0.5 and fit_intercept else "full"
+    return whiten, float(ratio)
+
+
 class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
     """DP-PMTLR: differentially private logistic regression by noisy Newton on PMT-whitened rows.
 
@@ -284,6 +336,11 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         given value (:func:`newton_eig_floor`; module docstring). ``report_.eig_floor`` holds the value used.
     tol : float, default 0.25
         Convergence-flag tolerance (relative last step).
+    whiten : {"auto", "full", "standardize"}, default "auto"
+        The coordinates of the noisy Newton: ``"full"`` the paper's whitening with the public moment;
+        ``"standardize"`` centring and scaling by the public mean and sd only; ``"auto"``: full unless the
+        public noise-dominance ratio of the Hessian release is >= 1/2 (:func:`choose_whitening`, which says why;
+        public quantities only). ``report_.extra["whiten"]`` holds the choice.
     random_state : None, int or numpy.random.Generator, default None
         None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
         simulation and reproducibility only: the noise stream is derived from the seed *and* the
@@ -312,9 +369,12 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     _key = "pmt"
 
+    _public_family = "logistic"
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, classes=(0, 1),
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, whiten="auto", random_state=None,
+                 sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -325,8 +385,11 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         X : array-like of shape (n, p)
         y : array-like of shape (n,)
             Labels, each one of ``classes``.
-        X_pub : array-like of shape (n_pub, p)
-            Public features (required).
+        X_pub : array-like of shape (n_pub, p), PublicInfo or PublicMoment
+            Public features (required), a :class:`engine.pmt.public_info.PublicInfo` (labelled rows,
+            unlabelled rows or a published moment) or a :class:`engine.pmt.PublicMoment`. Rows and a
+            ``PublicInfo`` go through :func:`engine.pmt.public_fit.fit_public`: a column the public rows never
+            span (zero public variance) is dropped with an ``UnspannedWarning`` and gets coefficient 0.
         y_pub : ignored
             Accepted for a common signature; PMT uses only the public features.
 
@@ -340,13 +403,25 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
             Before any noise: NaN/inf, labels outside ``classes``, n < d, n_pub < 1,
             lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
         """
+        if _public_info_path(X_pub):  # rows or published moments: columns never spanned are dropped, with a warning
+            return fit_public(self, X, y, _as_public_info(X_pub), stacklevel=3)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         _check_on_singular(self.on_singular)
+        if self.whiten not in WHITEN:
+            raise ValueError(f"whiten must be one of {WHITEN}, got {self.whiten!r}")
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,
                                                  label_fn=self._labels)
-        tr, S_is, pen = self._pmt_whiten(Xp, Xq, eta, lam, d)
+        mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=self.fit_intercept,
+                                                                    on_singular=self.on_singular)
+        whiten, ratio = choose_whitening(self.whiten, d=d, n=n, eta=eta, epsilon=eps, delta=dlt, n_steps=T,
+                                         fit_intercept=self.fit_intercept)
+        if whiten == "standardize":
+            mom = standardizing_moment(mom)
+        tr, S_is, pen = self._pmt_whiten(Xp, mom, eta, lam, d)
         res = self._fit_newton(tr.X_tilde, yv, pen, tr.radius, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
-                               **_pmt_report_fields(tr), report_min_eig=True, extra={"family": "logistic"})
+                               **_pmt_report_fields(tr), report_min_eig=True,
+                               extra={"family": "logistic", "whiten": whiten, "whitened_noise_dominance": ratio},
+                               public_curvature=0.25 * _whitened_public_min_eig(tr.moment))
         self._set_pmt_theta(res, S_is, tr, p)
         return self
 
@@ -382,7 +457,7 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, clip_radius=None, classes=(0, 1),
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -400,7 +475,9 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
         C = self._clip_radius(Xa, d, n, eta)
         Xc, _, clipped = truncate_rows(Xa, C)
         n_pub, kpub = self._public_kappa(Xq)
+        curv = math.nan if Xq is None else 0.25 * _raw_public_min_eig(Xq, self.fit_intercept)
         res = self._fit_newton(Xc, yv, 2.0 * lam * self._penalty_mask(d), C, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
+                               public_curvature=curv,
                                radius=C, n_pub=n_pub, kappa_raw=_gram_kappa(Xa), kappa_pub=kpub,
                                frac_truncated=float(np.mean(clipped)), report_min_eig=True, extra={"family": "logistic"})
         self._set_theta(res.theta[0], p)
@@ -441,7 +518,7 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=100, eta=0.05, clip_norm=None, step_size=None,
                  classes=(0, 1), neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 random_state=None):
+                 random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):

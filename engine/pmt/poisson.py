@@ -30,8 +30,10 @@ from engine.pmt._newton import (
     DEFAULT_NEWTON_EIG_FLOOR,
     POISSON,
     _NoisyNewtonMixin,
+    _whitened_public_min_eig,
     glm_reference_solve,
 )
+from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
 
 __all__ = ["PMTPoisson", "PoissonReference", "poisson_bounds"]
 
@@ -134,9 +136,11 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
 
     _key = "pmt"
 
+    _public_family = "poisson"
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, n_steps=5, eta=0.05, y_max=None, theta_radius=1.0,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None):
+                 eig_floor=DEFAULT_NEWTON_EIG_FLOOR, tol=DEFAULT_CONV_TOL, random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -148,6 +152,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
             Before any noise: y_max missing or <= 0, theta_radius <= 0, negative/NaN counts, and the
             checks of :meth:`PMTLogistic.fit`.
         """
+        if _public_info_path(X_pub):  # rows or published moments: columns never spanned are dropped, with a warning
+            return fit_public(self, X, y, _as_public_info(X_pub), stacklevel=3)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         if self.y_max is None:
             raise ValueError("y_max (public upper clip of the counts) is required for PMTPoisson; it is never "
@@ -166,6 +172,7 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
         res = self._fit_newton(tr.X_tilde, yc, pen, tr.radius, n, d, nb, dlt, eps, lam, T, eig_floor, tol, G=G, H=H,
                                family=POISSON, theta_radius=B, **_pmt_report_fields(tr), B_y=y_max,
                                frac_y_clipped=float(np.mean(yv > y_max)),
+                               public_curvature=_whitened_public_min_eig(tr.moment),
                                extra={"family": "poisson", "theta_radius": B, "G": G, "H": H})
         self._set_pmt_theta(res, S_is, tr, p)
         return self

@@ -55,7 +55,7 @@ import numpy as np
 
 from engine.pmt._base import (
     _check_on_singular,
-    _dp_report,
+    _dp_report_for,
     _LinearBase,
     _mu,
     _store_params,
@@ -64,7 +64,7 @@ from engine.pmt._base import (
 )
 from engine.pmt._transform import pmt_transform
 from engine.pmt._backends import fit_out_of_core, is_dask
-from engine.pmt.ridge import SSPStatistics, _ledger_ssp, ssp_noise, ssp_sensitivities
+from engine.pmt.ridge import SSPStatistics, _ledger_ssp, certified_ssp_sensitivities, ssp_noise
 
 __all__ = ["POOLED_NAME", "PooledWeights", "pooled_weights", "pooled_solve", "PMTPooledRidge"]
 
@@ -221,7 +221,7 @@ class PMTPooledRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 random_state=None):
+                 random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -265,9 +265,9 @@ class PMTPooledRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta = self._privacy_params()
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt, n)
+        mu = _mu(eps, dlt, n, self.sampler)
         Pm = self._penalty_mask(d)
-        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
+        sens_A, sens_b = certified_ssp_sensitivities(R, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         S_is = moment.Sigma_pub_inv_sqrt
         pen_w = lam * moment.whiten_quadratic(Pm)
@@ -277,7 +277,8 @@ class PMTPooledRidge(_LinearBase):
         th_t = pooled_solve(stats.A + s_A * W + n * pen_w, stats.b + s_b * w, weights)
         self._set_theta(S_is @ th_t, p)
         self.weights_ = weights
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             POOLED_NAME, eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             radius=R, n_pub=moment.n_pub, kappa_raw=stats.kappa_raw, kappa_pub=moment.kappa,
             kappa_pmt=stats.kappa_A, frac_truncated=stats.frac_truncated, sigma_pub_regularized=moment.regularized,

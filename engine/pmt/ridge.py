@@ -61,7 +61,7 @@ from engine.pmt._base import (
     METHOD_NAMES,
     _check_on_singular,
     _check_positive,
-    _dp_report,
+    _dp_report_for,
     _gram_kappa,
     _LinearBase,
     _mu,
@@ -77,6 +77,9 @@ from engine.pmt._lapack import _eigh, _solve_columns  # noqa: F401  (tests impor
 from engine.pmt._bounds import _kappa_from_eigs, _response_bound_rows
 from engine.pmt._moment import MOMENT_ESTIMATORS, _public_moment_rows, public_moment
 from engine.pmt._transform import _transform_rows, pmt_transform
+from engine.pmt.public_fit import _as_public_info, _public_info_path, fit_public
+from engine.pmt.public_info import PublicInfo
+from engine.pmt._ridge_public import _PublicRidgeMixin, _public_center
 
 __all__ = [
     "RESPONSES",
@@ -87,6 +90,7 @@ __all__ = [
     "ssp_noise",
     "ssp_solve",
     "ssp_sensitivities",
+    "certified_ssp_sensitivities",
     "SOLVERS",
     "noise_spectral_bound",
     "noise_aware_solve",
@@ -94,6 +98,8 @@ __all__ = [
 
 #: How PMTRidge bounds the response: clip y at B_y (Reading A) or transform (x, y) jointly (Reading B).
 RESPONSES = ("clip", "joint")
+#: PMTRidge's ``center`` options: centre y by a public centre (default) or not at all.
+CENTERS = ("public", None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,6 +395,15 @@ def _noise_aware_solve(A_priv, b_priv, penalty, c, kappa=True):
     return theta, fixed, kappa
 
 
+def certified_ssp_sensitivities(radius: float, B_y: float, n: int, d: int,
+                                neighbouring: str = "replace-one") -> tuple[float, float]:
+    """:func:`ssp_sensitivities` times the certified rounding factor of a float sum of n rows
+    (:func:`engine.privacy.sum_rounding_factor`: terms of length d^2 for A, d for b, summed in float64).
+    What every SSP release (estimators, sweeps, Dask) calibrates its noise to."""
+    sA, sb = ssp_sensitivities(radius, B_y, neighbouring)
+    return sA * P.sum_rounding_factor(n, d * d), sb * P.sum_rounding_factor(n, d)
+
+
 def ssp_sensitivities(radius: float, B_y: float, neighbouring: str = "replace-one") -> tuple[float, float]:
     """Sensitivities of ``A = sum x x^T`` (Frobenius) and ``b = sum x y`` (L2) for ``||x|| <= R``, ``|y| <= B_y``.
 
@@ -503,7 +518,7 @@ def _ssp_releases(delta, mu, sens_A, sens_b, nb, names):
     ledger.record(names[1], sensitivity=sens_b, sigma=s_b, neighbouring=nb)
     return tuple(ledger.releases), s_A, s_b
 
-class PMTRidge(_LinearBase):
+class PMTRidge(_PublicRidgeMixin, _LinearBase):
     """DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
 
     Algorithm (PMT.md section 3; Cao, Bi & Zhang, arXiv:2602.22282, "our reading" where marked
@@ -563,6 +578,13 @@ class PMTRidge(_LinearBase):
         The public moment that whitens: the paper's uncentered sample second moment, or Tyler's robust
         shape with a median scale for heavy-tailed features (:func:`engine.pmt.tyler_moment`; needs
         ``n_pub > d``).
+    center : {"public", None}, default "public"
+        ``"public"``: y is centred by a public centre before the bound (the mean of ``y_pub``, or 0 without
+        public labels) and the intercept shifted back; columns the public rows never span are left out with
+        an ``UnspannedWarning`` (:func:`engine.pmt.public_fit.fit_public`). Without it, on raw CCPP (power
+        about 450 MW, spread 17) the bound was the scale of ``|y|`` (1,685) and the noise on ``b`` 27x larger
+        (test RMSE 79 MW against 5.2 standardised). The features need no centring: the intercept block of the
+        uncentered moment does it. None: the paper's uncentred release (``response="joint"`` is never centred).
     random_state : None, int or numpy.random.Generator, default None
         None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
         simulation and reproducibility only: the noise stream is derived from the seed *and* the
@@ -585,9 +607,12 @@ class PMTRidge(_LinearBase):
     (inf, [1.0, -2.0, 0.5])
     """
 
+    _public_family = "ridge"
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="clip", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", random_state=None):
+                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", center="public",
+                 random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -615,8 +640,21 @@ class PMTRidge(_LinearBase):
             Before any noise is drawn: NaN/inf, shape mismatch, n < d, n_pub < 1, lam < 0,
             epsilon <= 0 or NaN, delta outside (0, 1), unknown options.
         """
+        if self.center not in CENTERS:
+            raise ValueError(f"center must be one of {CENTERS}, got {self.center!r}")
         if is_dask(X, y):  # larger than memory: the same release from blockwise statistics
-            return fit_out_of_core(self, X, y, X_pub, y_pub)
+            c = _public_center(self, y_pub)
+            if c == 0.0:
+                return fit_out_of_core(self, X, y, X_pub, y_pub)
+            fit_out_of_core(self, X, y - c, X_pub, np.asarray(y_pub, dtype=float) - c)  # the same public centring
+            self._set_theta(np.concatenate([self.coef_, [self.intercept_ + c]]), self.n_features_in_)
+            self.report_.extra["response_center"] = c
+            return self
+        if isinstance(X_pub, PublicInfo) or (self.center == "public" and self.response == "clip"
+                                              and _public_info_path(X_pub)):
+            # public centring of y, columns the public rows never span left out (engine.pmt.public_fit)
+            info = _as_public_info(X_pub, y_pub)
+            return fit_public(self, X, y, info, response_center=None if self.center == "public" else 0.0, stacklevel=3)
         # every product and d x d factorisation of the fit on one BLAS thread (the blocked transform of large
         # shapes runs its own threads, one BLAS thread each): OpenBLAS's threads on a d = 200 eigh took 0.5 s
         # instead of 3 ms on this shared machine, and the numbers no longer depend on the machine's load
@@ -629,7 +667,7 @@ class PMTRidge(_LinearBase):
             if joint and self.response_bound is not None:
                 raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
             if joint:
-                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n), lam, eta, eig_floor,
+                return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n, self.sampler), lam, eta, eig_floor,
                                        self._penalty_mask(d))
 
             # the data were validated once above: the transform's own checks are not repeated (issue 16)
@@ -649,6 +687,16 @@ class PMTRidge(_LinearBase):
             # kappa_raw (private, display only): from the transform's raw Gram when the report is read
             return self._release(stats, tr.moment, tr.radius, B_y, p, params=(eps, dlt, nb, lam, eta, eig_floor),
                                  kappa_raw=Lazy(lambda: _kappa_from_eigs(tr.eigenvalues_raw * n)))
+
+    def _memo_moment(self, Xq):
+        """The public moment of public rows ``Xq`` with this estimator's options (memoised by content)."""
+        return _public_moment_memo(np.asarray(Xq, dtype=float), self.fit_intercept, self.on_singular,
+                                   self.public_moment)
+
+    def _ssp_statistics(self, tr, n, n_y_clipped):
+        """:class:`SSPStatistics` of a transform whose ``xty`` holds the bounded responses' product."""
+        return SSPStatistics(tr.gram, tr.xty, n, n_truncated=int(np.count_nonzero(tr.truncated)),
+                             n_y_clipped=n_y_clipped)
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
@@ -674,8 +722,8 @@ class PMTRidge(_LinearBase):
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params() if params is None else params
         n, d = stats.n, stats.A.shape[0]
-        mu = _mu(eps, dlt, n)
-        sens_A, sens_b = ssp_sensitivities(R, B_y, nb)
+        mu = _mu(eps, dlt, n, self.sampler)
+        sens_A, sens_b = certified_ssp_sensitivities(R, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb, ("A = X~^T X~", "b = X~^T y"))
         rng = release_rng(self)
         W, w = ssp_noise(rng, d)
@@ -683,7 +731,8 @@ class PMTRidge(_LinearBase):
         pen = n * lam * _whitened_penalty(moment, self.fit_intercept, self.penalize_intercept)
         th_t, fixed, kappa_noisy, c = self._solve(stats.A + s_A * W, stats.b + s_b * w, pen, s_A, d, dlt, eig_floor)
         self._set_theta(S_is @ th_t, p)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"A": sens_A, "b": sens_b}, {"A": s_A, "b": s_b},
             radius=R, n_pub=moment.n_pub, kappa_raw=Lazy(lambda: stats.kappa_raw) if kappa_raw is None else kappa_raw,
             kappa_pub=Lazy(lambda: moment.kappa), kappa_pmt=Lazy(lambda: stats.kappa_A), frac_truncated=stats.frac_truncated,
@@ -713,7 +762,8 @@ class PMTRidge(_LinearBase):
         R = tr.radius
         Z = tr.X_tilde
         S = Z.T @ Z
-        sens = math.sqrt(2.0) * R**2  # replace-one (the only relation offered)
+        # replace-one (the only relation offered), with the certified rounding factor of the float sum
+        sens = math.sqrt(2.0) * R**2 * P.sum_rounding_factor(n, (d + 1) ** 2)
         ledger = P.PrivacyLedger(delta=dlt)
         s = P.gaussian_sigma(sens, mu)
         ledger.record("S = Z~^T Z~ (joint x, y)", sensitivity=sens, sigma=s, neighbouring=nb)
@@ -734,7 +784,8 @@ class PMTRidge(_LinearBase):
         self._set_theta(theta, p)
         self.transform_ = tr
         kraw = _gram_kappa(Xa)
-        self.report_ = _dp_report(
+        self.report_ = _dp_report_for(
+            self,
             METHOD_NAMES["pmt"], eps, dlt, mu, nb, n, d, lam, ledger, {"S": sens}, {"S": s}, radius=R, B_y=math.nan,
             n_pub=mom.n_pub, kappa_raw=kraw, kappa_pub=mom.kappa, kappa_pmt=tr.kappa_pmt,
             kappa_noisy=float(kappa_noisy), frac_truncated=tr.frac_truncated, frac_y_clipped=math.nan,

@@ -48,7 +48,6 @@ labels are mapped with it, never inferred), ``newton_dtype`` (float32). ``dp_gd_
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from scipy.special import expit
@@ -57,7 +56,7 @@ from engine.pmt._blas import blas_limit as threadpool_limits  # cached controlle
 
 from engine.pmt import _split_memo
 from engine.pmt._base import penalty_mask
-from engine.pmt._gd import dp_gd_logistic_path, dp_gd_noise, logistic_dp_gd_step_size
+from engine.pmt._gd import dp_gd_logistic_path, dp_gd_noise, dp_gd_sensitivity, logistic_dp_gd_step_size
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
     pair_products,
@@ -67,13 +66,15 @@ from engine.pmt._newton import (
     glm_reference_solve,
     newton_eig_floor,
     newton_noise_stack,
-    newton_sensitivities,
+    certified_newton_sensitivities,
     noisy_newton,
 )
-from engine.pmt._registry import _grid, _mus, register_method, register_task
+from engine.pmt._registry import _grid, _mus, _sigmas, register_method, register_task
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius, truncate_rows
 from engine.pmt._moment import public_moment
 from engine.pmt._transform import pmt_transform
+from engine.pmt.logistic import choose_whitening
+from engine.pmt.public_info import standardizing_moment
 from engine.pmt.logistic import check_binary_labels
 
 __all__ = ["LOGISTIC_METHODS", "LogisticSweepContext", "prepare_logistic_context", "roc_auc_columns"]
@@ -241,9 +242,11 @@ def _pair_products(ctx, Z, tag: tuple, runs: int):
     among the split's row sets); None where :func:`noisy_newton` would not use it (<= 2 runs or 1 step)."""
     if runs <= 2 or ctx.T <= 1:
         return None
+    # products in the Newton dtype, kept in float64: the Hessian sums over rows run in float64
+    # (engine.privacy.sum_rounding_factor), so noisy_newton needs no per-call conversion
     dt = np.dtype(ctx.newton_dtype)
-    return _split_memo.memo(ctx.split_key, ("K",) + tag + (dt.str,),
-                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt))
+    return _split_memo.memo(ctx.split_key, ("K",) + tag + (dt.str, "f8"),
+                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt).astype(np.float64))
 
 
 def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
@@ -252,11 +255,8 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     mus = _mus(ctx, epsilons)
     T = ctx.T
-    mu0 = mus / math.sqrt(2 * T)
-    sens_g, sens_H = newton_sensitivities(R, ctx.n, ctx.neighbouring)
-    with np.errstate(divide="ignore"):
-        sg = np.where(np.isinf(mu0), 0.0, sens_g / mu0)
-        sH = np.where(np.isinf(mu0), 0.0, sens_H / mu0)
+    sens_g, sens_H = certified_newton_sensitivities(R, ctx.n, Z.shape[1], ctx.neighbouring)
+    sg, sH = _sigmas(mus, 2 * T, sens_g), _sigmas(mus, 2 * T, sens_H)  # the estimator's rounded path
     Hn, gn = newton_noise_stack(seeds, T, ctx.d)
     pens = np.stack([2.0 * lam * pen_w for lam in ctx.lams])[li]
     floor = newton_eig_floor(ctx.eig_floor, ctx.d, sH[ei])
@@ -269,22 +269,56 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
                 sigma_b=sg[ei])
 
 
-def _frozen_transform(ctx):
+def _frozen_transform(ctx, moment=None):
     """:func:`pmt_transform` of the private rows with the public moment, its whitened rows read-only."""
-    tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
+    tr = pmt_transform(ctx.X, moment=ctx.moment if moment is None else moment, eta=ctx.eta)
     tr.X_tilde.setflags(write=False)
     return tr
 
 
-@_single_blas
-def _run_pmt(ctx, epsilons, seeds):
-    tag = ("pmt", float(ctx.eta), ctx.fit_intercept)
-    tr = _split_memo.memo(ctx.split_key, tag, lambda: _frozen_transform(ctx))
-    S_is = ctx.moment.Sigma_pub_inv_sqrt
-    out = _newton_runs(ctx, tr.X_tilde, tr.radius, ctx.moment.whiten_quadratic(ctx.Pm), epsilons, seeds, tag)
+def _pmt_runs(ctx, epsilons, seeds, whiten):
+    """PMT's noisy Newton at ``epsilons`` in the coordinates ``whiten`` ("full" or "standardize")."""
+    mom = ctx.moment if whiten == "full" else standardizing_moment(ctx.moment)
+    tag = ("pmt", float(ctx.eta), ctx.fit_intercept) + (() if whiten == "full" else ("standardize",))
+    tr = _split_memo.memo(ctx.split_key, tag, lambda: _frozen_transform(ctx, mom))
+    S_is = mom.Sigma_pub_inv_sqrt
+    out = _newton_runs(ctx, tr.X_tilde, tr.radius, mom.whiten_quadratic(ctx.Pm), epsilons, seeds, tag)
     out["theta"] = out["theta"] @ S_is.T  # rows theta~ -> W theta~ (W the whitening, not symmetric in general)
     out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
     return out
+
+
+@_single_blas
+def _run_pmt(ctx, epsilons, seeds):
+    """PMT per epsilon in the coordinates :func:`engine.pmt.logistic.choose_whitening` picks (as PMTLogistic)."""
+    choice = [choose_whitening(ctx.options.get("whiten", "auto"), d=ctx.d, n=ctx.n, eta=ctx.eta, epsilon=float(e),
+                               delta=ctx.delta, n_steps=ctx.T, fit_intercept=ctx.fit_intercept)[0] for e in epsilons]
+    if len(set(choice)) == 1:
+        return _pmt_runs(ctx, epsilons, seeds, choice[0])
+    # epsilons in both coordinate systems: run each group, then put the runs back in the grid's order
+    L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
+    runs = len(li)
+    pos = {(int(a), int(b), int(c)): r for r, (a, b, c) in enumerate(zip(li, ei, si))}
+    merged = {}
+    for w in sorted(set(choice)):
+        idx = [i for i, c in enumerate(choice) if c == w]
+        out = _pmt_runs(ctx, [epsilons[i] for i in idx], seeds, w)
+        k = len(out["li"])
+        target = np.array([pos[(int(a), idx[int(b)], int(c))] for a, b, c in zip(out["li"], out["ei"], out["si"])])
+        for key, v in out.items():
+            if key in ("li", "ei", "si"):
+                continue
+            arr = np.asarray(v)
+            if arr.ndim >= 1 and arr.shape[0] == k:
+                if key not in merged:
+                    merged[key] = np.empty((runs,) + arr.shape[1:], dtype=arr.dtype)
+                merged[key][target] = arr
+            else:
+                if key not in merged:
+                    merged[key] = np.empty(runs, dtype=np.result_type(arr, float))
+                merged[key][target] = arr
+    merged.update(li=li, ei=ei, si=si)
+    return merged
 
 
 @_single_blas
@@ -305,10 +339,8 @@ def _run_dp_gd(ctx, epsilons, seeds):
     mus = _mus(ctx, epsilons)
     C = ctx.options.get("clip_norm")
     C = float(C) if C is not None else pmt_radius(ctx.d, ctx.n, ctx.eta)
-    mu_t = mus / math.sqrt(T)
-    sens = 2.0 * C / ctx.n  # replace-one (the only relation offered)
-    with np.errstate(divide="ignore"):
-        sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
+    sens = dp_gd_sensitivity(C, ctx.n, ctx.d)  # replace-one, the certified rounding factor included
+    sig = _sigmas(mus, T, sens)  # the estimator's rounded path
     lam = ctx.lams[li]
     step = np.array([logistic_dp_gd_step_size(ctx.moment.eigenvalues[-1], v) for v in lam])
     base = np.stack([dp_gd_noise(np.random.default_rng(int(s)), T, ctx.d) for s in seeds], axis=2)  # (T, d, S)

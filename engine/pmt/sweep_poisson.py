@@ -39,10 +39,10 @@ from engine.pmt._newton import (
     glm_reference_solve,
     newton_eig_floor,
     newton_noise_stack,
-    newton_sensitivities,
+    certified_newton_sensitivities,
     noisy_newton,
 )
-from engine.pmt._registry import _grid, _mus, register_method, register_task
+from engine.pmt._registry import _grid, _mus, _sigmas, register_method, register_task
 from engine.pmt._bounds import pmt_radius, truncate_rows
 from engine.pmt._transform import pmt_transform
 from engine.pmt.poisson import _check_counts, poisson_bounds
@@ -145,15 +145,13 @@ def prepare_poisson_context(X, y, X_pub, y_pub, X_test, y_test, **kwargs) -> Poi
 def _newton_runs(ctx, Z, R, B, pen_w, epsilons, seeds):
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     mus = _mus(ctx, epsilons)
-    mu0 = mus / math.sqrt(2 * ctx.T)
     G, H = poisson_bounds(R, B, ctx.y_max)
     if not (math.isfinite(G) and math.isfinite(H)):
         raise ValueError(f"R * theta_radius = {R * B:.3g} is too large: e^(R B_theta) overflows; pass a smaller "
                          "task_options['theta_radius']")
-    sens_g, sens_H = newton_sensitivities(R, ctx.n, ctx.neighbouring, G=G, H=H)
-    with np.errstate(divide="ignore"):
-        sg = np.where(np.isinf(mu0), 0.0, sens_g / mu0)
-        sH = np.where(np.isinf(mu0), 0.0, sens_H / mu0)
+    sens_g, sens_H = certified_newton_sensitivities(R, ctx.n, Z.shape[1], ctx.neighbouring, G=G, H=H,
+                                                    family=POISSON, theta_radius=B)
+    sg, sH = _sigmas(mus, 2 * ctx.T, sens_g), _sigmas(mus, 2 * ctx.T, sens_H)  # the estimator's rounded path
     Hn, gn = newton_noise_stack(seeds, ctx.T, ctx.d)
     pens = np.stack([2.0 * lam * pen_w for lam in ctx.lams])[li]
     floor = newton_eig_floor(ctx.eig_floor, ctx.d, sH[ei])

@@ -12,15 +12,13 @@ Registered on import (:mod:`engine.pmt.sweep` imports this module after the task
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from engine.pmt._registry import TASKS, _grid, _mus, register_method
+from engine.pmt._registry import TASKS, _grid, _mus, _sigmas, register_method
 from engine.pmt._transform import pmt_transform
 from engine.pmt.pooled import POOLED_NAME, pooled_solve, pooled_weights
 from engine.pmt.public import PUBLIC_ONLY_NAME, public_only_theta
-from engine.pmt.ridge import ssp_noise, ssp_sensitivities, sufficient_statistics
+from engine.pmt.ridge import certified_ssp_sensitivities, ssp_noise, sufficient_statistics
 
 __all__ = ["public_only_runner", "run_pmt_pooled"]
 
@@ -64,13 +62,10 @@ def run_pmt_pooled(ctx, epsilons, seeds):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     B_y = _B_y(ctx)
     A, b = sufficient_statistics(tr.X_tilde, ctx.y, B_y)
-    sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, ctx.neighbouring)
+    sens_A, sens_b = certified_ssp_sensitivities(tr.radius, B_y, ctx.n, ctx.d, ctx.neighbouring)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
     Z_pub = ctx.moment.prepare(ctx.X_pub) @ S_is
-    mu_part = mus / math.sqrt(2.0)
-    with np.errstate(divide="ignore"):
-        sA = np.where(np.isinf(mu_part), 0.0, sens_A / mu_part)
-        sb = np.where(np.isinf(mu_part), 0.0, sens_b / mu_part)
+    sA, sb = _sigmas(mus, 2, sens_A), _sigmas(mus, 2, sens_b)  # the estimator's rounded path
     noise = [ssp_noise(np.random.default_rng(int(s)), ctx.d) for s in seeds]
     Ws = np.stack([w[0] for w in noise])
     ws = np.stack([w[1] for w in noise])

@@ -56,9 +56,9 @@ import numpy as np
 from engine import privacy as P
 from engine.pmt._base import METHOD_NAMES, penalty_mask
 from engine.pmt._blas import blas_limit, blas_threads
-from engine.pmt._gd import dp_gd_noise, dp_gd_ridge_path
+from engine.pmt._gd import dp_gd_noise, dp_gd_ridge_path, dp_gd_sensitivity
 from engine.pmt._rng import default_rngs
-from engine.pmt._registry import _grid, _mus, register_method, register_task
+from engine.pmt._registry import _grid, _mus, _sigmas, register_method, register_task
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius, truncate_rows
 from engine.pmt._moment import public_moment
 from engine.pmt._transform import pmt_transform
@@ -69,7 +69,7 @@ from engine.pmt.ridge import (
     noise_spectral_bound,
     ridge_reference_solve,
     ssp_noise,
-    ssp_sensitivities,
+    certified_ssp_sensitivities,
     ssp_solve,
     sufficient_statistics,
 )
@@ -195,10 +195,7 @@ def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="p
     """
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     mus = _mus(ctx, epsilons)
-    mu_part = mus / math.sqrt(2.0)
-    with np.errstate(divide="ignore"):
-        sA = np.where(np.isinf(mu_part), 0.0, sens_A / mu_part)
-        sb = np.where(np.isinf(mu_part), 0.0, sens_b / mu_part)
+    sA, sb = _sigmas(mus, 2, sens_A), _sigmas(mus, 2, sens_b)  # the estimators' rounded path
     Ws, ws = noise
     # = A[None] + sA[ei, None, None] * Ws[si] (runs ordered lam, epsilon, seed): the same sums, broadcast over
     # (epsilon, seed) without gathering copies of the noise, and repeated over lam only when L > 1
@@ -222,7 +219,7 @@ def _run_pmt(ctx, epsilons, seeds, solver="noise-aware"):
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     B_y = _B_y(ctx)
     A, b = tr.gram, tr.X_tilde.T @ np.clip(ctx.y, -B_y, B_y)  # A = X~^T X~ formed once by the transform
-    sens_A, sens_b = ssp_sensitivities(tr.radius, B_y, ctx.neighbouring)
+    sens_A, sens_b = certified_ssp_sensitivities(tr.radius, B_y, ctx.n, ctx.d, ctx.neighbouring)
     S_is = ctx.moment.Sigma_pub_inv_sqrt
     pen_w = ctx.moment.whiten_quadratic(ctx.Pm)
     pens = np.stack([ctx.n * lam * pen_w for lam in ctx.lams])
@@ -266,7 +263,7 @@ def _run_dprr(ctx, epsilons, seeds, C=None, noise=None):
     B_y = _B_y(ctx)
     Xc, clipped = _truncate_rows(ctx.Xa, C)
     A, b = sufficient_statistics(Xc, ctx.y, B_y)
-    sens_A, sens_b = ssp_sensitivities(C, B_y, ctx.neighbouring)
+    sens_A, sens_b = certified_ssp_sensitivities(C, B_y, ctx.n, ctx.d, ctx.neighbouring)
     pens = np.stack([ctx.n * lam * ctx.Pm for lam in ctx.lams])
     noise = _ssp_noise_stack(ctx, seeds) if noise is None else noise
     out = _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise)
@@ -302,10 +299,8 @@ def _run_dpgd(ctx, epsilons, seeds):
     C = ctx.options.get("clip_norm")
     B_y = _B_y(ctx)
     C = float(C) if C is not None else 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * B_y
-    mu_t = mus / math.sqrt(T)
-    sens = 2.0 * C / ctx.n  # replace-one (the only relation offered)
-    with np.errstate(divide="ignore"):
-        sig = np.where(np.isinf(mu_t), 0.0, sens / mu_t)
+    sens = dp_gd_sensitivity(C, ctx.n, ctx.d)  # replace-one, the certified rounding factor included
+    sig = _sigmas(mus, T, sens)  # the estimator's rounded path
     lam = ctx.lams[li]
     step = 1.0 / (2.0 * float(ctx.moment.eigenvalues[-1]) + 2.0 * lam)
     base = np.stack([dp_gd_noise(np.random.default_rng(int(s)), T, ctx.d) for s in seeds], axis=2)  # (T, d, S)
