@@ -63,12 +63,16 @@ def _prepare_raw(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, 
     return C.prepare(_ds, _public_ds, standardize=standardize, n_pub=n_pub, split_seed=split_seed, task=task)
 
 
+#: Seconds a shared (bundled-data) result is kept: a class session is about an hour; with the entry
+#: limits below this bounds the caches' memory whatever the traffic.
+SHARED_TTL_S = 3600
+
 _SHARED = {
-    _sweep_raw: st.cache_data(max_entries=256, show_spinner=False)(_sweep_raw),  # progress: see run_stages
-    _diagnostics_raw: st.cache_data(max_entries=64, show_spinner=False)(_diagnostics_raw),
-    _fits_raw: st.cache_data(max_entries=64, show_spinner=False)(_fits_raw),
-    _ledger_raw: st.cache_data(max_entries=64, show_spinner=False)(_ledger_raw),
-    _prepare_raw: st.cache_data(max_entries=32, show_spinner=False)(_prepare_raw),
+    _sweep_raw: st.cache_data(max_entries=256, ttl=SHARED_TTL_S, show_spinner=False)(_sweep_raw),  # see run_stages
+    _diagnostics_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_diagnostics_raw),
+    _fits_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_fits_raw),
+    _ledger_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_ledger_raw),
+    _prepare_raw: st.cache_data(max_entries=32, ttl=SHARED_TTL_S, show_spinner=False)(_prepare_raw),
 }
 #: Uploaded data (and everything computed from them) must stay in this browser session:
 #: ``st.cache_data`` is shared by every session of the server, so upload-derived calls are memoised
@@ -84,7 +88,12 @@ def _cached(raw, *args):
     """Call ``raw`` through the shared cache for bundled data, through a per-session memo for uploads."""
     if not _uses_upload():
         return _SHARED[raw](*args)
-    memo = ss.setdefault("_pmt_session_cache", {})
+    # A new upload replaces the old one: its results are released with it (the memo holds one upload's).
+    owner = (id(ss.get("uploaded_dataset")), id(ss.get("pmt_public_raw")))
+    if ss.get("_pmt_session_cache_owner") != owner:
+        ss["_pmt_session_cache"] = {}
+        ss["_pmt_session_cache_owner"] = owner
+    memo = ss["_pmt_session_cache"]
     key = (raw.__name__,) + tuple(a for a in args if a is None or isinstance(a, (str, int, float, bool)))
     if key not in memo:
         if len(memo) >= _SESSION_CACHE_SIZE:

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.figures import pmt as plots
+from ui import figure_cache as FC
 from ui import pmt_compute as C
 from ui import pmt_export as X
 from ui import pmt_run as R
@@ -48,6 +49,11 @@ class _View:
 
     def summ(self, frame: pd.DataFrame, by: str) -> pd.DataFrame:
         return C.summarize(frame, self.hl.metric, by)
+
+    def fig(self, builder, *args, **kwargs):
+        """``builder(*args, **kwargs)`` through the cross-session figure cache (:mod:`ui.figure_cache`) for
+        bundled data; built directly, never stored, for an upload."""
+        return FC.figure(builder, *args, shared=not C.uses_upload(self.results["spec"]), **kwargs)
 
     def show(self, fig, key: str) -> None:
         fig.update_layout(height=FIGURE_HEIGHT[self.presenter])
@@ -114,7 +120,7 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
 
 def _epsilon_figure(v: _View) -> None:
     results, metric = v.results, v.hl.metric
-    fig = plots.error_vs_epsilon_figure(v.summ(results["eps"], "epsilon"), metric=metric,
+    fig = v.fig(plots.error_vs_epsilon_figure, v.summ(results["eps"], "epsilon"), metric=metric,
                                         epsilon=results["spec"]["epsilon"], log_y=v.log_y)
     if metric == "accuracy":  # a classifier is only useful above "always predict the majority class"
         label_maj, acc_maj = C.majority_class_accuracy(results["prep"])
@@ -159,7 +165,7 @@ def _lam_tab(v: _View, is_open: bool) -> None:
     if is_open:
         try:
             lam_frame = R.lazy_sweep(v.results, "lam")
-            fig = plots.error_vs_lam_figure(v.summ(lam_frame, "lam"), metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y,
+            fig = v.fig(plots.error_vs_lam_figure, v.summ(lam_frame, "lam"), metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y,
                                             title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
             v.show(fig, "fig_lam")
         except (ValueError, TypeError) as exc:
@@ -181,7 +187,7 @@ def _npub_tab(v: _View, is_open: bool) -> None:
     elif is_open:
         try:
             npub_frame = R.lazy_sweep(v.results, "n_pub")
-            fig = plots.error_vs_n_pub_figure(v.summ(npub_frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
+            fig = v.fig(plots.error_vs_n_pub_figure, v.summ(npub_frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
                                               log_y=v.log_y, title=f"{v.hl.label} vs the public sample size at "
                                               f"epsilon = {spec['epsilon']:g}")
             v.show(fig, "fig_npub")
@@ -199,7 +205,7 @@ def _npub_tab(v: _View, is_open: bool) -> None:
 def _conditioning_tab(v: _View, is_open: bool) -> None:
     if is_open:
         cdiag = R.diag_with_fits(v.results)
-        v.show(plots.conditioning_figure(cdiag["kappas"], cdiag["spectra"],
+        v.show(v.fig(plots.conditioning_figure, cdiag["kappas"], cdiag["spectra"],
                                          labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
                "fig_cond")
     with v.teach("What this shows, and what to try"):
@@ -218,7 +224,7 @@ def _conditioning_tab(v: _View, is_open: bool) -> None:
 def _truncation_tab(v: _View, is_open: bool) -> None:
     diag, spec = v.results["diag"], v.results["spec"]
     if is_open:
-        v.show(plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+        v.show(v.fig(plots.truncation_figure, diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
                                        clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
                "fig_trunc")
     by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "

@@ -11,7 +11,11 @@ value comes from session state, which :func:`init_state` pre-fills.
 
 The URL carries the settings (a shared link reproduces the view): :func:`url_load` reads the
 query string once per session, validating every value, and :func:`url_sync` writes the settings
-that differ from :data:`DEFAULTS` back after each run. (Streamlit's own ``bind="query-params"``
+that differ from :data:`DEFAULTS` back after each run. So a reload after a server restart (a fresh
+session) restores every setting from the URL. An uploaded data set cannot travel: the URL carries
+only a marker ``data=upload:<file name>`` (the name, never the rows), and a fresh session that finds
+it says plainly that the file must be uploaded again (:func:`upload_lost_message`) and shows the
+default data meanwhile. (Streamlit's own ``bind="query-params"``
 drops a parameter whose value equals the *widget's* default, which differs from ours when the
 value comes from session state, so a link with e.g. ``lam=0`` would not reproduce; hence the
 explicit codec.)
@@ -233,6 +237,9 @@ URL_CODEC: dict = {
     "synthetic_kappa": (_choice((1.0, 10.0, 100.0, 1e3, 1e4, 1e5)), fmt_num),
 }
 
+#: Longest uploaded file name written into the URL's ``data=upload:<name>`` marker.
+MAX_URL_NAME = 80
+
 #: Defaults of URL keys that are not in DEFAULTS.
 _URL_DEFAULTS = {"data": "ccpp", "synthetic_kappa": 1e3}
 
@@ -264,9 +271,42 @@ def url_load(keys) -> list[str]:
             ss[key] = parse(text)
         except (ValueError, TypeError) as exc:
             problems.append(f"The link's {key}={text} was ignored: {exc}.")
-    if "data" in keys and "data" in st.query_params and "data" in ss:
+    marker = str(st.query_params.get("data", "")) if "data" in keys else ""
+    if marker.startswith(UPLOAD_PREFIX):
+        up = ss.get("uploaded_dataset")
+        if up is None or getattr(up, "name", None) != marker:  # the upload is gone (a restart, a new session)
+            problems.append(upload_lost_message(marker))
+            ss.pop("data", None)
+    elif "data" in keys and "data" in st.query_params and "data" in ss:
         ss["dataset_name"] = ss["data"]
     return problems
+
+
+#: Prefix of an uploaded data set's name (``engine.datasets.read_csv_upload``: ``"upload:<file name>"``).
+UPLOAD_PREFIX = "upload:"
+
+
+def upload_lost_message(marker: str) -> str:
+    """What a page says when its link names an upload that this session does not hold.
+
+    :func:`url_load` runs once per browser session, so the link's upload is always gone by then: the
+    server was restarted, or the link was opened in a new tab or by someone else. Uploads are kept in
+    one session's memory only, never stored, so the user must upload the file again.
+
+    Parameters
+    ----------
+    marker : str
+        The link's ``data`` value, ``"upload:<file name>"``.
+
+    Returns
+    -------
+    str
+    """
+    name = marker[len(UPLOAD_PREFIX):].strip() or "your file"
+    return (f"This view was made with your uploaded file {name!r}, which this session no longer has: uploads are kept "
+            "in memory for one browser session only and are never stored, so a reload of the page, a restart of "
+            "the server or opening the link elsewhere forgets them. Upload the file again (Data page, or 'Upload your own CSV' "
+            "on this page). Until then the page shows a bundled data set; the link's other settings are kept.")
 
 
 def url_sync(keys) -> None:
@@ -280,8 +320,11 @@ def url_sync(keys) -> None:
         default = DEFAULTS.get(key, _URL_DEFAULTS.get(key))
         if value == default or value is None:
             continue
-        if key == "data" and str(value).startswith("upload:"):
-            continue  # an upload cannot travel in a link
+        if key == "data" and str(value).startswith(UPLOAD_PREFIX):
+            # the data cannot travel in a link, but a marker with the file's name can: after a restart the
+            # page then says that the file must be uploaded again (:func:`upload_lost_message`)
+            want[key] = UPLOAD_PREFIX + str(value)[len(UPLOAD_PREFIX):][:MAX_URL_NAME]
+            continue
         want[key] = URL_CODEC[key][1](value)
     current = {k: st.query_params[k] for k in st.query_params}
     if current != want:

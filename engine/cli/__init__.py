@@ -7,8 +7,10 @@ it. The modules import nothing heavy at import time; :func:`main` registers in f
 subcommand about to run (the others get a stub parser with their help line), so ``--help``,
 ``privacy`` and ``datasets`` never import torch, scikit-learn or transformers.
 
-Every subcommand accepts ``--json`` for machine-readable output on stdout. Bad arguments print a
-one-line error on stderr and exit with status 2.
+Every subcommand accepts ``--json`` for machine-readable output on stdout. Bad arguments or a bad
+input file print a one-line error on stderr and exit with status 2; a failure nobody foresaw prints one
+line naming the exception and exits with status 1 (``ENGINE_DEBUG=1`` shows the traceback instead), so a
+user never sees a traceback.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 
 #: Subcommand name -> module that registers it, in the order they are listed in ``--help``.
@@ -109,5 +112,19 @@ def main(argv=None) -> int:
     try:
         return int(args.func(args) or 0)
     except (ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if os.environ.get("ENGINE_DEBUG"):
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (ENGINE_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's message on one line (a message with newlines is joined with ' / ')."""
+    return " / ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__

@@ -71,6 +71,40 @@ def _classification_table(frame):
     return out.reset_index(drop=True)
 
 
+#: Result columns that hold a metric (a NaN there is reported, never printed silently).
+METRIC_COLUMNS = ("l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss", "deviance")
+
+
+def _is_numpy_fp(w) -> bool:
+    """A floating-point RuntimeWarning of numpy ("overflow encountered in matmul", "invalid value ...")."""
+    return "encountered in" in str(w.message)
+
+
+def _check_finite(frame, metric: str, numeric) -> None:
+    """One line instead of numpy's floating-point warnings; an error when the summarised metric is not finite.
+
+    A metric that overflows (data so large that sums of squares leave float64's range) would otherwise show
+    as NaN or inf in the table. The error names the methods and the likely cause.
+    """
+    import numpy as np
+
+    bad = {c: sorted(frame.loc[~np.isfinite(frame[c].to_numpy(dtype=float)), "method"].unique())
+           for c in METRIC_COLUMNS if c in frame and frame[c].notna().any()
+           and not np.isfinite(frame[c].to_numpy(dtype=float)).all()}
+    kinds = sorted({str(w.message) for w in numeric})
+    cause = (f" (numpy: {'; '.join(kinds[:3])})" if kinds else "")
+    if metric in bad:
+        raise ValueError(
+            f"the metric {metric} is not finite for {', '.join(bad[metric])}{cause}: the data's values are too large "
+            "(or too small) for float64 sums of squares; rescale the columns or use --standardize")
+    if bad:
+        where = "; ".join(f"{c} for {', '.join(m)}" for c, m in bad.items())
+        print(f"warning: some results are not finite ({where}){cause}: the data's scale is too large for float64 "
+              "sums of squares; rescale the columns or use --standardize", file=sys.stderr)
+    elif kinds:
+        print(f"warning: floating-point trouble in the sweep{cause}; the printed results are finite", file=sys.stderr)
+
+
 def _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public):
     return run_sweep(
         data,
@@ -174,12 +208,14 @@ def _cmd_pmt(args) -> int:
     with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeltaTooLargeWarning)  # delta > 1/n: one clean line on stderr
         frame = _sweep(run_sweep, data, methods, args, ds_kwargs, task_options, public)
+    numeric = [w for w in caught if issubclass(w.category, RuntimeWarning) and _is_numpy_fp(w)]
     for w in caught:  # other warnings pass through unchanged
-        if not issubclass(w.category, DeltaTooLargeWarning):
+        if not issubclass(w.category, DeltaTooLargeWarning) and w not in numeric:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for msg in sorted({str(w.message) for w in caught if issubclass(w.category, DeltaTooLargeWarning)}):
         print(f"warning: {msg}", file=sys.stderr)
     args.metric = args.metric or DEFAULT_METRIC.get(args.task, "l2_error")
+    _check_finite(frame, args.metric, numeric)
     summary = summarize(frame, args.metric)
     if args.metric != "l2_error":  # the coefficient error beside the held-out metric a user reads
         l2 = summarize(frame, "l2_error")

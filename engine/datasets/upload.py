@@ -8,6 +8,8 @@ reads only the header (for column pickers). Nothing is written to disk.
 
 from __future__ import annotations
 
+import codecs
+import collections
 import csv
 import hashlib
 import io
@@ -47,6 +49,8 @@ def _read_source(source, max_bytes: int) -> tuple[bytes, str]:
         return path.read_bytes(), path.name
     if isinstance(source, (bytes, bytearray, memoryview)):
         raw = bytes(source)
+        if len(raw) > max_bytes:  # the same message as for a path of this size
+            raise ValueError(f"the file is {_fmt_bytes(len(raw))}, larger than the upload limit of {_fmt_bytes(max_bytes)}")
         name = "data.csv"
     elif hasattr(source, "read"):
         size = getattr(source, "size", None)
@@ -63,6 +67,8 @@ def _read_source(source, max_bytes: int) -> tuple[bytes, str]:
             raw = source.read(max_bytes + 1)
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
+        if isinstance(size, numbers.Integral) and len(raw) > max_bytes:
+            raise ValueError(f"the file is {_fmt_bytes(len(raw))}, larger than the upload limit of {_fmt_bytes(max_bytes)}")
         name = os.path.basename(str(getattr(source, "name", "") or "data.csv"))
     else:
         raise TypeError(
@@ -74,32 +80,91 @@ def _read_source(source, max_bytes: int) -> tuple[bytes, str]:
     return raw, name
 
 
+#: Byte-order marks of the Unicode encodings a spreadsheet may save a CSV in (longest first: the UTF-32 LE
+#: mark starts with the UTF-16 LE one).
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
 def _decode(raw: bytes) -> str:
-    if b"\x00" in raw[:8192]:
-        raise ValueError(
-            "the file looks binary (it contains NUL bytes), not a CSV text file; export it as CSV "
-            "(comma, semicolon or tab separated) first"
-        )
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")  # every byte sequence decodes; Western-European spreadsheets
-    if "\r" in text and "\n" not in text:
-        # CR-only line endings (classic Mac OS, some Excel exports): Python's csv module and the
-        # header scan below split lines on "\n" only.
-        text = text.replace("\r", "\n")
+    """The file's text: UTF-8 (or UTF-16 / UTF-32 with a byte-order mark), else latin-1; one newline style.
+
+    Raises ValueError for a NUL byte anywhere in a file without a UTF-16/32 byte-order mark (a binary
+    file, or UTF-16 saved without its mark) and for a file that claims UTF-16/32 but does not decode.
+    """
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
+    if encoding in ("utf-16", "utf-32"):
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"the file starts with a {encoding.upper()} byte-order mark but is not valid {encoding.upper()} "
+                f"(byte {exc.start}); save it again as CSV in UTF-8"
+            ) from None
+    else:
+        if b"\x00" in raw:
+            at = raw.index(b"\x00")
+            raise ValueError(
+                f"the file looks binary (it contains NUL bytes), not a CSV text file (the first NUL is at byte "
+                f"{at}; or it is UTF-16 saved without a byte-order mark): export it as CSV (comma, semicolon or "
+                "tab separated, UTF-8) first"
+            )
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = raw.decode("latin-1")  # every byte sequence decodes; Western-European spreadsheets
+    if "\x00" in text:
+        raise ValueError("the file looks binary (it contains NUL characters), not a CSV text file: "
+                         "export it as CSV (comma, semicolon or tab separated, UTF-8) first")
+    # One line ending: CRLF (Windows), CR (classic Mac OS, some Excel exports) and LF all become "\n".
+    # pandas' reader splits rows on a lone CR as well, Python's csv module does not: normalising keeps
+    # the header scan, the row diagnostics and the parse in agreement.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 
 
-def _header_fields(line: str, delim: str) -> list[str]:
-    return next(csv.reader([line], delimiter=delim))
+def _name(col, limit: int = 60) -> str:
+    """A column name for an error message: quoted (repr) and cut to ``limit`` characters."""
+    col = str(col)
+    return repr(col) if len(col) <= limit else repr(col[: limit - 3]) + f"... ({len(col)} characters)"
 
 
-def _sniff_delimiter(header: str) -> str:
-    """Pick the delimiter among ',', ';', tab that splits the header line into the most fields."""
+def _names_list(names, limit: int = 20) -> str:
+    shown = ", ".join(_name(c) for c in list(names)[:limit])
+    return shown + (f", ... ({len(names)} columns in all)" if len(names) > limit else "")
+
+
+def _csv_problem(exc: csv.Error, where: str) -> str:
+    """Our words for a :class:`csv.Error` met while reading ``where`` (e.g. "the header line")."""
+    text = str(exc)
+    if "field larger than field limit" in text:
+        return (f"{where} could not be read: a field is longer than {csv.field_size_limit():,} characters (a very "
+                "long line, or a quote '\"' that is never closed and runs on through the file); column names and "
+                "values must be short: check the file's quotes")
+    return (f"{where} is not valid CSV (Python's csv module: {text.split(' - ')[0]}); check its quotes and "
+            "delimiters, or save the file again as CSV")
+
+
+def _first_record(text: str, delim: str) -> list[str] | None:
+    """The first non-blank record of ``text`` split at ``delim`` with CSV quoting (a quoted name may hold a
+    newline), or None when every line is blank."""
+    try:
+        for record in csv.reader(io.StringIO(text), delimiter=delim):
+            if record and not (len(record) == 1 and not record[0].strip()):
+                return record
+    except csv.Error as exc:
+        raise ValueError(_csv_problem(exc, "the header line")) from None
+    return None
+
+
+def _sniff_delimiter(text: str) -> str:
+    """Pick the delimiter among ',', ';', tab that splits the header record into the most fields."""
     best, best_count = ",", 1
     for delim in _DELIMITERS:
-        count = len(_header_fields(header, delim))
+        count = len(_first_record(text, delim) or ())
         if count > best_count:
             best, best_count = delim, count
     return best
@@ -133,7 +198,7 @@ def _decimal_comma_hint(series: pd.Series, unreadable: np.ndarray, delim: str) -
 
 def _numeric_column(series: pd.Series, col: str, role: str, delim: str = ",") -> np.ndarray:
     """Convert one column to float64, rejecting non-numeric, missing, infinite and huge entries."""
-    what = f"{role} column {col!r}"
+    what = f"{role} column {_name(col)}"
     if series.dtype == bool:
         values = series.to_numpy(dtype=np.float64)
     else:
@@ -157,8 +222,9 @@ def _numeric_column(series: pd.Series, col: str, role: str, delim: str = ",") ->
     inf = np.isinf(values)
     if inf.any():
         raise ValueError(
-            f"{what} has {_count(int(inf.sum()), 'infinite value')} ({_row_list(inf)}); only finite numbers "
-            f"with |value| <= {MAX_ABS_VALUE:g} are accepted"
+            f"{what} has {_count(int(inf.sum()), 'infinite value')} ({_row_list(inf)}): written as inf or infinity, "
+            f"or a number beyond float64's range (about 1.8e308); only finite numbers with |value| <= "
+            f"{MAX_ABS_VALUE:g} are accepted"
         )
     huge = np.abs(values) > MAX_ABS_VALUE
     if huge.any():
@@ -175,7 +241,7 @@ def _binary_labels(series: pd.Series, col: str) -> np.ndarray:
     if series.isna().any():
         miss = series.isna().to_numpy()
         raise ValueError(
-            f"target column {col!r} has {_count(int(miss.sum()), 'missing label')} ({_row_list(miss)}); "
+            f"target column {_name(col)} has {_count(int(miss.sum()), 'missing label')} ({_row_list(miss)}); "
             "every row needs a label 0 or 1"
         )
     if series.dtype == bool:
@@ -189,25 +255,28 @@ def _binary_labels(series: pd.Series, col: str) -> np.ndarray:
     bad = ~np.isin(values, (0.0, 1.0))
     if bad.any():
         raise ValueError(
-            f"classification target column {col!r} must hold only the labels 0 and 1 (or true/false); "
+            f"classification target column {_name(col)} must hold only the labels 0 and 1 (or true/false); "
             f"{_count(int(bad.sum()), 'row')} with other values ({_row_list(bad)}): encode the positive class "
             "as 1 and the negative class as 0, or choose task 'regression'"
         )
     if np.all(values == values[0]):
         raise ValueError(
-            f"classification target column {col!r} has only one class: both labels 0 and 1 must occur"
+            f"classification target column {_name(col)} has only one class: both labels 0 and 1 must occur"
         )
     return values.astype(np.int64)
 
 
 def _parse_header(text: str, sep: str | None) -> tuple[str, list[str]]:
     """Find the header line, choose the delimiter, and validate the column names."""
-    header = next((ln.rstrip("\r\n") for ln in io.StringIO(text) if ln.strip()), None)
-    if header is None:
+    if not text.strip():
         raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows")
-    delim = sep if sep is not None else _sniff_delimiter(header)
-    names = [h.strip() for h in _header_fields(header, delim)]
+    delim = sep if sep is not None else _sniff_delimiter(text)
+    record = _first_record(text, delim)
+    if record is None:  # pragma: no cover - a non-blank text has a non-blank record
+        raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows")
+    names = [h.strip() for h in record]
     if len(names) < 2:
+        header = names[0]
         seen = [_DELIM_NAMES[c] for c in _DELIMITERS if c != delim and c in header]
         hint = (
             f"; the header contains {seen[0]}, so the file looks {seen[0].split()[0]}-separated: choose that delimiter"
@@ -215,15 +284,40 @@ def _parse_header(text: str, sep: str | None) -> tuple[str, list[str]]:
             else "; other delimiters such as '|' or spaces are not accepted: re-save the file as CSV"
         )
         raise ValueError(
-            f"the file parsed into a single column ({names[0][:60]!r}) with delimiter {_DELIM_NAMES[delim]}: "
+            f"the file parsed into a single column ({_name(header)}) with delimiter {_DELIM_NAMES[delim]}: "
             f"need at least 2 columns (features and a target) separated by ',', ';' or tab{hint}"
         )
-    dupes = sorted({c for c in names if names.count(c) > 1})
+    counts = collections.Counter(names)
+    dupes = sorted(c for c, k in counts.items() if k > 1)
     if dupes:
-        raise ValueError(f"column name {dupes[0]!r} appears more than once in the header; column names must be unique")
+        raise ValueError(f"column name {_name(dupes[0])} appears more than once in the header; column names must be unique")
     if any(c == "" for c in names):
         raise ValueError(f"column {names.index('') + 1} has an empty name in the header; every column needs a name")
     return delim, names
+
+
+def _parse_problem(text: str, delim: str, names: list[str], exc: Exception) -> str:
+    """Our words for a failed parse of the data rows: an unclosed quote, or the first row with too many fields."""
+    what = f"the file could not be parsed as {_DELIM_NAMES[delim]}-separated CSV"
+    if "EOF inside string" in str(exc):
+        return (f"{what}: a quote '\"' is opened but never closed, so the quoted field runs on to the end of the "
+                "file; close the quote or remove it")
+    long_row = None
+    try:
+        records = csv.reader(io.StringIO(text), delimiter=delim)
+        data = (r for r in records if r and not (len(r) == 1 and not r[0].strip()))
+        next(data, None)  # the header
+        for i, record in enumerate(data, start=1):
+            if len(record) > len(names):
+                long_row = (i, len(record))
+                break
+    except csv.Error:
+        pass
+    if long_row is None and not isinstance(exc, pd.errors.ParserWarning) and "Expected" not in str(exc):
+        return f"{what} (check its quotes and that every row has one field per column); save it again as CSV"
+    where = f" (data row {long_row[0]} has {long_row[1]})" if long_row else ""
+    return (f"{what}: a row has more fields than the header's {len(names)} columns{where}; every row must have one "
+            "field per column")
 
 
 def read_csv_columns(source, *, max_bytes: int = MAX_UPLOAD_BYTES, sep: str | None = None) -> list[str]:
@@ -295,7 +389,9 @@ def read_csv_upload(
         ``decimal=","`` when that turns more columns numeric (a comma inside such a number is
         then always the decimal mark: ``1,000`` is 1.0). A comma-separated file cannot carry
         decimal-comma numbers unambiguously; quoted ones (``"1,5"``) are rejected with an error
-        that names the decimal comma. CR-only line endings (``\\r``) are accepted.
+        that names the decimal comma. CR-only and CRLF line endings are accepted (every ``\\r`` becomes a
+        line break, as pandas' reader treats it). Encoding: UTF-8 (with or without its byte-order mark),
+        UTF-16 or UTF-32 with a byte-order mark, else latin-1.
 
     Returns
     -------
@@ -310,7 +406,9 @@ def read_csv_upload(
         ``max_bytes``; an empty file; a binary file; a header without rows; a single data row; a
         file that parses into one column (wrong delimiter); duplicate column names; a missing target
         or feature column; a non-numeric or all-missing column; NaN, infinite or overflow-prone
-        (``|x| > MAX_ABS_VALUE = 1e150``, so 1e308 is rejected) values in a feature or the target; a
+        (``|x| > MAX_ABS_VALUE = 1e150``, so 1e308 is rejected) values in a feature or the target; NUL
+        bytes anywhere (a binary file, or UTF-16 without its mark); a header field longer than
+        ``csv.field_size_limit()`` (131,072 characters); a quote that is never closed; a
         constant column; two identical feature columns; labels other than 0/1 or a single class for
         classification; n <= d (need more rows than features).
     TypeError
@@ -351,14 +449,7 @@ def read_csv_upload(
     except pd.errors.EmptyDataError as exc:
         raise ValueError("the file is empty: expected a header line with column names and at least 2 data rows") from exc
     except (pd.errors.ParserError, pd.errors.ParserWarning, csv.Error) as exc:
-        data_lines = [ln for ln in io.StringIO(text) if ln.strip()][1:]
-        lengths = [len(row) for row in csv.reader(data_lines, delimiter=delim)]
-        long_rows = [i for i, k in enumerate(lengths, start=1) if k > len(names)]
-        where = f" (data row {long_rows[0]} has {lengths[long_rows[0] - 1]})" if long_rows else ""
-        raise ValueError(
-            f"the file could not be parsed as {_DELIM_NAMES[delim]}-separated CSV: a row has more fields than the "
-            f"header's {len(names)} columns{where}; every row must have one field per column"
-        ) from exc
+        raise ValueError(_parse_problem(text, delim, names, exc)) from None
     def n_text(f: pd.DataFrame) -> int:
         return sum(not pd.api.types.is_numeric_dtype(t) for t in f.dtypes)
 
@@ -370,7 +461,7 @@ def read_csv_upload(
                               skip_blank_lines=True, skipinitialspace=True, decimal=",")
             if n_text(alt) < n_text(frame):
                 frame = alt
-        except (pd.errors.ParserError, ValueError):  # pragma: no cover - the first parse succeeded
+        except (pd.errors.ParserError, ValueError, csv.Error):  # pragma: no cover - the first parse succeeded
             pass
     if len(frame) == 0:
         raise ValueError(f"the file has a header ({len(names)} columns) but no data rows; need at least 2 rows")
@@ -381,7 +472,7 @@ def read_csv_upload(
     if target is None:
         target = names[-1]
     if target not in names:
-        raise ValueError(f"target column {target!r} not found; the columns are: {', '.join(map(repr, names))}")
+        raise ValueError(f"target column {_name(target)} not found; the columns are: {_names_list(names)}")
     if features is None:
         features = [c for c in names if c != target]
     else:
@@ -392,12 +483,20 @@ def read_csv_upload(
             raise ValueError("features is empty: choose at least one feature column")
         missing = [c for c in features if c not in names]
         if missing:
-            raise ValueError(f"feature column {missing[0]!r} not found; the columns are: {', '.join(map(repr, names))}")
+            raise ValueError(f"feature column {_name(missing[0])} not found; the columns are: {_names_list(names)}")
         if target in features:
-            raise ValueError(f"column {target!r} is the target and cannot also be a feature")
-        dup_feat = sorted({c for c in features if features.count(c) > 1})
+            raise ValueError(f"column {_name(target)} is the target and cannot also be a feature")
+        dup_feat = sorted(c for c, k in collections.Counter(features).items() if k > 1)
         if dup_feat:
-            raise ValueError(f"feature column {dup_feat[0]!r} is listed more than once")
+            raise ValueError(f"feature column {_name(dup_feat[0])} is listed more than once")
+
+    if task != "text-classification" and len(frame) <= len(features):
+        # The shape first (n and d are public under replace-one): a 10,000-column file is refused at once,
+        # before 10,000 columns are validated one by one.
+        raise ValueError(
+            f"too few rows: n = {len(frame)} rows for d = {len(features)} features; need more rows than features "
+            f"(n >= d + 1 = {len(features) + 1})"
+        )
 
     # --- task ---------------------------------------------------------------------------------------
     if task is None:
@@ -408,7 +507,7 @@ def read_csv_upload(
     if task == "regression":
         y_values = _numeric_column(frame[target], target, "target", delim)
         if np.all(y_values == y_values[0]):
-            raise ValueError(f"target column {target!r} is constant (every row has the same value): nothing to learn")
+            raise ValueError(f"target column {_name(target)} is constant (every row has the same value): nothing to learn")
         y = pd.Series(y_values, name=target)
     else:
         y = pd.Series(_binary_labels(frame[target], target), name=target)
@@ -418,14 +517,14 @@ def read_csv_upload(
         if len(features) != 1:
             raise ValueError(
                 f"task 'text-classification' needs exactly one text feature column, got {len(features)}: "
-                f"{', '.join(map(repr, features))}"
+                f"{_names_list(features)}"
             )
         col = features[0]
         s = frame[col]
         blank = s.isna().to_numpy() | (s.astype(str).str.strip() == "").to_numpy()
         if blank.any():
             raise ValueError(
-                f"text column {col!r} has {_count(int(blank.sum()), 'empty entry').replace('entrys', 'entries')} ({_row_list(blank)}); "
+                f"text column {_name(col)} has {_count(int(blank.sum()), 'empty entry').replace('entrys', 'entries')} ({_row_list(blank)}); "
                 "every row needs a sentence"
             )
         X = pd.DataFrame({"sentence": s.astype(str).to_numpy()})
@@ -435,7 +534,7 @@ def read_csv_upload(
         for c, v in cols.items():
             if np.all(v == v[0]):
                 raise ValueError(
-                    f"feature column {c!r} is constant (every row has the same value); it carries no information "
+                    f"feature column {_name(c)} is constant (every row has the same value); it carries no information "
                     "and makes the second-moment matrix singular: drop it"
                 )
         seen: dict[bytes, str] = {}
@@ -443,7 +542,7 @@ def read_csv_upload(
             key = hashlib.sha256(np.ascontiguousarray(v + 0.0).tobytes()).digest()
             if key in seen and np.array_equal(cols[seen[key]], v):
                 raise ValueError(
-                    f"feature columns {seen[key]!r} and {c!r} are identical; the design matrix would be "
+                    f"feature columns {_name(seen[key])} and {_name(c)} are identical; the design matrix would be "
                     "rank-deficient: drop one of them"
                 )
             seen[key] = c
@@ -464,6 +563,6 @@ def read_csv_upload(
         target_name=target,
         citation="",
         doi=None,
-        description=f"Uploaded file {filename!r}: {len(X)} rows, {len(feature_names)} features, target {target!r} "
+        description=f"Uploaded file {filename!r}: {len(X)} rows, {len(feature_names)} features, target {_name(target)} "
         f"({task}).",
     )

@@ -1,0 +1,158 @@
+"""Benchmark: one long session, and the server's memory over it and after it.
+
+A fresh instrumented server (``bench/_served.py``); a warm-up visit opens the PMT and NVDP pages once
+(imports, the bundled data and the shipped NVDP models are loaded: the server's steady base) and
+leaves. Then one Chromium session (Debian's ``/usr/bin/chromium``) on the PMT page makes ``--moves``
+control changes (epsilon with the keyboard, and every 5th a tab switch), uploading a new small CSV
+(``--upload-rows`` rows, a different file each time) through the page's uploader every
+``--upload-every`` changes, then ``--nvdp-moves`` Renyi-order moves on the NVDP page. The server's
+RSS (psutil) is printed at the start (after the warm-up), every 20 moves, when the session closes and
+every 30 s for ``--settle`` seconds after (Streamlit forgets a disconnected session after
+``server.disconnectedSessionTTL``, 120 s by default).
+
+Run: ``.venv/bin/python bench/bench_soak.py [--moves 200 --nvdp-moves 100 --settle 240]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import (CHROMIUM, CHROMIUM_ARGS, EPS_KEYS, HEADLINE, Sampler, epsilon_slider,  # noqa: E402
+                        headline_text, nvdp_order_slider, q, served, wait_change)
+
+
+def small_csv(k: int, rows: int) -> bytes:
+    rng = np.random.default_rng(1000 + k)
+    X = rng.normal(size=(rows, 3)) * [1.0, 5.0, 0.5]
+    y = X @ [1.0, -0.2, 2.0] + rng.normal(size=rows)
+    return ("a,b,c,y\n" + "".join(f"{a:.5f},{b:.5f},{c:.5f},{t:.5f}\n" for (a, b, c), t in zip(X, y))).encode()
+
+
+async def upload(page, k: int, rows: int, timeout: float) -> bool:
+    """Upload a new small CSV on the PMT page and make it the data (True when the headline came back)."""
+    if not await page.get_by_text("CSV file (comma").first.is_visible():  # the expander is closed
+        await page.get_by_text("Upload your own CSV").first.click()
+    before = await headline_text(page, "PMT")
+    await page.locator('input[type="file"]').first.set_input_files(
+        files=[{"name": f"soak_{k}.csv", "mimeType": "text/csv", "buffer": small_csv(k, rows)}])
+    button = page.get_by_role("button", name="Use this data")
+    await button.wait_for(timeout=timeout * 1000)
+    await button.click()
+    return await wait_change(page, "PMT", before, timeout) is not None
+
+
+async def soak(url: str, args, sampler, log) -> dict:
+    from playwright.async_api import async_playwright
+
+    out = {"move": [], "lost": 0, "uploads_ok": 0, "uploads": 0, "nvdp_move": [], "nvdp_lost": 0, "errors": []}
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        # warm-up: both pages once, in a context that then closes
+        ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
+        page = await ctx.new_page()
+        await page.goto(f"{url}/pmt", timeout=600_000)
+        await wait_change(page, "PMT", None, args.timeout * 3)
+        await page.goto(f"{url}/nvdp", timeout=600_000)
+        await wait_change(page, HEADLINE["nvdp"], None, args.timeout * 5)
+        await ctx.close()
+        await asyncio.sleep(2)
+        sampler.start_rss = sampler.rss()
+        log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB")
+
+        ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
+        ctx.set_default_timeout(args.timeout * 1000)
+        page = await ctx.new_page()
+        page.on("pageerror", lambda e: out["errors"].append(f"page error {e}"))
+        await page.goto(f"{url}/pmt", timeout=600_000)
+        await wait_change(page, "PMT", None, args.timeout * 3)
+        for k in range(args.moves):
+            if k and k % args.upload_every == 0:
+                out["uploads"] += 1
+                try:
+                    out["uploads_ok"] += await upload(page, k // args.upload_every, args.upload_rows, args.timeout)
+                except Exception as e:  # noqa: BLE001
+                    out["errors"].append(f"upload {k // args.upload_every}: {type(e).__name__}: {str(e)[:150]}")
+            if k % 5 == 4:
+                tab = "Conditioning" if (k // 5) % 2 == 0 else "Error vs epsilon"
+                await page.get_by_role("tab", name=tab).first.click()
+            before = await headline_text(page, "PMT")
+            slider = epsilon_slider(page)
+            await slider.focus()
+            await slider.press(EPS_KEYS[k % len(EPS_KEYS)])
+            dt = await wait_change(page, "PMT", before, args.timeout)
+            if dt is None:
+                out["lost"] += 1
+            else:
+                out["move"].append(dt)
+            if (k + 1) % 20 == 0:
+                log(f"PMT move {k + 1}: RSS {sampler.rss():.0f} MB ({out['uploads_ok']} uploads)")
+        await page.goto(f"{url}/nvdp", timeout=600_000)
+        await wait_change(page, HEADLINE["nvdp"], None, args.timeout * 3)
+        order = nvdp_order_slider(page)
+        for k in range(args.nvdp_moves):
+            before = await headline_text(page, HEADLINE["nvdp"])
+            await order.focus()
+            await order.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
+            dt = await wait_change(page, HEADLINE["nvdp"], before, args.timeout)
+            if dt is None:
+                out["nvdp_lost"] += 1
+            else:
+                out["nvdp_move"].append(dt)
+            if (k + 1) % 20 == 0:
+                log(f"NVDP move {k + 1}: RSS {sampler.rss():.0f} MB")
+        await ctx.close()
+        await browser.close()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--moves", type=int, default=200)
+    ap.add_argument("--upload-every", type=int, default=20, dest="upload_every")
+    ap.add_argument("--upload-rows", type=int, default=300, dest="upload_rows")
+    ap.add_argument("--nvdp-moves", type=int, default=100, dest="nvdp_moves")
+    ap.add_argument("--settle", type=float, default=240.0, help="seconds to watch RSS after the session closes")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+
+    def log(msg):
+        print(f"[{time.perf_counter() - t0:7.1f} s, load {os.getloadavg()[0]:.1f}] {msg}", flush=True)
+
+    tmp = tempfile.mkdtemp(prefix="bench_soak_")
+    with served(os.path.join(tmp, "timing.jsonl")) as (url, pid):
+        sampler = Sampler([pid])
+        out = asyncio.run(soak(url, args, sampler, log))
+        closed = sampler.rss()
+        log(f"session closed: RSS {closed:.0f} MB")
+        waited = 0.0
+        while waited < args.settle:
+            time.sleep(30)
+            waited += 30
+            log(f"{waited:.0f} s after the session closed: RSS {sampler.rss():.0f} MB")
+        mem = sampler.stop()
+    start = sampler.start_rss
+    print(f"\nsoak: {len(out['move'])} PMT moves ({out['lost']} lost; median {statistics.median(out['move']):.2f} s, "
+          f"p95 {q(out['move'], 0.95):.2f} s), {out['uploads_ok']}/{out['uploads']} uploads, "
+          f"{len(out['nvdp_move'])} NVDP moves ({out['nvdp_lost']} lost"
+          + (f"; median {statistics.median(out['nvdp_move']):.2f} s" if out["nvdp_move"] else "") + ")")
+    print(f"server RSS: start {start:.0f} MB, peak {mem['peak']:.0f} MB (growth {mem['peak'] - start:+.0f} MB), "
+          f"at close {closed:.0f} MB, {args.settle:.0f} s later {mem['end']:.0f} MB ({mem['end'] - start:+.0f} MB); "
+          f"server CPU {mem['cpu']:.0f} s; load average {os.getloadavg()}")
+    for e in out["errors"][:10]:
+        print("  error:", e)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
