@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import pmt_controls, pmt_headline, pmt_run, pmt_tabs
+from ui import pmt_controls, pmt_headline, pmt_public_mode, pmt_run, pmt_tabs
 from ui.layout import RESULTS_ANCHOR, page_header
 from ui.state import ensure_frame, init_state, url_load, url_sync
 
@@ -44,6 +44,7 @@ main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results co
 problems: list[str] = []
 with ctrl:
     task = pmt_controls.data_controls(problems, presenter)
+    pmt_public_mode.mode_controls(task, problems)
     pmt_controls.privacy_controls(presenter)
     pmt_controls.model_controls(task, presenter)
 
