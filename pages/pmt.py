@@ -63,5 +63,6 @@ with main:
     results = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
     if results is not None:
         _results_panel(results, task)
+        pmt_public_mode.statement_caption(results)
 
 url_sync(URL_KEYS)

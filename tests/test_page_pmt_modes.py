@@ -212,3 +212,25 @@ def test_mode_sweep_logistic_and_the_figure_builders():
     fig = plots.conditioning_figure(diag["kappas"], diag["spectra"])
     assert diag["kappa_pmt"] < diag["kappa_raw"] or diag["kappa_raw"] < 3
     assert len(fig.data) >= 1
+
+
+def test_the_exported_command_reproduces_a_mode_headline(captured_downloads):
+    """The settings' command (``--public-mode``) prints the page's PMT and DP-GD medians."""
+    import shlex
+    import subprocess
+    import sys
+
+    at = _app(seeds=3, public_mode="moments", metric="rmse").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    settings = json.loads(captured_downloads["pmt_settings.json"])
+    cmd = settings["cli"]["headline"]
+    assert "--public-mode moments" in cmd and "--clip-radius" not in cmd
+    argv = shlex.split(cmd)
+    assert argv[:3] == [".venv/bin/python", "-m", "engine"]
+    out = subprocess.run([sys.executable, *argv[1:], "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={"PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    summary = {r["method"]: r["median"] for r in json.loads(out.stdout)["summary"]}
+    m = _metrics(at)
+    for name in ("PMT", "DP-GD", "DP-RR"):
+        assert float(m[name]) == pytest.approx(float(f"{summary[name]:.3g}")), name

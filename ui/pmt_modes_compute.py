@@ -270,3 +270,33 @@ def mode_fits(data, spec: dict) -> dict:
                 out["eig_fixes"] = int(getattr(rep, "eig_fixes", 0) or 0)
                 out["noise_dominance"] = float((getattr(rep, "extra", {}) or {}).get("noise_dominance", math.nan))
     return out
+
+
+def cli_reason(spec: dict) -> str | None:
+    """None when ``python -m engine pmt`` reproduces this mode view (:func:`cli_flags`), else why not."""
+    upload = str(spec.get("data", "")).startswith("upload:")
+    moments_file = spec.get("moments") is not None
+    if spec.get("data") == "synthetic":
+        return "The command line's public-information modes load the synthetic set at its default condition number."
+    if spec.get("public_source") == "file" or upload != moments_file:
+        return ("The command line simulates unlabelled rows or published moments on a bundled data set "
+                "(--public-mode) and reads a moments file with your own data file (--data ... --public-moments ...); "
+                "this combination has no single command.")
+    return None
+
+
+def cli_flags(spec: dict, argv: list[str]) -> list[str]:
+    """The labelled view's ``pmt`` arguments turned into this mode's: ``--public-mode MODE`` on a bundled set (the
+    CLI draws the same split and, without stated values, the same public statement of y) or ``--public-moments
+    FILE``, the stated response centre and scale; ``--clip-radius`` left out (the mode path runs DP-RR at its
+    default radius)."""
+    out = list(argv)
+    if "--clip-radius" in out:
+        k = out.index("--clip-radius")
+        del out[k:k + 2]
+    out += ["--public-moments", spec["moments"]["name"]] if spec.get("moments") is not None \
+        else ["--public-mode", spec["public_mode"]]
+    for flag, key in (("--response-center", "response_center"), ("--response-scale", "response_scale")):
+        if spec.get(key) is not None:
+            out += [flag, repr(float(spec[key]))]
+    return out

@@ -109,3 +109,11 @@ def restrict_methods(spec: dict) -> dict:
     if not methods:
         raise ValueError(M.not_offered_line(mode) + " Select PMT, a private-only baseline or the non-private fit.")
     return {**spec, "methods": methods}
+
+
+def statement_caption(results: dict) -> None:
+    """Under the results: where the ridge response centre and scale came from (mode views only)."""
+    diag = results["diag"]
+    if diag.get("public_mode", "labelled") != "labelled" and diag.get("response_statement"):
+        st.caption(f":material/info: Response bound B_y from {diag['response_statement']}; never from the private "
+                   "rows.")
