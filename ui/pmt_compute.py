@@ -50,7 +50,7 @@ DEFAULT_PUBLIC_SHARE = 0.2
 #: default is the ROC AUC: on bank every method's accuracy lies within 0.89-0.90, next to the 0.88 of
 #: always predicting the majority class, while the AUC separates them (0.71-0.73 private, 0.78 non-private).
 METRICS_BY_TASK = {
-    "regression": ["l2_error", "rel_error", "excess_risk", "rmse"],
+    "regression": ["rmse", "l2_error", "rel_error", "excess_risk"],
     "classification": ["auc", "log_loss", "accuracy", "l2_error", "rel_error", "excess_risk"],
     "count": ["l2_error", "rel_error", "deviance", "rmse", "excess_risk"],
 }

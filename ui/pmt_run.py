@@ -235,6 +235,10 @@ def compute(task: str, problems: list[str]) -> dict | None:
         results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid, diag_json=C.dumps(spec),
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))
+        from ui.pmt_trust import newton_banner, reference_note
+
+        results["warnings"] = ([b for b in (newton_banner(prep, spec),) if b] + results["warnings"]
+                               + [b for b in (reference_note(eps_point, task),) if b])
     except (ValueError, TypeError) as exc:
         st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")

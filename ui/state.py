@@ -56,7 +56,7 @@ DEFAULTS: dict = {
     "eta": 0.05,
     "clip_radius": 0.0,
     "methods": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
-    "metric": "l2_error",
+    "metric": "rmse",  # held-out test RMSE (ridge); the logistic task's default is the AUC (ui.pmt_compute)
     "standardize": True,
     "public_source": "split",
     "split_seed": 0,
