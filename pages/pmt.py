@@ -19,7 +19,8 @@ ensure_frame()
 init_state()
 #: Settings this page reads from / writes to the URL (a shared link reproduces the view).
 URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
-            "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa")
+            "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa",
+            "public_mode")
 url_problems = url_load(URL_KEYS)
 
 # ---- header: title, presenter mode (bigger text, fewer knobs), the plain-words introduction ----

@@ -234,3 +234,20 @@ def test_the_exported_command_reproduces_a_mode_headline(captured_downloads):
     m = _metrics(at)
     for name in ("PMT", "DP-GD", "DP-RR"):
         assert float(m[name]) == pytest.approx(float(f"{summary[name]:.3g}")), name
+
+
+def test_a_link_names_the_kind_of_public_information():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["public_mode"] = "unlabelled"
+    at.query_params["seeds"] = "3"
+    at.switch_page("pages/pmt.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.radio(key="public_mode").value == "unlabelled" and "Public-only" not in _metrics(at)
+    at.radio(key="public_mode").set_value("moments").run()
+    assert at.query_params["public_mode"] == ["moments"] or at.query_params["public_mode"] == "moments"
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params["public_mode"] = "census"
+    bad.query_params["seeds"] = "3"
+    bad.switch_page("pages/pmt.py").run()
+    assert bad.radio(key="public_mode").value == "labelled"
+    assert any("public_mode=census" in w.value for kind in (bad.warning, bad.caption, bad.info, bad.error) for w in kind)

@@ -231,10 +231,11 @@ URL_CODEC: dict = {
     "public_source": (_one_of(("split", "file")), str),
     "split_seed": (_int_in(0, 2**31 - 1), str),
     "synthetic_kappa": (_choice((1.0, 10.0, 100.0, 1e3, 1e4, 1e5)), fmt_num),
+    "public_mode": (_one_of(("labelled", "unlabelled", "moments")), str),
 }
 
 #: Defaults of URL keys that are not in DEFAULTS.
-_URL_DEFAULTS = {"data": "ccpp", "synthetic_kappa": 1e3}
+_URL_DEFAULTS = {"data": "ccpp", "synthetic_kappa": 1e3, "public_mode": "labelled"}
 
 
 def url_load(keys) -> list[str]:
