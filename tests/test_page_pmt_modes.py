@@ -128,7 +128,7 @@ def test_a_stated_response_scale_changes_the_bound():
     assert float(_metrics(at)["PMT"]) > float(before)  # a 30x larger stated scale: more noise on b
 
 
-def test_moments_file_upload_matches_the_split_and_a_bad_file_is_rejected():
+def test_moments_file_upload_matches_the_split_and_a_bad_file_is_rejected(captured_downloads):
     from engine.pmt.public_info import PublicInfo
     from engine.pmt.sweep_modes import public_response_statement
 
@@ -146,6 +146,10 @@ def test_moments_file_upload_matches_the_split_and_a_bad_file_is_rejected():
     at.number_input(key="pmt_response_scale").set_value(s).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert _metrics(at)["PMT"] == from_split  # the same moments, the same statement: the same release
+    report = _text(captured_downloads["pmt_report.html"])
+    assert "moments.json (n_pub 200)" in report
+    settings = json.loads(captured_downloads["pmt_settings.json"])
+    assert settings["settings"]["moments"]["n_pub"] == 200 and "--public-moments" not in json.dumps(settings["cli"])
     # an asymmetric matrix: the engine's reason, in page terms; the accepted file and the settings stay
     bad = json.loads(good)
     bad["second_moment"][0][1] += 50.0

@@ -275,6 +275,9 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
     settings.update({"public sample": "random split (simulation)" if prep.public_is_split else
                      f"separate public file {public_name or ''}".strip(),
                      "public rows": prep.n_pub, "private rows": prep.n_priv})
+    if settings.get("moments") is not None:  # the moments file by name and n_pub (its matrix is in the JSON export)
+        settings["moments"] = f"{settings['moments'].get('name', 'moments file')} (n_pub {settings['moments']['n_pub']})"
+        settings["public rows"] = spec["moments"]["n_pub"]
     why_not = cli_supported(spec)
     commands = list(cli_commands(spec, ds=ds, public_name=public_name).values()) if not why_not else []
     notes = [f"Median {metric_label} at epsilon = {spec['epsilon']:g} over {spec['seeds']} noise seeds "
