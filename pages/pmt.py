@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import pmt_controls, pmt_headline, pmt_run, pmt_tabs
+from ui import pmt_controls, pmt_headline, pmt_public_mode, pmt_run, pmt_tabs
 from ui.layout import RESULTS_ANCHOR, page_header
 from ui.state import ensure_frame, init_state, url_load, url_sync
 
@@ -19,7 +19,8 @@ ensure_frame()
 init_state()
 #: Settings this page reads from / writes to the URL (a shared link reproduces the view).
 URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
-            "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa")
+            "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa",
+            "public_mode")
 url_problems = url_load(URL_KEYS)
 
 # ---- header: title, presenter mode (bigger text, fewer knobs), the plain-words introduction ----
@@ -44,6 +45,7 @@ main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results co
 problems: list[str] = []
 with ctrl:
     task = pmt_controls.data_controls(problems, presenter)
+    pmt_public_mode.mode_controls(task, problems)
     pmt_controls.privacy_controls(presenter)
     pmt_controls.model_controls(task, presenter)
 
@@ -62,5 +64,6 @@ with main:
     results = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
     if results is not None:
         _results_panel(results, task)
+        pmt_public_mode.statement_caption(results)
 
 url_sync(URL_KEYS)

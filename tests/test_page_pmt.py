@@ -82,7 +82,11 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     # the three private methods at the chosen epsilon, and the derived headline numbers
     for name in ("PMT", "DP-RR", "DP-GD"):
         assert _num(m[name]) > 0
-    assert "Non-private" not in m  # its L2 error to itself is 0 by definition: not a headline
+    # the default headline metric is the held-out test RMSE (the number a user reads), the L2 error beside it
+    assert at.selectbox(key="metric").value == "rmse"
+    assert 2.0 < _num(m["Non-private"]) < 10.0  # CCPP, MW
+    pmt_metric = next(x for x in at.metric if x.label == "PMT")
+    assert pmt_metric.proto.delta.startswith("L2 ") and float(pmt_metric.proto.delta.split()[1]) > 0
     # the headline compares PMT with the best of ALL baselines, the public rows alone included (issue 13)
     assert _num(m["Public-only"]) > 0
     assert _num(m["PMT / best baseline"]) == pytest.approx(
@@ -319,7 +323,7 @@ def test_logistic_task_from_a_classification_upload():
     at.radio(key="task").set_value("regression").run()
     assert not at.error
     assert at.session_state["methods"] == C.default_methods("regression")
-    assert at.selectbox(key="metric").value == "l2_error" and at.session_state["data"] == "wine-red"
+    assert at.selectbox(key="metric").value == "rmse" and at.session_state["data"] == "wine-red"
 
 
 @pytest.mark.slow
@@ -349,7 +353,8 @@ def test_supported_tasks_follow_the_engine_registry(monkeypatch):
 
 def test_metric_switch_redraws_the_panel_with_the_reference():
     at = _app().run()
-    assert "Non-private" not in _metrics(at)
+    at.selectbox(key="metric").set_value("l2_error").run()
+    assert "Non-private" not in _metrics(at)  # its L2 error to itself is 0 by definition: not a headline
     at.selectbox(key="metric").set_value("rmse").run()
     assert not at.exception and not at.error
     m = _metrics(at)

@@ -50,7 +50,7 @@ DEFAULT_PUBLIC_SHARE = 0.2
 #: default is the ROC AUC: on bank every method's accuracy lies within 0.89-0.90, next to the 0.88 of
 #: always predicting the majority class, while the AUC separates them (0.71-0.73 private, 0.78 non-private).
 METRICS_BY_TASK = {
-    "regression": ["l2_error", "rel_error", "excess_risk", "rmse"],
+    "regression": ["rmse", "l2_error", "rel_error", "excess_risk"],
     "classification": ["auc", "log_loss", "accuracy", "l2_error", "rel_error", "excess_risk"],
     "count": ["l2_error", "rel_error", "deviance", "rmse", "excess_risk"],
 }
@@ -314,7 +314,8 @@ def uses_upload(spec: dict) -> bool:
     >>> uses_upload({"data": "upload:x.csv", "public_source": "split"}), uses_upload({"data": "bank"})
     (True, False)
     """
-    return str(spec.get("data", "")).startswith("upload:") or spec.get("public_source") == "file"
+    return (str(spec.get("data", "")).startswith("upload:") or spec.get("public_source") == "file"
+            or spec.get("moments") is not None)
 
 
 def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
@@ -339,6 +340,11 @@ def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
 
 def _sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
     from engine.pmt import sweep as E
+
+    if spec.get("public_mode", "labelled") != "labelled":  # no public labels: the engine's mode path
+        from ui.pmt_modes_compute import mode_sweep
+
+        return mode_sweep(data, spec)
 
     kw = _sweep_kwargs(spec)
     kind = spec["sweep"]
@@ -442,6 +448,8 @@ def plan_for(data: PreparedData, diag: dict):
     """
     if diag.get("task", "regression") != "regression" or not math.isfinite(float(diag.get("epsilon", math.inf))):
         return None
+    if diag.get("public_mode", "labelled") != "labelled":  # its public-only curve needs public labels
+        return None
     from engine.pmt.planner import plan, plan_inputs_from_public
 
     Xq, yq = np.asarray(data.X_pub, dtype=float), np.asarray(data.y_pub, dtype=float)
@@ -459,6 +467,8 @@ def noise_banner(data: PreparedData, diag: dict) -> str | None:
     moves with n_pub, epsilon and lam.
     """
     if diag.get("task", "regression") != "regression" or not (float(diag.get("mu", 0) or 0) > 0):
+        return None
+    if diag.get("public_mode", "labelled") != "labelled":  # "beat the public rows alone" needs public labels
         return None
     if not math.isfinite(float(diag["mu"])):
         return None
@@ -498,6 +508,10 @@ def diagnostics(data: PreparedData, spec: dict) -> dict:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
+        if spec.get("public_mode", "labelled") != "labelled":
+            from ui.pmt_modes_compute import mode_diagnostics
+
+            return mode_diagnostics(data, spec)
         return _diagnostics(data, spec)
 
 
@@ -576,6 +590,10 @@ def estimator_fits(data: PreparedData, spec: dict) -> dict:
     """
     from threadpoolctl import threadpool_limits
 
+    if spec.get("public_mode", "labelled") != "labelled":
+        from ui.pmt_modes_compute import mode_fits
+
+        return mode_fits(data, spec)
     if spec["task"] == "regression":
         return {}
     import importlib
@@ -619,6 +637,10 @@ def ledger_methods(spec: dict, diag: dict) -> list[str]:
     """
     if diag.get("ledgers") is not None:
         return list(diag["ledgers"])
+    if spec.get("public_mode", "labelled") != "labelled":
+        from ui.pmt_modes_compute import offered_methods
+
+        return [m for m in offered_methods(spec["task"], spec["public_mode"], spec["methods"]) if m != "Non-private"]
     return [m for m in DIAGNOSTIC_ESTIMATORS.get(spec["task"], {}) if m in spec["methods"]]
 
 

@@ -164,6 +164,10 @@ def cli_argv(spec: dict, *, ds=None, public_name: str | None = None, epsilons=No
         argv.append("--standardize")
     if data == "synthetic":
         argv += ["--kappa", _exact(spec.get("synthetic_kappa", 1e3))]
+    if spec.get("public_mode", "labelled") != "labelled":  # no public labels: the CLI's public-information flags
+        from ui.pmt_modes_compute import cli_flags
+
+        argv = cli_flags(spec, argv)
     return argv
 
 
@@ -174,6 +178,10 @@ def cli_supported(spec: dict) -> str | None:
     task = ENGINE_TASKS[spec["task"]]
     if task not in getattr(cli_pmt, "TASK_CHOICES", ["ridge"]):
         return f"The command line does not offer the {task} task yet."
+    if spec.get("public_mode", "labelled") != "labelled":
+        from ui.pmt_modes_compute import cli_reason
+
+        return cli_reason(spec)
     if spec.get("public_source") == "file" and not str(spec.get("data", "")).startswith("upload:"):
         return ("The command line reads a separate public file together with your own data file (--data ... "
                 "--public ...); for a bundled data set it draws the public sample as a random split.")
@@ -267,6 +275,9 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
     settings.update({"public sample": "random split (simulation)" if prep.public_is_split else
                      f"separate public file {public_name or ''}".strip(),
                      "public rows": prep.n_pub, "private rows": prep.n_priv})
+    if settings.get("moments") is not None:  # the moments file by name and n_pub (its matrix is in the JSON export)
+        settings["moments"] = f"{settings['moments'].get('name', 'moments file')} (n_pub {settings['moments']['n_pub']})"
+        settings["public rows"] = spec["moments"]["n_pub"]
     why_not = cli_supported(spec)
     commands = list(cli_commands(spec, ds=ds, public_name=public_name).values()) if not why_not else []
     notes = [f"Median {metric_label} at epsilon = {spec['epsilon']:g} over {spec['seeds']} noise seeds "

@@ -85,12 +85,27 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     ratio_help = (("PMT's median error divided by that of the best baseline, the public-only fit included "
                    f"({'none selected' if ratio is None else ratio[1]}); below 1 means PMT is better.")
                   if lower_better else "PMT's median divided by the best baseline's; above 1 means PMT is better.")
+    from ui.pmt_trust import reference_diverged
+
+    # the coefficient L2 error beside a prediction metric; a diverged logistic reference flagged beside L2 numbers
+    l2 = (None if metric in C.REFERENCE_IS_TARGET or "l2_error" not in results["eps_point"].columns else
+          plots.headline_table(results["eps_point"], metric="l2_error", epsilon=spec["epsilon"])
+          .set_index("method")["median"])
+    ref_bad = task == "classification" and reference_diverged(results["eps_point"])
     row1 = st.columns(max(len(head), 1) + int(presenter))
     for c, (_, row) in zip(row1, head.iterrows()):
         short = row["method"].replace(" (oracle C, non-private tuning)", " oracle")
         if presenter:  # five numbers in one row for a room: the shortest names that stay unambiguous
             short = {"Public-only": "Public", "PMT (paper solver)": "PMT paper"}.get(short, short)
-        c.metric(short, f"{row['median']:.3g}",
+        beside = {}
+        if not presenter and row["method"] != "Non-private":
+            if l2 is not None and row["method"] in l2.index:
+                beside = {"delta": f"L2 {l2[row['method']]:.3g}" + (" (diverged reference)" if ref_bad else "")}
+            elif ref_bad:
+                beside = {"delta": "vs a diverged reference"}
+        if beside:
+            beside.update(delta_color="off", **NO_ARROW)
+        c.metric(short, f"{row['median']:.3g}", **beside,
                  help=f"{plots.METHOD_LONG_NAMES.get(row['method'], row['method'])}. Median {label.lower()} over "
                  f"{row['n_seeds']} seeds at epsilon = {row['epsilon']:g}; the middle half of the seeds lies between "
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")

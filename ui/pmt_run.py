@@ -81,7 +81,8 @@ _SESSION_CACHE_SIZE = 24
 
 
 def _uses_upload() -> bool:
-    return str(ss.get("data", "")).startswith("upload:") or ss.get("public_source") == "file"
+    return (str(ss.get("data", "")).startswith("upload:") or ss.get("public_source") == "file"
+            or (ss.get("public_mode") == "moments" and ss.get("pmt_moments_source") == "file"))
 
 
 def _cached(raw, *args):
@@ -218,6 +219,9 @@ def compute(task: str, problems: list[str]) -> dict | None:
             except ValueError as exc:
                 raise ValueError(f"The public file {pname!r} does not fit the data set: {exc}") from exc
         spec = C.spec_from_state(ss, task=task)
+        from ui.pmt_public_mode import restrict_methods, spec_fields
+
+        spec = restrict_methods({**spec, **spec_fields(task, ds.feature_names)})
         dkey = C.data_key(ds, public_ds, spec)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
@@ -236,10 +240,14 @@ def compute(task: str, problems: list[str]) -> dict | None:
             eps_grid, eps_point, diag = out
         # the lam and n_pub sweeps are computed when their tab is opened (see lazy_sweep)
         npub_grid = (sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
-                     if prep.public_is_split else None)
+                     if prep.public_is_split and spec.get("moments") is None else None)
         results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid, diag_json=C.dumps(spec),
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))
+        from ui.pmt_trust import newton_banner, reference_note
+
+        results["warnings"] = ([b for b in (newton_banner(prep, spec),) if b] + results["warnings"]
+                               + [b for b in (reference_note(eps_point, task),) if b])
     except (ValueError, TypeError) as exc:
         st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")

@@ -288,11 +288,13 @@ def _ledger_tab(v: _View, is_open: bool) -> None:
 def _export_frames(results: dict) -> dict:
     """Every sweep of the view, for the CSV download. Runs on click, in a thread without the Streamlit
     script context, so it calls the engine directly (the sweeps are deterministic: same numbers)."""
+    from ui.pmt_trust import flag_frame
+
     frames = {"epsilon": results["eps"]}
     for kind in ("lam", "n_pub"):
         args = R.sweep_args(results, kind)
         frames[kind] = None if args is None else C.sweep(results["prep"], json.loads(args[1]))
-    return frames
+    return {k: flag_frame(f, results["spec"]["task"]) for k, f in frames.items()}  # logistic: reference_diverged
 
 
 def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:

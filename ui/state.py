@@ -60,7 +60,7 @@ DEFAULTS: dict = {
     "eta": 0.05,
     "clip_radius": 0.0,
     "methods": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
-    "metric": "l2_error",
+    "metric": "rmse",  # held-out test RMSE (ridge); the logistic task's default is the AUC (ui.pmt_compute)
     "standardize": True,
     "public_source": "split",
     "split_seed": 0,
@@ -235,13 +235,14 @@ URL_CODEC: dict = {
     "public_source": (_one_of(("split", "file")), str),
     "split_seed": (_int_in(0, 2**31 - 1), str),
     "synthetic_kappa": (_choice((1.0, 10.0, 100.0, 1e3, 1e4, 1e5)), fmt_num),
+    "public_mode": (_one_of(("labelled", "unlabelled", "moments")), str),
 }
 
 #: Longest uploaded file name written into the URL's ``data=upload:<name>`` marker.
 MAX_URL_NAME = 80
 
 #: Defaults of URL keys that are not in DEFAULTS.
-_URL_DEFAULTS = {"data": "ccpp", "synthetic_kappa": 1e3}
+_URL_DEFAULTS = {"data": "ccpp", "synthetic_kappa": 1e3, "public_mode": "labelled"}
 
 
 def url_load(keys) -> list[str]:
