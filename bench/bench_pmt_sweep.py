@@ -93,7 +93,7 @@ def timed_cpu(fn, repeat):
 
 
 def no_gd_rows(repeat):
-    """The rows without DP-GD: the whole sweep without DP-GD, and its three runners on a prepared split."""
+    """Without DP-GD: the whole sweep, and its three runners on a prepared split."""
     import copy
 
     from engine.datasets import load_dataset
