@@ -1,4 +1,4 @@
-"""Benchmark: wall time of ``python -m engine`` for the light subcommands (issue 16: ``--help`` <= 0.5 s).
+"""Benchmark: wall time of ``python -m engine`` for the light subcommands (target: ``--help`` <= 0.5 s).
 
 Run: ``.venv/bin/python bench/bench_cli_startup.py [--repeats 7] [--root DIR]``. Each command runs in a fresh
 interpreter ``repeats`` times; the median and the minimum wall-clock seconds are printed with the load

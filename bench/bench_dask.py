@@ -1,4 +1,4 @@
-"""Benchmark: PMT ridge out of core on Dask (issue 17) against the in-memory path.
+"""Benchmark: PMT ridge out of core on Dask against the in-memory path.
 
 Run: ``.venv/bin/python bench/bench_dask.py [--rows 5e7] [--mem-rows 1e7] [--dir /work/tmp]``.
 

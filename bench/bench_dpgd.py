@@ -1,4 +1,4 @@
-"""DP-GD inner loop vs its compute limit (issue 16, row "DP-GD in the sweep vs a plain numpy loop").
+"""DP-GD inner loop vs its compute limit (DP-GD in the sweep vs a plain numpy loop).
 
 The sweep's DP-GD (ridge on ccpp: 10 epsilons x 50 seeds = 500 runs as matrix columns, T = 100 steps,
 float32) needs per step two products, ``S (n, d+1) @ [theta; 1] (d+1, runs)`` and ``U^T (d, n) @ s (n, runs)``,
@@ -146,7 +146,7 @@ def measure(name, path, prob, dtype, repeat, compare):
     for mode in modes:
         w, c = out[mode]
         print(f"  {mode:5s} median wall/limit {statistics.median(w):.2f} (best {min(w):.2f}),"
-              f" CPU/limit {statistics.median(c):.2f} (best {min(c):.2f})   (issue 16 goal: <= 1.5)")
+              f" CPU/limit {statistics.median(c):.2f} (best {min(c):.2f})   (goal: <= 1.5)")
 
 
 def main(argv=None):

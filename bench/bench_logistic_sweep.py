@@ -1,4 +1,4 @@
-"""Benchmark the logistic (DP-PMTLR) sweep on Bank Marketing (issue 4).
+"""Benchmark the logistic (DP-PMTLR) sweep on Bank Marketing.
 
 Sweep: bank (45211 rows, 41 features + intercept; public-split standardisation), n_pub = 200,
 4 epsilons (0.5, 1, 2, 5) x 20 seeds x the four logistic methods PMT, DP-Newton (T = 5 noisy Newton

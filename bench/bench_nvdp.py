@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark of the NVDP torch half: first encoding, one training run, post-hoc clipping, peak memory.
 
-Targets (issue 5): first encoding of all 3000 sentiment sentences <= 60 s; one training run
+Targets: first encoding of all 3000 sentiment sentences <= 60 s; one training run
 (2000 sentences, 5 epochs, cached states) <= 120 s; peak memory <= 3 GB. Post-hoc clipping of the
 500 test posteriors for the dashboard sliders: << 1 s. Prints the figures with the load average
 (the CI box has 2 shared cores; figures taken under load are slower than the code).

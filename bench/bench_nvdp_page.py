@@ -1,6 +1,6 @@
-"""Benchmark: the NVDP explorer page (issue 7 acceptance; issue 14 items 3 and 7).
+"""Benchmark: the NVDP explorer page: first visit and control moves.
 
-Targets (issue 14): the first NVDP visit on a fresh clone <= 15 s on a quiet machine (the shipped
+Targets: the first NVDP visit on a fresh clone <= 15 s on a quiet machine (the shipped
 models of assets/nvdp are loaded and only the 500 evaluation sentences are encoded); a move of
 C_mu, alpha_min, alpha_max or the Renyi order answers in <= 0.3 s median on a quiet machine.
 

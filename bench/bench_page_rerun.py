@@ -1,5 +1,5 @@
-"""Benchmark: how long the PMT page's rerun takes after an epsilon slider change (issue 6 target: <= 1.5 s),
-and (issue 15) the first load, control changes and tab switches for ridge (<= 0.5 s median) and logistic
+"""Benchmark: how long the PMT page's rerun takes after an epsilon slider change (target: <= 1.5 s),
+and the first load, control changes and tab switches for ridge (<= 0.5 s median) and logistic
 on bank (<= 1.5 s median); first load <= 3 s. Targets are for a quiet machine: the load average is printed.
 
 Setting: default settings (CCPP, delta = 1e-5, n_pub = 200, lam = 1e-4, 20 seeds, PMT / DP-RR / DP-GD /
@@ -35,7 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 TARGET_S = 1.5
-#: Issue 15 targets on a quiet machine (median): a PMT control change or tab switch, per task; first load.
+#: Targets on a quiet machine (median): a PMT control change or tab switch, per task; first load.
 TARGETS = {"regression": 0.5, "classification": 1.5}
 FIRST_LOAD_S = 3.0
 
@@ -84,15 +84,15 @@ def main() -> int:
     if only in (None, "epsilon"):
         epsilon_slider(at)
     if only in (None, "regression"):
-        issue15("regression", None)
+        page_controls("regression", None)
     if only in (None, "classification"):
-        issue15("classification", "bank")
+        page_controls("classification", "bank")
     print(f"\nload average at the end: {os.getloadavg()}")
     return 0
 
 
 def epsilon_slider(at) -> None:
-    """Issue 6: epsilon slider changes on the default view (ridge, CCPP)."""
+    """Epsilon slider changes on the default view (ridge, CCPP)."""
     cold = []
     for eps in (0.7, 1.5, 0.3, 3.0, 0.15):
         t = _timed(at.select_slider(key="epsilon").set_value(eps).run)
@@ -119,8 +119,8 @@ def epsilon_slider(at) -> None:
     print(f"load average: {os.getloadavg()}")
 
 
-def issue15(task: str, data: str | None) -> None:
-    """Issue 15: first load, control changes (epsilon, lam, delta) and tab switches, for one task."""
+def page_controls(task: str, data: str | None) -> None:
+    """First load, control changes (epsilon, lam, delta) and tab switches, for one task."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.session_state["task"] = task
     if data:
@@ -129,7 +129,7 @@ def issue15(task: str, data: str | None) -> None:
         at.session_state["methods"] = ["PMT", "DP-Newton", "DP-GD", "Non-private"]
         at.session_state["metric"] = "auc"
     at.switch_page("pages/pmt.py")
-    print(f"\n--- issue 15, {task}{' on ' + data if data else ''}: load average {os.getloadavg()}")
+    print(f"\n--- first load, controls and tabs, {task}{' on ' + data if data else ''}: load average {os.getloadavg()}")
     _discovery(at)
     first = _timed(at.run)
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])

@@ -1,4 +1,4 @@
-"""Benchmark: one PMTRidge fit (issue 16) against the machine's limit and against diffprivlib.
+"""Benchmark: one PMTRidge fit against the machine's limit and against diffprivlib.
 
 Run: ``.venv/bin/python bench/bench_pmt_fit.py [--repeats 5] [--n 100000] [--d 200] [--fits 500] [--ccpp-only]
 [--root DIR]``
@@ -19,8 +19,8 @@ and the ratios are measured side by side in this one run):
    dashboard's case) and with the public moment recomputed every fit (memo off). Goal: ratio <= 0.1.
    ``--ccpp-only`` runs this row alone.
 
-   Measured 2026-11-30 on the shared 2-core machine (load 1.3-3.9), before (b43162c) and after issue 16's
-   per-fit work, each run back to back with ``--root``: PMTRidge 0.67-0.75 ms against diffprivlib
+   Measured 2026-11-30 on the shared 2-core machine (load 1.3-3.9), before (b43162c) and after the
+   per-fit speed-ups, each run back to back with ``--root``: PMTRidge 0.67-0.75 ms against diffprivlib
    3.2-3.6 ms, ratio 0.21 (CPU 0.21); after, 0.25-0.28 ms, ratio 0.076-0.086 (CPU the same), and with the
    public moment recomputed every fit 0.33-0.37 ms, ratio 0.099-0.114. Row 1 unchanged (0.23-0.25 s).
 

@@ -1,4 +1,4 @@
-"""Benchmark the default PMT ridge sweep (issue 3).
+"""Benchmark the default PMT ridge sweep.
 
 Default sweep: CCPP, 10 epsilons log-spaced in [0.1, 10], 50 seeds, n_pub = 200, the four methods
 PMT, DP-RR, DP-GD (T = 100) and Non-private. Targets on the 2-core machine: <= 1.5 s wall with
@@ -13,7 +13,7 @@ Usage::
 
     .venv/bin/python bench/bench_pmt_sweep.py [--repeat 5] [--naive] [--no-gd-only] [--root DIR]
 
-Figures (2026-11-30 19:13 UTC, 2 cores, load average ~1.2): the issue 16 row "without DP-GD,
+Figures (2026-11-30 19:13 UTC, 2 cores, load average ~1.2): the row "without DP-GD,
 runners on a prepared split" 4.53-4.75 ms best, 4.65-4.88 ms median over four fresh processes
 at ``--repeat 10`` (4.72 ms median at the default repeat; goal <= 5 ms; DP-GD runner 56 ms).
 Before the ridge runners held BLAS at ``blas_threads(n, d)`` threads (one at CCPP's d = 5) the
@@ -93,14 +93,14 @@ def timed_cpu(fn, repeat):
 
 
 def no_gd_rows(repeat):
-    """Issue 16's rows: the whole sweep without DP-GD, and its three runners on a prepared split."""
+    """Without DP-GD: the whole sweep, and its three runners on a prepared split."""
     import copy
 
     from engine.datasets import load_dataset
 
     b, m, c = timed_cpu(lambda: sweep(NO_GD), repeat)
     print(f"whole sweep without DP-GD (ccpp, 10 eps x 50 seeds): best {b * 1e3:6.2f} ms  median {m * 1e3:6.2f} ms"
-          f"  CPU {c * 1e3:6.2f} ms   (issue 16 goal <= 5 ms)")
+          f"  CPU {c * 1e3:6.2f} ms   (goal <= 5 ms)")
     X, y = load_dataset("ccpp").to_numpy()
     Xp, yp, Xtr, ytr, Xte, yte = sweep_split(X, y, n_pub=200)
     ctx = TASKS["ridge"](Xtr, ytr, Xp, yp, Xte, yte, lams=[1e-3], delta=1e-5, eta=0.05, neighbouring="replace-one",
@@ -122,7 +122,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--naive", action="store_true", help="also time a plain per-run DP-GD loop")
     ap.add_argument("--root", type=Path, default=ROOT, help="checkout whose engine is timed (default: this one)")
-    ap.add_argument("--no-gd-only", action="store_true", help="only the issue 16 rows without DP-GD (quick)")
+    ap.add_argument("--no-gd-only", action="store_true", help="only the rows without DP-GD (quick)")
     args = ap.parse_args(argv)
     _import_engine(args.root)
     print(f"checkout: {args.root.resolve()}")
@@ -156,7 +156,7 @@ def main(argv=None):
         b, m = timed(lambda: spec.runner(ctx, list(EPSILONS), list(range(50))), max(1, args.repeat // 2 + 1))
         print(f"  {spec.name:38s}: best {b * 1e3:8.1f} ms  median {m * 1e3:8.1f} ms  (500 runs)")
 
-    # issue 16 row: the three methods without DP-GD on the prepared split (no noise memo carried over)
+    # the three methods without DP-GD on the prepared split (no noise memo carried over)
     import copy
 
     def no_gd_runners():
@@ -169,7 +169,7 @@ def main(argv=None):
     b, m = timed(no_gd_runners, max(3, args.repeat))
     cpu = (time.process_time() - c0) / (max(3, args.repeat) + 1)
     print(f"without DP-GD, runners on a prepared split (PMT + DP-RR + non-private, 500 runs each): best {b * 1e3:6.2f} ms"
-          f"  median {m * 1e3:6.2f} ms  CPU/run {cpu * 1e3:6.2f} ms   (issue 16 goal <= 5 ms; was 18-19 ms)"
+          f"  median {m * 1e3:6.2f} ms  CPU/run {cpu * 1e3:6.2f} ms   (goal <= 5 ms; was 18-19 ms)"
           f"  load {os.getloadavg()[0]:.2f}")
 
     print("seed scaling (all four methods / without DP-GD):")

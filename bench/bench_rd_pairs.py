@@ -1,7 +1,7 @@
 """Benchmark: pairwise Renyi-divergence bound for 256 inputs x 48 latent components x 384 dims.
 
 32,640 unordered pairs (all pairs) for the exact form; the paper form uses pairs within eval
-batches of 16 (16 x 120 = 1,920 pairs). Target (issue 5): exact form <= 2 s on a 2-core machine,
+batches of 16 (16 x 120 = 1,920 pairs). Target: exact form <= 2 s on a 2-core machine,
 peak memory well under 3 GB.
 
 Parameters are random but shaped like a clipped NVIB posterior of MiniLM token states: component 0
@@ -11,8 +11,8 @@ at lambda = 1.1, so every term is finite and the figures are numbers, not inf).
 
 Run: ``.venv/bin/python bench/bench_rd_pairs.py [--threads 2] [--workers 1 2] [--repeat 3] [--float64]``;
 ``--sizes 256 512`` times the exact form at each size in a fresh process and prints us/pair, peak
-RSS, the authors' anchor (1.76 ms/pair), the ratio and the load average (issue 16 goals: <= 17.6
-us/pair and <= 0.5 GB at 256; <= 2.5 s and <= 0.6 GB at 512). Since issue 16 the kernel reduces
+RSS, the authors' anchor (1.76 ms/pair), the ratio and the load average (goals: <= 17.6
+us/pair and <= 0.5 GB at 256; <= 2.5 s and <= 0.6 GB at 512). The kernel reduces
 over the K positions inside each tile: no (pairs x K) float64 array is formed (values agree with
 the previous kernel to 4.3e-16 relative, bit-identical across worker counts).
 The exact form is timed once per ``--workers`` value (``pairwise_rd_bound(n_workers=...)``: Python
@@ -23,7 +23,7 @@ time is the steadier figure when the load average is high), peak memory (tracema
 not traced, so the process peak RSS from ``resource.getrusage`` is printed too) and
 ``os.getloadavg()``.
 
-Memory (issue 16): peak RSS of a fresh process, GB = 1e9 bytes. The kernel reads mu and sigma in
+Memory: peak RSS of a fresh process, GB = 1e9 bytes. The kernel reads mu and sigma in
 place (padding read as position 0; lambda v, (1 - lambda) v and 1 / v derived per task and
 position inside the kernel), so no (B, K, D) working array is formed; the input checks are min/max
 reductions (no full-size isfinite temporaries), sum_d ln v is taken in blocks, the Dirichlet terms
@@ -124,7 +124,7 @@ def timed(fn, repeat):
     return best, cpu, out
 
 
-#: The authors' released code on the same 256 x 48 x 384 inputs (issue 16's anchor): 1.76 ms per pair.
+#: The authors' released code on the same 256 x 48 x 384 inputs (the speed anchor): 1.76 ms per pair.
 ANCHOR_US_PER_PAIR = 1760.0
 GOALS = {256: ("us/pair", 17.6, 0.5), 512: ("s", 2.5, 0.6)}
 
@@ -174,7 +174,7 @@ def main(argv=None):
     ap.add_argument("--float64", action="store_true", help="also time the float64 working precision")
     ap.add_argument("--chunk", type=int, default=1 << 18, help="max_chunk_elements")
     ap.add_argument("--sizes", type=int, nargs="*", default=None,
-                    help="only: us/pair and peak RSS per input count, each in a fresh process (issue 16: 256 512)")
+                    help="only: us/pair and peak RSS per input count, each in a fresh process (e.g. 256 512)")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one is not None:

@@ -135,7 +135,7 @@ FOOTER = """
   their sums are checked against the sensitivity directly (`tests/test_float_sums.py`).
 - The NVDP mechanism (Renyi / Bayesian accounting of a trained network) is a different kind of claim.
 
-## Privacy hardening (issue 12): each kind, the fix, the test
+## Privacy hardening: each kind, the fix, the test
 
 Estimator side (`tests/test_privacy_hardening.py` unless named otherwise):
 - 1 add/remove neighbours calibrated as if n were public: the option is removed (engine, sweep, CLI,
@@ -168,7 +168,7 @@ NVDP clipping of NaN / inf (kind 7) in `tests/test_nvdp_clipping_nonfinite.py`; 
 task never inferred from the private target (kinds 10, 2) in `tests/test_upload_validation.py`; the
 floating-point sampler (kind 11) in `docs/threat_model.md`.
 
-## Related checks (issue 8)
+## Related checks
 
 - Malformed inputs: `tests/data/bad/manifest.json` lists 50 cases (files and parameter sets) that
   `tests/test_bad_inputs.py` runs through the upload path, the Data page (AppTest), every estimator,

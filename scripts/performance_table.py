@@ -1,4 +1,4 @@
-"""Generate ``docs/performance.md``: fit time and peak RSS vs n and d, with fitted log-log slopes (issue 16).
+"""Generate ``docs/performance.md``: fit time and peak RSS vs n and d, with fitted log-log slopes.
 
 Each point runs in a fresh Python process (``--point EST N D``): it draws a Gaussian design (``y`` linear
 plus noise for the ridge estimators, Bernoulli labels for the logistic one) and 2,000 public rows, then

@@ -1,6 +1,6 @@
 """Generate ``docs/pmt_logistic_results.md``: DP-PMTLR (noisy Newton) against its baselines on Bank Marketing.
 
-Settings (issue 4): bank (bank-full; one-hot categoricals, ``duration`` dropped, features standardised
+Settings: bank (bank-full; one-hot categoricals, ``duration`` dropped, features standardised
 with the public sample's mean/std only) at epsilon in {0.5, 1, 2, 5}, delta = 1e-5, n_pub = 200,
 lam in {0, 1e-4, 1e-2}, replace-one, ``--seeds`` noise seeds (default 20), one fixed public/test split
 (split seed 0, 20 % of the private rows held out). Reports the median and IQR of the L2 distance to the

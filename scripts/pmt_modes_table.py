@@ -1,6 +1,6 @@
 """Generate ``docs/pmt_modes_table.md``: PMT against its comparators in each kind of public information.
 
-The cases of the table that opened the work on public modes (issue text), re-measured with the estimators
+The cases of the table that opened the work on public modes, re-measured with the estimators
 (:func:`engine.pmt.sweep_modes.run_modes`): epsilon 1, delta 1e-5, features standardised and y centred with
 public statistics, one split (split seed 0, 20 % of the private rows held out), median over the seeds.
 

@@ -1,6 +1,6 @@
 """Generate ``docs/pmt_ridge_results.md``: DP-PMTRR against its baselines on four data sets.
 
-Settings (issue 3): wine-red, wine-white, ccpp and synthetic (n = 20000, d = 10, kappa(Sigma) = 1e3) at
+Settings: wine-red, wine-white, ccpp and synthetic (n = 20000, d = 10, kappa(Sigma) = 1e3) at
 epsilon in {0.5, 1, 2, 5}, delta = 1e-5, n_pub = 200, lam = 1e-3, replace-one, 50 noise seeds, one
 fixed public/test split (split seed 0, 20 % of the private rows held out). Reports the median and
 IQR of the L2 distance to the non-private ridge per method, the held-out RMSE, and the condition

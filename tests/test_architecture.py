@@ -14,12 +14,16 @@ Rules:
     something that belongs in a lower module (a registry, a helper), see docs/architecture.md;
 (d) no ``.py`` file under ``engine/``, ``ui/`` or ``pages/`` has more than 800 lines;
 (e) no tracked file refers to the project's material folder outside the repository (the specs are
-    in ``docs/``), except the few files that explain where copied material came from.
+    in ``docs/``), except the few files that explain where copied material came from;
+(f) no ``.py`` file under ``engine/``, ``ui/``, ``pages/``, ``scripts/``, ``bench/`` (or ``app.py``)
+    cites an issue number ("issue 12", "issues 3", "issue #4"): the code says what it does and why, and
+    the history lives in git.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from pathlib import Path
 
@@ -332,3 +336,50 @@ def test_no_tracked_file_refers_to_the_material_outside_the_repository():
         "these files refer to material outside the repository; cite the copies in docs/ instead "
         "(docs/PMT.md, docs/NVDP.md, docs/CONVENTIONS.md, docs/DASHBOARD.md):\n" + "\n".join(offenders)
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# (f): no issue numbers in the code
+# ---------------------------------------------------------------------------------------------
+ISSUE_NUMBER = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
+ISSUE_NUMBER_TOPS = ("engine", "ui", "pages", "scripts", "bench")
+#: Files that still cite issue numbers: scrubbed by the lead after the page branches merge.
+ISSUE_NUMBER_ALLOWANCE = frozenset({
+    "ui/nvdp_live.py",
+})
+
+
+def _issue_number_mentions():
+    """``(offenders, stale)``: ``path:line: text`` for each mention outside the allowance, and the allowed
+    files that no longer have one (read as text, so comments and docstrings count)."""
+    files = _py_files(*ISSUE_NUMBER_TOPS) + [p for p in (ROOT / "app.py",) if p.is_file()]
+    offenders, mentioned = [], set()
+    for p in files:
+        rel = p.relative_to(ROOT).as_posix()
+        for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+            if ISSUE_NUMBER.search(line):
+                mentioned.add(rel)
+                if rel not in ISSUE_NUMBER_ALLOWANCE:
+                    offenders.append(f"{rel}:{lineno}: {line.strip()[:100]}")
+    return offenders, sorted(ISSUE_NUMBER_ALLOWANCE - mentioned)
+
+
+def test_issue_number_checker_finds_a_planted_mention(tmp_path, monkeypatch):
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "engine" / "clean.py").write_text('"""Tissue 3 of the model; issues are tracked elsewhere."""\n')
+    (tmp_path / "engine" / "cited.py").write_text("x = 1\n# fast path (Issue #16)\n")
+    (tmp_path / "scripts" / "allowed.py").write_text('"""See issue 12, item 3."""\n')
+    (tmp_path / "app.py").write_text("# issues 4 and 5\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    monkeypatch.setitem(globals(), "ISSUE_NUMBER_ALLOWANCE", frozenset({"scripts/allowed.py", "ui/gone.py"}))
+    offenders, stale = _issue_number_mentions()
+    assert offenders == ["engine/cited.py:2: # fast path (Issue #16)", "app.py:1: # issues 4 and 5"]
+    assert stale == ["ui/gone.py"]
+
+
+def test_no_issue_numbers_in_code():
+    offenders, stale = _issue_number_mentions()
+    assert not offenders, ("issue numbers in code (say what the code does and why; git log has the history):\n"
+                           + "\n".join(offenders))
+    assert not stale, f"no longer cite an issue number: remove them from ISSUE_NUMBER_ALLOWANCE: {stale}"

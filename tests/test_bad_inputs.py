@@ -1,4 +1,4 @@
-"""The corpus of malformed inputs (``tests/data/bad/manifest.json``, issue 8) run through every entry
+"""The corpus of malformed inputs (``tests/data/bad/manifest.json``) run through every entry
 point: the upload path (engine.datasets.read_csv_upload and the Data page in AppTest), every estimator
 (ridge; logistic when its estimators are present), the public/private split, the NVDP clipping config and
 the command line. Each case gets its own message (asserted), an error of the stated type and nothing
@@ -34,7 +34,7 @@ GOOD = Path(__file__).parent / "data" / "upload_good.csv"
 MANIFEST = json.loads((BAD / "manifest.json").read_text())
 CASES = MANIFEST["cases"]
 
-try:  # the logistic estimators (issue 4) are covered when their module is present
+try:  # the logistic estimators are covered when their module is present
     from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 
     CLASSIFIERS = [PMTLogistic, DPNewtonLogistic, DPGDLogistic]
@@ -227,7 +227,7 @@ def test_file_cases_through_every_classifier(case, cls):
         y = np.arange(len(y)) % 2
     exp = case.get("classifiers") or case["estimators"]
     X_pub, _ = _public(X.shape[1])
-    if exp.get("fits"):  # one-class private labels: an error would tell the neighbours apart (issue 12 item 2)
+    if exp.get("fits"):  # one-class private labels: an error would tell the neighbours apart
         est = _make(cls, epsilon=1.0, random_state=0).fit(X, y, X_pub)
         assert np.all(np.isfinite(est.coef_)) and est.coef_.shape == (X.shape[1],)
         return

@@ -1,4 +1,4 @@
-"""Issue 15, real browser at 1440 x 900: the answer above the fold, no truncated label, phone layout.
+"""Real browser at 1440 x 900: the answer above the fold, no truncated label, phone layout.
 
 For the PMT and NVDP pages (normal and presenter mode) the main figure's bounding box and the headline
 metrics lie inside the first viewport, without scrolling; no widget label or metric label is cut off

@@ -1,4 +1,4 @@
-"""``python -m engine``: each subcommand imports only what it uses (issue 16).
+"""``python -m engine``: each subcommand imports only what it uses.
 
 ``--help``, ``privacy`` and ``datasets`` must never import torch, scikit-learn or transformers. Each
 check runs the real entry point (``runpy`` of ``engine.__main__``, as ``python -m engine`` does) in a

@@ -1,4 +1,4 @@
-"""PMT ridge and DP-RR on Dask (issue 17): same release as in memory, bad input before noise, files."""
+"""PMT ridge and DP-RR on Dask: same release as in memory, bad input before noise, files."""
 
 from __future__ import annotations
 

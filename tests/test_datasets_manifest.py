@@ -1,4 +1,4 @@
-"""The bundled-data manifest behind ``list_datasets`` and ``python -m engine datasets`` (issue 16).
+"""The bundled-data manifest behind ``list_datasets`` and ``python -m engine datasets``.
 
 The listing is read from ``engine/datasets/manifest.json`` (no pandas, no data file in the CLI). These
 tests keep it honest: every number in it must equal what loading the set gives, and the CLI's

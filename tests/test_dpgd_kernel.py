@@ -1,4 +1,4 @@
-"""The fused DP-GD ridge kernel (engine/pmt/_gd_kernel.py, issue 16): same clip rule, same values as the numpy
+"""The fused DP-GD ridge kernel (engine/pmt/_gd_kernel.py): same clip rule, same values as the numpy
 path up to float32 summation order, and it really clips each example's gradient at C."""
 
 import numpy as np

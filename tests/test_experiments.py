@@ -139,7 +139,7 @@ def test_standardize_centres_response_with_public_mean():
 
 
 def test_synthetic_acceptance_pmt_beats_baselines():
-    # issue 3: n=20000, d=10, kappa(Sigma)=1e3, epsilon=1, delta=1e-5, 50 seeds
+    # n=20000, d=10, kappa(Sigma)=1e3, epsilon=1, delta=1e-5, 50 seeds
     ds = make_synthetic_regression(n=20000, d=10, kappa=1e3, random_state=0)
     f = run_sweep(ds, methods=["pmt", "dp-rr", "dp-gd"], epsilons=[1.0], seeds=50, delta=1e-5)
     med = f.groupby("method")["l2_error"].median()

@@ -275,8 +275,8 @@ def no_noise(monkeypatch):
 
 
 def test_one_class_error_wording_does_not_depend_on_the_data(no_noise):
-    """The non-private reference may refuse a one-class sample (the private estimators fit it: issue 12
-    item 2, tests/test_privacy_hardening.py); its message is the same whatever the data."""
+    """The non-private reference may refuse a one-class sample (the private estimators fit it:
+    tests/test_privacy_hardening.py); its message is the same whatever the data."""
     X, y, Xq, _ = DATA
     messages = set()
     for yy, XX in ((np.zeros(len(y)), X), (np.ones(len(y)), X), (np.ones(100), X[:100])):

@@ -1,4 +1,4 @@
-"""Background accuracies of the live sliders (engine/nvdp/background.py, issue 14 item 7).
+"""Background accuracies of the live sliders (engine/nvdp/background.py).
 
 A newer request from the same session cancels the one it supersedes (pending: dropped; running:
 stopped before its next batch, nothing memoised); equal requests share one job; a failed job keeps

@@ -1,4 +1,4 @@
-"""clip_posteriors refuses NaN / inf / out-of-range posteriors and projects finite means exactly (issue 12, item 7)."""
+"""clip_posteriors refuses NaN / inf / out-of-range posteriors and projects finite means exactly."""
 
 import math
 

@@ -205,7 +205,7 @@ def test_live_evaluator_reproduces_evaluate_exactly(pair):
 
 
 def test_page_and_cli_give_the_same_numbers_under_one_protocol(pair, capsys):
-    """Issue 14 item 1: the page's engine path and ``python -m engine nvdp evaluate`` agree exactly."""
+    """The page's engine path and ``python -m engine nvdp evaluate`` agree exactly."""
     import json
 
     from engine.cli import main

@@ -1,4 +1,4 @@
-"""Every "try this" hint of the NVDP page, performed on a tiny cached model (issue 14 item 6).
+"""Every "try this" hint of the NVDP page, performed on a tiny cached model.
 
 The hints live in :data:`engine.nvdp.hints.HINTS`; the page renders them with ``hint(name)``. Each
 test below does what a hint says (through the engine the page calls, or through the page itself

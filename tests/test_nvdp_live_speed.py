@@ -1,4 +1,4 @@
-"""The live path's reuse (issue 14 item 7) gives the very values of a fresh computation."""
+"""The live path's reuse gives the very values of a fresh computation."""
 
 import warnings
 

@@ -1,4 +1,4 @@
-"""BDP over Renyi orders: tightest order, and computed reasons for an infinite guarantee (issue 14 item 5)."""
+"""BDP over Renyi orders: tightest order, and computed reasons for an infinite guarantee."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The authors' protocol, behaviour by behaviour, on small hand-made inputs (issue 14 item 2).
+"""The authors' protocol, behaviour by behaviour, on small hand-made inputs.
 
 1. the outlier filter's z-scores use the population std (ddof 0);
 2. a dimension whose Gaussian term is undefined is dropped by a NaN-mean over dims (paper form),

@@ -1,4 +1,4 @@
-"""Paper-form pairs that are NaN although both inputs are valid (issue 14: the warning blamed the inputs).
+"""Paper-form pairs that are NaN although both inputs are valid (the warning used to blame the inputs).
 
 At lambda = 2 an input a with alpha_0 = 2 before an input b with alpha'_0 = 4 gives
 lambda alpha_0 - (lambda - 1) alpha'_0 = 0: ln Gamma(0) = +inf makes the totals' term -inf and each

@@ -1,4 +1,4 @@
-"""Bring your own text (issue 14 item 8): validation of a text CSV, and an AppTest upload that trains and shows the views."""
+"""Bring your own text: validation of a text CSV, and an AppTest upload that trains and shows the views."""
 
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_bdp_over_renyi_orders_reports_the_tightest_order_and_why_infinite(tiny_
 
 
 def test_a_slider_move_shows_the_accuracy_of_the_new_caps_and_builds_only_the_open_tab(tiny_cache):
-    """Issue 14 item 7: the bounds are drawn first, the accuracy last in the same run (computed on the
+    """The bounds are drawn first, the accuracy last in the same run (computed on the
     worker thread of engine.nvdp.background), never one of other caps."""
     settings, data, models = tiny_cache
     at = _app().run()
@@ -220,7 +220,7 @@ def test_a_slider_move_shows_the_accuracy_of_the_new_caps_and_builds_only_the_op
 
 
 def test_a_new_run_stops_the_accuracy_job_of_settings_its_session_has_left(tiny_cache):
-    """Issue 14 item 7: dragging a slider never waits for accuracies of positions already left: as soon
+    """Dragging a slider never waits for accuracies of positions already left: as soon
     as a run knows its settings, its session's jobs for other settings are stopped (ui/nvdp_live.py)."""
     import threading
 
@@ -248,7 +248,7 @@ def test_a_new_run_stops_the_accuracy_job_of_settings_its_session_has_left(tiny_
 
 
 def test_after_the_first_view_the_unclipped_bounds_of_every_order_are_prefetched(tiny_cache, monkeypatch):
-    """An order move then computes the clipped model's bounds only (issue 14 item 7)."""
+    """An order move then computes the clipped model's bounds only."""
     import engine.nvdp.posthoc as PH
     from engine.nvdp.background import PREFETCH
 

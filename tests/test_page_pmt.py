@@ -87,7 +87,7 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     assert 2.0 < _num(m["Non-private"]) < 10.0  # CCPP, MW
     pmt_metric = next(x for x in at.metric if x.label == "PMT")
     assert pmt_metric.proto.delta.startswith("L2 ") and float(pmt_metric.proto.delta.split()[1]) > 0
-    # the headline compares PMT with the best of ALL baselines, the public rows alone included (issue 13)
+    # the headline compares PMT with the best of ALL baselines, the public rows alone included
     assert _num(m["Public-only"]) > 0
     assert _num(m["PMT / best baseline"]) == pytest.approx(
         _num(m["PMT"]) / min(_num(m["DP-RR"]), _num(m["DP-GD"]), _num(m["Public-only"])), rel=0.05)
@@ -189,7 +189,7 @@ def test_url_query_parameter_sets_the_view():
 def test_bad_parameter_shows_error_and_keeps_other_settings(key, value, needle):
     at = _app(seeds=5, epsilon=2.0).run()
     assert not at.error
-    if key == "clip_radius":  # bounded input (issue 12 item 6): 0 (automatic) to 1e15
+    if key == "clip_radius":  # bounded input: 0 (automatic) to 1e15
         assert (at.number_input(key=key).min, at.number_input(key=key).max) == (0.0, 1e15)
     at.number_input(key=key).set_value(value).run()
     assert not at.exception, at.exception
@@ -305,7 +305,7 @@ def test_logistic_task_from_a_classification_upload():
     assert at.session_state["task"] == "classification" and at.session_state["data"] == "upload:labels.csv"
     assert at.session_state["methods"] == C.default_methods("classification")
     assert "DP-Newton" in at.session_state["methods"]
-    assert at.selectbox(key="metric").value == "auc"  # the default that separates the methods (issue 15)
+    assert at.selectbox(key="metric").value == "auc"  # the default that separates the methods
     m = _metrics(at)
     for name in ("PMT", "DP-Newton", "DP-GD", "Non-private"):
         assert 0.5 <= _num(m[name]) <= 1.0  # held-out ROC AUC
@@ -409,7 +409,7 @@ def test_link_naming_a_classification_data_set_opens_the_logistic_task():
 
 
 # ------------------------------------------------------------------------------------------------
-# issue 13: noise-dominated banner, public-share cap, public-only in the headline
+# Noise-dominated banner, public-share cap, public-only in the headline
 # ------------------------------------------------------------------------------------------------
 def _use_upload(at, n=400):
     at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _upload_csv(n=n), "text/csv")).run()

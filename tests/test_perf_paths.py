@@ -1,4 +1,4 @@
-"""The fast paths of issue 16 (round 2) compute exactly what the plain code computes.
+"""The fast paths compute exactly what the plain code computes.
 
 Each test compares a fast path with the straightforward computation it replaces: bit for bit where the
 work is only reorganised (memoised pure functions, codes for text columns), and

@@ -1,4 +1,4 @@
-"""Issue 16, PMTRidge per fit: the faster plumbing gives the numbers of the plain forms it replaces.
+"""PMTRidge per fit: the faster plumbing gives the numbers of the plain forms it replaces.
 
 Bit for bit where the same operations run (noise fill, ledger, seed sequence, solve bookkeeping, LAPACK
 calls, lazy display quantities, the public-moment memo); to float rounding where the transform's sums run
@@ -236,7 +236,7 @@ def test_nested_blas_limit_is_a_no_op_and_the_outer_restores():
 
 
 def test_ridge_sweep_runners_hold_blas_at_the_threads_chosen_for_the_shape():
-    """Issue 16: a ridge sweep's runners run with blas_threads(n, d) BLAS threads (1 at small d) and restore
+    """A ridge sweep's runners run with blas_threads(n, d) BLAS threads (1 at small d) and restore
     the previous count afterwards; the count never depends on the data's values."""
     from types import SimpleNamespace
 

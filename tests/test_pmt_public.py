@@ -1,4 +1,4 @@
-"""Public-only, PMT-pooled, the noise-dominance banner and the Poisson sweep (issue 13, parts 3 and 5)."""
+"""Public-only, PMT-pooled, the noise-dominance banner and the Poisson sweep."""
 
 import math
 import warnings

@@ -1,4 +1,4 @@
-"""engine.pmt._rng: the vectorised default_rng(s) generators are numpy's, state and draws (issue 16)."""
+"""engine.pmt._rng: the vectorised default_rng(s) generators are numpy's, state and draws."""
 
 import numpy as np
 import pytest

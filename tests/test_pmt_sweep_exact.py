@@ -1,4 +1,4 @@
-"""Issue 16's faster ridge-sweep arithmetic gives the same floats as the plain numpy forms it replaces."""
+"""The faster ridge-sweep arithmetic gives the same floats as the plain numpy forms it replaces."""
 
 import numpy as np
 import pytest

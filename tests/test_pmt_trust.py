@@ -1,4 +1,4 @@
-"""Issue 13 (parts 1, 2, 4): scale-free whitening, the noise-aware default solve, the robust public moment."""
+"""Scale-free whitening, the noise-aware default solve, the robust public moment."""
 
 import math
 import warnings
@@ -14,7 +14,7 @@ from engine.privacy import symmetric_gaussian_noise
 
 
 def _small_input(n=5200, seed=0):
-    """Issue 13's small input: x1, x2 ~ N(10, 1), y = x1 - x2 + 5 + N(0, 1); first 200 rows public."""
+    """The small input with far-from-zero features: x1, x2 ~ N(10, 1), y = x1 - x2 + 5 + N(0, 1); first 200 rows public."""
     rng = np.random.default_rng(seed)
     X = rng.normal(10.0, 1.0, size=(n, 2))
     y = X[:, 0] - X[:, 1] + 5.0 + rng.normal(size=n)
@@ -163,7 +163,7 @@ def test_default_bounded_where_the_paper_explodes_and_equal_where_signal_dominat
     med = f.groupby(["method", "epsilon"])["l2_error"].median()
     norm = float((f["l2_error"] / f["rel_error"]).median())
     assert norm == pytest.approx(0.453, abs=0.002)
-    assert med[("PMT (paper solver)", 1.0)] > 500 * norm  # 1.24e3 on main (issue 13)
+    assert med[("PMT (paper solver)", 1.0)] > 500 * norm  # 1.24e3 here
     assert med[("PMT", 1.0)] < norm  # 0.43
     X, y, _, _ = _small_input()
     a = PMTRidge(epsilon=10.0, lam=1e-4, random_state=np.random.default_rng(4)).fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
@@ -242,7 +242,7 @@ def test_tyler_closes_the_heavy_tail_gap_and_keeps_light_tails():
 
     r_sample, _ = ratios(T, "sample")
     r_tyler, _ = ratios(T, "tyler")
-    assert r_sample.max() > 1.3  # the gap of issue 13 (1.6-1.9 here)
+    assert r_sample.max() > 1.3  # the sample moment's gap (1.6-1.9 here)
     assert r_tyler.max() < 1.1  # closed (0.84-0.98)
     assert np.all(r_tyler < r_sample)
     g_sample = ratios(Z, "sample")[1]

@@ -1,4 +1,4 @@
-"""Issue 12 (privacy hardening), the PMT / estimator side: one test per kind, with the issue's small
+"""Privacy hardening, the PMT / estimator side: one test per kind of fault, with small
 inputs, asserting the value a fix must give.
 
 Kinds covered here: 1 add/remove neighbours (removed: replace-one only), 2 one-class private labels,

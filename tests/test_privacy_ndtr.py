@@ -1,7 +1,7 @@
 """engine.privacy._ndtr.log_ndtr (math.erfc-based, no SciPy) against mpmath and scipy.special.log_ndtr.
 
 The error budget of engine.privacy.gdp (8e-15 relative for t <= 0, 2e-12 for t > 0) must hold with 10x
-headroom; the CLI start-up (issue 16) is why the accounting no longer imports scipy.special.
+headroom; the CLI start-up is why the accounting no longer imports scipy.special.
 """
 
 import math

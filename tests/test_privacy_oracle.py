@@ -1,7 +1,7 @@
 """engine.privacy conversions and splits against an arbitrary-precision oracle (mpmath, test-only).
 
-Issue 12, item 8: every conversion and split rounds towards more privacy, in exact arithmetic, over
-epsilon in [1e-8, 50] and delta in [1e-300, 0.1]; items 5, 6 and 11 (check_delta, check_bound, sampler).
+Every conversion and split rounds towards more privacy, in exact arithmetic, over
+epsilon in [1e-8, 50] and delta in [1e-300, 0.1]; also check_delta, check_bound and the sampler.
 """
 
 import math

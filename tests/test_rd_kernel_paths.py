@@ -1,4 +1,4 @@
-"""The fused numba RD kernel (engine.nvdp._rd_numba, issue 16) against the torch op chain it replaces."""
+"""The fused numba RD kernel (engine.nvdp._rd_numba) against the torch op chain it replaces."""
 
 import math
 

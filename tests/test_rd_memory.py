@@ -1,4 +1,4 @@
-"""The RD bound without full-size working copies (issue 16, memory): padding read in place, input
+"""The RD bound without full-size working copies: padding read in place, input
 checks by reductions, sum of ln v in blocks, no scipy.stats on the RD path."""
 
 import json

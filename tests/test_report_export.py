@@ -1,4 +1,4 @@
-"""Issue 15: the "Download report" HTML (self-contained, offline, escaped) and formula-safe CSV exports.
+"""The "Download report" HTML (self-contained, offline, escaped) and formula-safe CSV exports.
 
 A file whose header is ``<img src=x onerror=alert(1)>,=1+1,y`` (and whose name starts with ``@``) is
 uploaded on the PMT page; the report is opened in Chromium with the network cut off: the figures draw

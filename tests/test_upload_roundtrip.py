@@ -1,4 +1,4 @@
-"""Issue 15: the command the PMT page exports for an upload reproduces the page's numbers from the file.
+"""The command the PMT page exports for an upload reproduces the page's numbers from the file.
 
 The page (AppTest) runs on an uploaded CSV; its Export tab shows ``.venv/bin/python -m engine pmt --data
 FILE --target ... --features ...``. The test runs that very command (its argv, through

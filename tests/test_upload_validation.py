@@ -254,7 +254,7 @@ def test_common_spreadsheet_exports(raw, names):
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 12 item 10: CSV quirks (CR-only line endings, decimal comma)
+# CSV quirks (CR-only line endings, decimal comma)
 # ---------------------------------------------------------------------------------------------
 def test_cr_only_line_endings_load():
     raw = b"a,b,y\r1.5,2,0.25\r-3,4.5,1\r2,0.5,7\r"
@@ -308,7 +308,7 @@ def test_text_that_is_not_a_number_gets_no_decimal_comma_hint():
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 12 item 2: the task is the caller's choice, never inferred from the private target values
+# The task is the caller's choice, never inferred from the private target values
 # ---------------------------------------------------------------------------------------------
 def test_zero_one_target_is_regression_unless_classification_is_chosen():
     rows = [(i, (i * 7) % 5, i % 2) for i in range(8)]

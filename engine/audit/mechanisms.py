@@ -307,7 +307,7 @@ def _sample_newton(kind):
 
 
 def logistic_gradient_worst_pair(R: float, n: int, *, d: int = 2, eps: float = 1e-9, margin: float = 50.0):
-    """A replace-one pair whose averaged logistic gradients differ by exactly ``2R/n`` (issue 12).
+    """A replace-one pair whose averaged logistic gradients differ by exactly ``2R/n``.
 
     Rows ``z1 = R (u + eps v) / ||.||`` with label 0 and ``z2 = R (u - eps v) / ||.||`` with label 1 (u, v
     orthonormal, nearly parallel rows), evaluated at ``theta~ = K v`` with ``K eps R / sqrt(1 + eps^2) =

@@ -3,8 +3,8 @@
 ``python -m engine datasets [--json]``
 
 The listing is read from ``engine/datasets/manifest.json`` with the standard library only: neither pandas
-nor a data file is loaded (issue 16: the command answered in 0.86 s, most of it importing pandas and
-reading every bundled CSV to count rows). The text output is the same table pandas'
+nor a data file is loaded (importing pandas and reading every bundled CSV to count rows took most of
+the 0.86 s the command used to need). The text output is the same table pandas'
 ``list_datasets().to_string(index=False)`` prints (tests/test_datasets_manifest.py compares them), and
 ``--json`` the same records.
 """

@@ -230,7 +230,7 @@ def load_dataset(name: str, **kwargs) -> Dataset:
 def _bundled_arrays(key: str) -> tuple:
     """``(X, y, name)`` of a bundled set as read-only float64 arrays (``load_dataset(key).to_numpy()``),
     cached: the sweeps take arrays only, and building the Dataset's frames cost more than a whole ridge
-    sweep's arithmetic (issue 16). Read-only, so no caller can change the cache; copy before writing."""
+    sweep's arithmetic. Read-only, so no caller can change the cache; copy before writing."""
     ds = load_dataset(key)
     X, y = ds.to_numpy()
     X, y = np.array(X, dtype=np.float64), np.array(y, dtype=np.float64)  # own copies, then frozen
@@ -240,7 +240,7 @@ def _bundled_arrays(key: str) -> tuple:
 
 
 #: The listing of the bundled sets (rows, features, task, target, DOI), read by :func:`list_datasets` and by
-#: ``python -m engine datasets`` without pandas or the data files (issue 16); checked against the loaded data
+#: ``python -m engine datasets`` without pandas or the data files; checked against the loaded data
 #: by ``tests/test_datasets_manifest.py``.
 MANIFEST_PATH = Path(__file__).with_name("manifest.json")
 

@@ -60,7 +60,7 @@ class Lazy:
 
     The private display diagnostics of a fit (condition numbers of the raw and whitened Gram matrices and of
     the noisy system: an eigendecomposition each) are rarely read; passing them as ``Lazy`` makes a fit pay
-    for them only when a page or a report asks (issue 16). The value is the same number either way.
+    for them only when a page or a report asks. The value is the same number either way.
     """
 
     __slots__ = ("fn",)
@@ -268,7 +268,7 @@ def _check_X(X, name):
         raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {A.shape}")
     if A.shape[1] < 1:
         raise ValueError(f"{name} must have at least one column, got shape {A.shape}")
-    # max and min (NaN propagates, +-inf reached): no A-sized temporary of isfinite / abs (issue 16)
+    # max and min (NaN propagates, +-inf reached): no A-sized temporary of isfinite / abs
     hi, lo = (float(A.max()), float(A.min())) if A.size else (0.0, 0.0)
     if not (math.isfinite(hi) and math.isfinite(lo)):
         bad = int(A.size - np.count_nonzero(np.isfinite(A)))
@@ -509,7 +509,7 @@ def _seed_sequence(seed: int, key: tuple) -> np.random.SeedSequence:
 
 
 def release_rng(estimator) -> np.random.Generator:
-    """The noise generator of one release from ``estimator.random_state`` (issue 12, item 4).
+    """The noise generator of one release from ``estimator.random_state``.
 
     - ``None``: ``numpy.random.default_rng()`` (fresh OS entropy).
     - an int ``s >= 0``: ``default_rng(SeedSequence(s, spawn_key=k))`` with ``k`` eight 32-bit words
@@ -536,7 +536,7 @@ def release_rng(estimator) -> np.random.Generator:
         if rs < 0:
             raise ValueError(f"random_state must be None, an int >= 0 or a numpy.random.Generator, got {rs!r}")
         # = get_params(deep=False) without random_state, the names cached per class (get_params inspects the
-        # __init__ signature at every call: half of this function's time on a small fit, issue 16)
+        # __init__ signature at every call: half of this function's time on a small fit)
         cls = type(estimator)
         # (the sampler is not part of the identity: "numpy" is the only one that uses the seed)
         values = tuple(getattr(estimator, k) for k in _param_names(cls) if k not in ("random_state", "sampler"))

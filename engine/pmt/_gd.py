@@ -18,7 +18,7 @@ from engine.pmt._base import _check_steps, _dp_report_for, _gram_kappa, _mu, _ru
 from engine.pmt._newton import _sigmoid_inplace
 
 #: Rows longer than this (ridge: the joint row ``(x_i, y_i)``; logistic: ``x_i``) are scaled onto this
-#: norm, in float64, before anything is cast to the working dtype (issue 12, item 3).
+#: norm, in float64, before anything is cast to the working dtype.
 MAX_GD_ROW_NORM = 1e15
 
 #: Residual elements per chunk and thread (float32: 256 KB, within one core's L2). 512 rows x 250 runs was
@@ -186,7 +186,7 @@ def dp_gd_ridge_path(
     in cache-sized chunks; runs are split over ``n_jobs`` threads with single-threaded BLAS (runs are
     independent). The penalty gradient is data-independent and not clipped. Rows ``(x_i, y_i)`` longer
     than :data:`MAX_GD_ROW_NORM` (1e15) are first scaled onto that norm in float64
-    (:func:`_scale_long_rows`), so no product overflows in float32 (issue 12, item 3).
+    (:func:`_scale_long_rows`), so no product overflows in float32.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Fused DP-GD ridge gradient kernel (issue 16): ``U^T clip(S [theta; 1], -C, C)`` in one pass over the rows.
+"""Fused DP-GD ridge gradient kernel: ``U^T clip(S [theta; 1], -C, C)`` in one pass over the rows.
 
 Why: with ``d = 5`` the numpy/BLAS step (``S @ th`` into a chunk buffer, ``np.clip`` in place, ``U^T @ r``,
 ``grad += part``) runs at 45-60 % of one core's GEMM rate: both products are skinny (inner or outer

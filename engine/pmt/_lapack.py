@@ -1,7 +1,7 @@
 """numpy's LAPACK gufuncs behind ``np.linalg.eigh`` / ``eigvalsh`` / ``solve``, called without the wrappers.
 
 For the d x d systems of a small fit (d = 5 on CCPP) the public wrappers' type checks, conversions and
-``errstate`` set-up take half or more of the call (issue 16). These run the very same gufunc on float64
+``errstate`` set-up take half or more of the call. These run the very same gufunc on float64
 input, under the same ``errstate`` handlers, so the floats and the ``LinAlgError`` are numpy's; anything
 else (another dtype, or a numpy without the private module) goes through the public function.
 """
@@ -37,7 +37,7 @@ def _eigvalsh(A):
 
 def _eigh(A):
     """``np.linalg.eigh(A)`` of float64 ``A``: the same LAPACK call and floats without the wrapper's type
-    checks and conversions (a third of its time on a 5 x 5 matrix; issue 16). ``LinAlgError`` as numpy's."""
+    checks and conversions (a third of its time on a 5 x 5 matrix). ``LinAlgError`` as numpy's."""
     if _umath_linalg is None or A.dtype != np.float64:  # pragma: no cover
         return np.linalg.eigh(A)
     with np.errstate(call=_EIG_NONCONVERGENCE, invalid="call", over="ignore", divide="ignore", under="ignore"):

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
-from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
+from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller: no new threadpool scan per call
 
 from engine import privacy as P
 from engine.pmt._base import _check_positive, _check_steps, _dp_report_for, _mu, _run_groups, release_rng

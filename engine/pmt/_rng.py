@@ -1,4 +1,4 @@
-"""``numpy.random.default_rng(s)`` for many integer seeds at once, the same generators (issue 16).
+"""``numpy.random.default_rng(s)`` for many integer seeds at once, the same generators.
 
 A sweep draws its noise from ``default_rng(s)`` for every seed ``s`` (so that a sweep row reproduces the
 estimator fitted with that generator). Building one such generator costs about 7 us, most of it in

@@ -18,7 +18,7 @@ Data that must not outlive a user's session (an uploaded file: the dashboard kee
 from it in that session only) is swept inside :func:`bypass`: then nothing is kept or reused.
 
 :func:`memo_public` keeps, apart from the splits, what is computed from *public* rows alone (PMTRidge's
-public second moment and whitening: issue 16), keyed by the rows' content in the same way.
+public second moment and whitening), keyed by the rows' content in the same way.
 """
 
 from __future__ import annotations

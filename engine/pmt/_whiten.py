@@ -1,4 +1,4 @@
-"""The row pass of the PMT transform: whiten, truncate and multiply out the private rows (issue 16).
+"""The row pass of the PMT transform: whiten, truncate and multiply out the private rows.
 
 Used by :func:`engine.pmt._transform.pmt_transform` (``engine.pmt`` exports :func:`truncate_rows_inplace`): the in-place
 truncation, the intercept row added to every whitened row, and the blocked version of the whole pass for
@@ -41,7 +41,7 @@ def _add_row(Z: np.ndarray, v: np.ndarray) -> None:
 def truncate_rows_inplace(Z, radius: float):
     """In-place :func:`truncate_rows` (no copy of ``Z``): rows with ``||z_i|| > radius`` onto the sphere.
 
-    Used by :func:`pmt_transform` on the freshly whitened rows it owns (issue 16: no second n x d array).
+    Used by :func:`pmt_transform` on the freshly whitened rows it owns (no second n x d array).
 
     Parameters
     ----------
@@ -131,7 +131,7 @@ def _whiten_blocks(Xp: np.ndarray, W: np.ndarray, fit_intercept: bool, R: float)
 
 #: Below this many columns (intercept included) the transform works on the transposed rows
 #: (:func:`_whiten_few`): numpy's per-row loops over d < 16 entries and OpenBLAS's ``syrk`` for a
-#: (d, n) x (n, d) product cost several times the arithmetic (issue 16).
+#: (d, n) x (n, d) product cost several times the arithmetic.
 FEW_COLUMNS = 16
 
 

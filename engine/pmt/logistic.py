@@ -161,7 +161,7 @@ class _LogisticBase(ClassifierMixin, _GLMBase):
 
         Whether the private labels hold both classes is a private fact: a one-class label set (200
         zeros) and its replace-one neighbour (199 zeros and one 1) must both fit, with the same report
-        fields, so nothing here branches on it (issue 12, item 2). Noisy Newton and DP-GD need no
+        fields, so nothing here branches on it. Noisy Newton and DP-GD need no
         second class (the noise and the penalty keep every step finite).
         """
         return check_binary_labels(y, n, classes=self.classes, require_both=False)

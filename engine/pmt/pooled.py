@@ -1,6 +1,6 @@
 """PMT-pooled: the public rows' exact statistics and PMT's noisy private ones, combined by their precision.
 
-Beyond the paper (issue 13, part 3). PMT releases ``A_priv = X~^T X~ + s_A W`` and ``b_priv = X~^T y + s_b w``
+Beyond the paper. PMT releases ``A_priv = X~^T X~ + s_A W`` and ``b_priv = X~^T y + s_b w``
 in the whitened space of ``Sigma_pub``; the public rows, whitened with the same matrix, give exact
 statistics ``Z_pub^T Z_pub`` (equal to ``m I`` when the moment is not regularised) and ``Z_pub^T y_pub``.
 Both estimate the same whitened coefficients, so they can be pooled. :func:`pooled_solve` is a

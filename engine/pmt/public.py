@@ -1,8 +1,8 @@
 """The public-only comparator: the non-private fit on the public rows alone (no privacy cost).
 
 Every PMT user holds ``n_pub`` public rows. A fit on those rows alone spends no privacy budget, so a
-private estimate that loses to it is not worth its budget (``docs/PMT.md`` section 3, step 6; issue 13,
-part 3). This module holds
+private estimate that loses to it is not worth its budget (``docs/PMT.md`` section 3, step 6). This
+module holds
 
 - the estimators :class:`PublicOnlyRidge`, :class:`PublicOnlyLogistic`, :class:`PublicOnlyPoisson`:
   the objectives of :class:`engine.pmt.RidgeReference`, :class:`engine.pmt.LogisticReference` and

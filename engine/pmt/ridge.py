@@ -188,8 +188,8 @@ def _symmetric(z: np.ndarray) -> np.ndarray:
 
     That function returns ``triu(z) + triu(z, 1)^T``: each entry is ``z_ij + 0.0`` on and above the diagonal
     and ``0.0 + z_ji`` below it (the ``+ 0.0`` turns a -0.0 into +0.0, nothing else); one select and the
-    same ``+ 0.0`` give every bit of it without the two triangle copies (issue 16;
-    ``tests/test_pmt_fit_exact.py`` checks it).
+    same ``+ 0.0`` give every bit of it without the two triangle copies;
+    ``tests/test_pmt_fit_exact.py`` checks it.
     """
     return np.where(_upper_mask(z.shape[-1]), z, z.T) + 0.0
 
@@ -355,7 +355,7 @@ def _v_diag_vt_stack(V, wf):
     einsum forms each entry as ``0 + (V_i0 wf_0) V_k0 + (V_i1 wf_1) V_k1 + ...`` in that order; the loop below
     does the same products and sums in the same order (the leading ``+ 0.0`` included, so signed zeros match)
     with the stack index innermost (k contiguous), which for small d is about twice as fast as einsum's loops
-    of length d (issue 16). ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit.
+    of length d. ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit.
     """
     Vt = np.moveaxis(V, 0, -1).copy()  # (d, d, k)
     Vw = Vt * np.moveaxis(wf, 0, -1)[None]  # V_ij wf_j
@@ -471,7 +471,7 @@ class SSPStatistics:
 def _public_moment_memo(Xq, fit_intercept, on_singular, estimator):
     """The public moment of validated public rows, kept by content between fits (public data only, so no
     privacy cost; :func:`engine.pmt._split_memo.memo_public`): a refit on the same public rows reuses the
-    object a fresh computation gave (its arrays read-only). Issue 16: about a tenth of a small fit."""
+    object a fresh computation gave (its arrays read-only). This saves about a tenth of a small fit."""
     return _split_memo.memo_public(Xq, ("public_moment", bool(fit_intercept), on_singular, estimator),
                                    lambda: _public_moment_rows(Xq, fit_intercept, on_singular, estimator),
                                    freeze=_freeze_arrays)
@@ -503,7 +503,7 @@ def _ledger_ssp(delta, mu, sens_A, sens_b, nb, names=("A = X^T X", "b = X^T y"))
 
     A new ledger every call (it is the fit's own, and mutable); its records (immutable) and the scales are
     computed once per ``(delta, mu, sensitivities, relation, names)``: a pure function of public numbers
-    and the budget (issue 16)."""
+    and the budget."""
     releases, s_A, s_b = _ssp_releases(float(delta), float(mu), float(sens_A), float(sens_b), nb, tuple(names))
     return P.PrivacyLedger(delta=delta, releases=list(releases)), s_A, s_b
 
@@ -670,7 +670,7 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
                 return self._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n, self.sampler), lam, eta, eig_floor,
                                        self._penalty_mask(d))
 
-            # the data were validated once above: the transform's own checks are not repeated (issue 16)
+            # the data were validated once above: the transform's own checks are not repeated
             mom = _public_moment_memo(Xq, self.fit_intercept, self.on_singular, self.public_moment)
             # B_y from the public labels (validated above) unless a user or "private" bound is set
             if self.response_bound is None:

@@ -337,7 +337,7 @@ def run_sweep(
         raise ValueError(f"test_size must satisfy 0 <= test_size < 1, got {test_size!r}")
     if isinstance(dp_gd_steps, bool) or not isinstance(dp_gd_steps, (int, np.integer)) or dp_gd_steps < 1:
         raise ValueError(f"dp_gd_steps must be an integer >= 1, got {dp_gd_steps!r}")
-    # user-set bounds: a range where the arithmetic is exact (engine.privacy.check_bound, issue 12 item 6);
+    # user-set bounds: a range where the arithmetic is exact (engine.privacy.check_bound);
     # the clip radius / gradient clip also enter float32 products (DP-GD ``dtype``, the logistic task's
     # ``newton_dtype``), so there they stop at 1e15 (squares and sums over rows stay far below 3.4e38)
     f32 = np.dtype(dtype) != np.float64 or task != "ridge"
@@ -414,7 +414,7 @@ def _str_column(arrs: list) -> pd.api.extensions.ExtensionArray:
     """``pd.array(concatenated strings, dtype="str")``, built from codes when every part repeats one value.
 
     A runner's text columns (data set, method name and key) are one value broadcast over its rows; converting
-    1,500 Python strings one by one cost more than all the sweep's arithmetic (issue 16). The codes are
+    1,500 Python strings one by one cost more than all the sweep's arithmetic. The codes are
     expanded by pyarrow's dictionary cast (or by indexing an object array without pyarrow): the same array.
     """
     if not all(a.ndim == 1 and (a.strides[0] == 0 or a.shape[0] <= 1) for a in arrs):
@@ -439,7 +439,7 @@ def _str_arrow_type():
 
 
 def _build_frame(parts: list[dict]) -> pd.DataFrame:
-    """The tidy frame, built once from the runners' column arrays (issue 16: no frame per runner + concat).
+    """The tidy frame, built once from the runners' column arrays (no frame per runner + concat).
 
     Each column is one ``numpy.concatenate`` when every part has the same dtype; otherwise (e.g. a bool
     column that one method leaves NaN) the parts are concatenated as Series, so pandas' own promotion

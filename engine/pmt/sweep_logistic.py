@@ -51,7 +51,7 @@ import functools
 
 import numpy as np
 from scipy.special import expit
-from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller (issue 16)
+from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller: no new threadpool scan per call
 
 from engine.pmt import _split_memo
 from engine.pmt._base import penalty_mask

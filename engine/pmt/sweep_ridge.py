@@ -154,7 +154,7 @@ def _ssp_noise_stack(ctx, seeds):
     Seed ``s`` draws from ``default_rng(s)`` exactly what :func:`engine.pmt.ridge.ssp_noise` draws (the
     d x d block, then the d-vector; the symmetric matrix is the upper triangle mirrored), so PMT, DP-RR
     and the oracle, which all use that stream, share one draw (memoised on the context by the seeds):
-    the same numbers as drawing it per method, without the repeated work (issue 16). The generators come
+    the same numbers as drawing it per method, without the repeated work. The generators come
     from :func:`engine.pmt._rng.default_rngs` (the ``default_rng(s)`` generators, seed hashing vectorised),
     and each seed's ``d^2 + d`` draws are one ``standard_normal`` call: ``rng.normal(0, 1, size)`` is
     ``0.0 + 1.0 * standard_normal`` of the same stream, element by element, and ``x + 0.0`` is that float
@@ -239,7 +239,7 @@ def _truncate_rows(Z, radius):
 
     For ``d <= 7`` columns, ``np.linalg.norm(Z, axis=1)`` sums the squares of a row left to right
     (numpy's pairwise sum is a plain loop below 8 terms), which the column loop below does with the rows
-    innermost, about 4x faster on a few thousand rows (issue 16); the scale of a truncated row is the same
+    innermost, about 4x faster on a few thousand rows; the scale of a truncated row is the same
     ``radius / norm``. ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit; other shapes and
     radii go through :func:`engine.pmt._bounds.truncate_rows` (which also rejects a bad radius).
     """
@@ -325,7 +325,7 @@ def _run_pmt_paper(ctx, epsilons, seeds):
 
 def _blas_for_shape(runner):
     """``runner`` with the BLAS libraries held at :func:`engine.pmt._blas.blas_threads` threads for the
-    split's shape (issue 16: threads chosen per shape). A sweep's per-run work is d x d statistics,
+    split's shape (threads chosen by shape only). A sweep's per-run work is d x d statistics,
     noise stacks and (n, d) products at small d, where a second OpenBLAS thread only adds hand-offs:
     measured on CCPP (d = 5), the three runners without DP-GD took 4.4-4.8 ms per 500 runs with one
     thread and 4.8 or 7.5-9 ms (bimodal across processes) with two (``bench/bench_pmt_sweep.py``).

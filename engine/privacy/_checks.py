@@ -18,7 +18,7 @@ __all__ = ["NEIGHBOURING", "validate_neighbouring", "PrivacyLeakWarning", "valid
 
 #: The neighbouring relations the engine supports: replace-one only (n public; PMT.md section 1).
 #: Add/remove is not offered: n enters the radius R(d, n), the response bound B_y(n), the averages
-#: and the noise scale, so halving the sensitivities would under-calibrate every release (issue 12).
+#: and the noise scale, so halving the sensitivities would under-calibrate every release.
 NEIGHBOURING = ("replace-one",)
 
 
@@ -216,8 +216,8 @@ def check_bound(name: str, value, lo: float = BOUND_RANGE[0], hi: float = BOUND_
     two (``2 R B``), sum it over up to ~1e8 rows and divide it by mu (down to ~1e-10) to get a noise
     scale. With ``|bound| <= 1e100`` every such product stays below ~1e220, far from float64 overflow
     (1.8e308), and with ``>= 1e-100`` the squares (>= 1e-200) and the noise scales stay normal floats
-    (subnormal < 2.2e-308 loses precision and underflows to 0, which silently turns the noise off: the
-    ``clip_radius=1e-170`` fault of issue 12). Each product is then an ordinary rounded float
+    (subnormal < 2.2e-308 loses precision and underflows to 0, which silently turns the noise off, as a
+    ``clip_radius=1e-170`` once did). Each product is then an ordinary rounded float
     operation: relative error a few ulps, which the sensitivity analysis absorbs. Callers with a
     tighter arithmetic (e.g. float32 paths: use ``hi=1e15``, ``lo=1e-15``) pass their own range.
 

@@ -1,7 +1,7 @@
 """``log Phi(t)`` (the log of the standard normal CDF) from :func:`math.erfc`, without SciPy.
 
 :mod:`engine.privacy` is imported by the ``privacy`` CLI subcommand, which must answer in well under half
-a second (issue 16); ``scipy.special`` alone costs about 0.3 s to import. This module evaluates the one
+a second; ``scipy.special`` alone costs about 0.3 s to import. This module evaluates the one
 special function the accounting needs with the C library's ``erfc`` (correctly rounded to within a
 few ulp in glibc) and, deep in the lower tail where ``erfc`` underflows, the asymptotic series of the
 Mills ratio (Abramowitz & Stegun 26.2.12 / 7.1.23):

@@ -14,7 +14,7 @@ from typing import Iterable
 
 import numpy as np
 from engine.privacy._checks import _as_float, validate_delta, validate_epsilon, validate_mu
-from engine.privacy._ndtr import log_ndtr  # math.erfc-based: no SciPy import (CLI start-up, issue 16)
+from engine.privacy._ndtr import log_ndtr  # math.erfc-based: no SciPy import (keeps the CLI's start-up short)
 
 __all__ = ["gdp_delta", "gdp_mu", "gdp_epsilon", "compose_gdp", "split_mu", "split_epsilon"]
 
@@ -220,7 +220,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def _gdp_mu_cached(eps: float, dlt: float) -> float:
-    """:func:`gdp_mu` of validated floats, memoised per (epsilon, delta): a pure function (issue 16)."""
+    """:func:`gdp_mu` of validated floats, memoised per (epsilon, delta): a pure function."""
     pred = lambda m: _delta_certified(eps, m, dlt, _CALIBRATION_LOG_MARGIN)  # noqa: E731  True for small mu
     lo = hi = 1.0
     if pred(hi):
@@ -293,7 +293,7 @@ def _div_up(num: float, den: float) -> float:
 
     The exact comparison ``Fraction(q) >= Fraction(num) / Fraction(den)`` done on the floats' integer ratios
     (``q = qn/qd``, ``num = a/b``, ``den = c/e``: ``qn b c >= a e qd``), without building Fractions: the same
-    answer in a few microseconds less (issue 16: four of these per SSP release).
+    answer in a few microseconds less (four of these per SSP release).
     """
     q = num / den
     if math.isinf(q):
