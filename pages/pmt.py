@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import pmt_controls, pmt_headline, pmt_run, pmt_tabs
+from ui import pmt_controls, pmt_headline, pmt_run, pmt_tabs, verdict
 from ui.layout import RESULTS_ANCHOR, page_header
 from ui.state import ensure_frame, init_state, url_load, url_sync
 
@@ -53,7 +53,9 @@ with ctrl:
 def _results_panel(results: dict, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
     method reruns only this panel (everything here is cached or cheap)."""
+    lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
     headline = pmt_headline.headline(results, task, presenter)
+    verdict.show(verdict.pmt_verdict(results, headline.metric, headline.head), lead)
     pmt_tabs.tabs(results, task, headline, presenter)
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 

@@ -441,6 +441,32 @@ def noise_banner(data: PreparedData, diag: dict) -> str | None:
     replace-one), d (intercept included), mu (the budget), and the public rows' least-squares fit in
     PMT's whitened coordinates (residual sd, coefficient norm) and RMS response.
     """
+    got = _noise_dominance(data, diag)
+    if got is None:
+        return None
+    nd, m = got
+    if not nd.dominated and nd.n_needed <= data.n_priv:
+        return None
+    what = ("The private part is noise-dominated at this epsilon" if nd.dominated
+            else "At this epsilon the private statistics are less precise than the public sample")
+    return (f"{what}: the noise on PMT's released X^T X (spectral size about {nd.noise_scale:.3g}) is "
+            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). PMT would need about "
+            f"{nd.n_needed:,} private rows at this epsilon to beat the {m} public rows alone; until then the "
+            "public-only fit (no privacy cost) is the better estimate. Computed from public quantities only.")
+
+
+def n_needed(data: PreparedData, diag: dict) -> int | None:
+    """Private rows PMT would need at this budget to beat the public rows alone (ridge), or None.
+
+    From :func:`engine.pmt.public.noise_dominance` (public quantities and the budget only); None for other
+    tasks or when it does not apply.
+    """
+    got = _noise_dominance(data, diag)
+    return None if got is None else int(got[0].n_needed)
+
+
+def _noise_dominance(data: PreparedData, diag: dict):
+    """(:func:`engine.pmt.public.noise_dominance` result, public rows) for ridge, or None."""
     if diag.get("task", "regression") != "regression" or not (float(diag.get("mu", 0) or 0) > 0):
         return None
     if not math.isfinite(float(diag["mu"])):
@@ -460,14 +486,7 @@ def noise_banner(data: PreparedData, diag: dict) -> str | None:
                          n_pub=m, resid_sd=float(np.sqrt(r @ r / (m - d))), theta_norm=float(np.linalg.norm(th)),
                          y_rms=float(np.sqrt(np.mean(yq**2))),
                          neighbouring=str(diag.get("neighbouring", "replace-one") or "replace-one"))
-    if not nd.dominated and nd.n_needed <= data.n_priv:
-        return None
-    what = ("The private part is noise-dominated at this epsilon" if nd.dominated
-            else "At this epsilon the private statistics are less precise than the public sample")
-    return (f"{what}: the noise on PMT's released X^T X (spectral size about {nd.noise_scale:.3g}) is "
-            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). PMT would need about "
-            f"{nd.n_needed:,} private rows at this epsilon to beat the {m} public rows alone; until then the "
-            "public-only fit (no privacy cost) is the better estimate. Computed from public quantities only.")
+    return nd, m
 
 
 def diagnostics(data: PreparedData, spec: dict) -> dict:
