@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.figures import nvdp as P
+from engine.figures.verdict import nvdp_verdict
 from engine.nvdp.clipping import ClipConfig
 from engine.nvdp.headline import headline_verdict
 from ui import nvdp_cache as K
@@ -51,6 +52,8 @@ class View:
     acc_slot: object = None
     warn_slot: object = None
     verdict_slot: object = None
+    lead_slot: object = None
+    lead_n: int = 0
 
     def items(self) -> list:
         """``(evaluator, model key, which, result)`` of both models, for :mod:`ui.nvdp_live`."""
@@ -114,6 +117,8 @@ def _metric(v: View, col, title, c, u, help_, pct=False):
 def headline(v: View) -> None:
     """The headline metrics: RD max / mean and BDP epsilon clipped vs unclipped, and the accuracy (or "computing ...")."""
     res_c, res_u = v.res_c, v.res_u
+    v.lead_slot = st.empty()  # the verdict in words first: the guarantee's number, or why there is none
+    show_lead(v)
     r = st.columns(4)
     _metric(v, r[0], "RD max (paper)", res_c.rd_paper.max, res_u.rd_paper.max,
             f"Largest Renyi divergence between two sentences' shared draws, in the authors' normalisation (nats per "
@@ -142,8 +147,9 @@ def headline(v: View) -> None:
                 "because padded positions get weight exactly 0 in the shared sample, which reveals the length.")
         _metric(v, r2[1], "RD mean (exact)", res_c.rd_exact.mean, res_u.rd_exact.mean,
                 "Mean of the exact bound over the same pairs (infinite if any pair is).")
-        _metric(v, r2[2], "BDP epsilon (guarantee)", res_c.bdp.epsilon, res_u.bdp.epsilon,
-                "Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
+        _metric(v, r2[2], "BDP epsilon (guarantee, sample estimate)", res_c.bdp.epsilon, res_u.bdp.epsilon,
+                f"A sample-based estimate over the first {N_EVAL} evaluation sentences (pairs of them), not a "
+                "bound over every possible sentence. Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
                 "the guarantee form. It is infinite as soon as one batch of 16 holds two sentences of different "
                 "lengths (the sample reveals the length), and where clipping at order lambda does not bound order "
                 "lambda + 1.")
@@ -167,6 +173,15 @@ def show_accuracy(v: View) -> None:
                             "without.", icon=":material/warning:")
 
 
+def show_lead(v: View) -> None:
+    """The lead sentence (:func:`engine.figures.verdict.nvdp_verdict`), coloured, above the numbers."""
+    if v.lead_slot is not None:
+        from ui import verdict as V
+
+        v.lead_n += 1
+        V.show(nvdp_verdict(v.res_c, v.res_u, label=v.label_c, n_eval=N_EVAL), v.lead_slot, v.lead_n - 1)
+
+
 def show_verdict(v: View) -> None:
     """The headline verdict under the privacy figure (when its tab is open)."""
     if v.verdict_slot is not None:
@@ -185,6 +200,7 @@ def finish(v: View) -> None:
     if v.res_c.accuracy is None or v.res_u.accuracy is None:
         v.complete()
         show_accuracy(v)
+        show_lead(v)
         show_verdict(v)
     ss["_nvdp_timing"]["done"] = time.perf_counter()
     m = v.m

@@ -51,8 +51,9 @@ def markdown(v: Verdict) -> str:
     return f":{COLOURS[v.tone]}[**{text}**]"
 
 
-def show(v: Verdict, slot=None) -> None:
-    """Draw the verdict (into ``slot`` if given): a bordered container keyed ``verdict_<tone>``."""
+def show(v: Verdict, slot=None, n: int = 0) -> None:
+    """Draw the verdict (into ``slot`` if given): a bordered container keyed ``verdict_<tone>`` (``_<n>`` added
+    for a redraw into the same slot within one run, since keys are unique per run)."""
     target = slot if slot is not None else st
-    with target.container(key=f"verdict_{v.tone}", border=True):
+    with target.container(key=f"verdict_{v.tone}" + (f"_{n}" if n else ""), border=True):
         st.markdown(markdown(v))
