@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import pmt_controls, pmt_headline, pmt_run, pmt_tabs, verdict
-from ui.layout import RESULTS_ANCHOR, page_header
+from ui.layout import RESULTS_ANCHOR, page_header, scroll_to_results
 from ui.state import ensure_frame, init_state, url_load, url_sync
 
 ensure_frame()
@@ -64,5 +64,6 @@ with main:
     results = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
     if results is not None:
         _results_panel(results, task)
+        scroll_to_results()  # after "Use this data" (the button sits far down the controls)
 
 url_sync(URL_KEYS)

@@ -76,3 +76,17 @@ def page_header(title: str, url_problems) -> bool:
     for msg in url_problems:
         st.warning(msg, icon=":material/link_off:")
     return presenter
+
+
+def scroll_to_results() -> None:
+    """Bring the results column's top (the verdict and the headline) into view, once after a new data choice.
+
+    Runs when ``st.session_state["_scroll_to_results"]`` is set (:func:`ui.data_choice.adopt_upload`) and
+    clears it. A fixed script (``st.html`` with JavaScript; no user text in it) scrolls the page; without scripts
+    nothing happens and the page stays usable.
+    """
+    if not st.session_state.pop("_scroll_to_results", False):
+        return
+    st.html("<script>const el = document.querySelector('.st-key-" + RESULTS_ANCHOR + "'); "
+            "if (el) { el.scrollIntoView({behavior: 'instant', block: 'start'}); }</script>",
+            unsafe_allow_javascript=True)  # a fixed script, no user text in it

@@ -19,6 +19,7 @@ import streamlit as st
 
 from engine.datasets import list_datasets, load_dataset, read_csv_upload
 from ui import pmt_compute as C
+from ui.data_choice import computed_on
 from ui.pmt_upload import Named
 from ui.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
@@ -200,6 +201,7 @@ def compute(task: str, problems: list[str]) -> dict | None:
         else:
             ds = bundled(name, float(ss.get("synthetic_kappa", 1e3)))
         ss["dataset_shape"] = (name, ds.n, ds.d)
+        computed_on(name, ds.n, ds.d)  # the sidebar names the data actually computed on
         public_ds = None
         if ss.get("public_source") == "file":
             pname, pdata = ss["pmt_public_raw"]

@@ -97,7 +97,14 @@ def settings_summary() -> None:
     ss = st.session_state
     name = str(ss.get("dataset_name", DEFAULTS["dataset_name"]))
     up = ss.get("uploaded_dataset")
-    if name.startswith("upload") and up is not None:
+    computed = ss.get("_computed_on")  # set by a page that computed on a data set in this run
+    note = None
+    if computed:  # the data actually computed on, whatever was chosen elsewhere
+        if computed[0] != name:
+            note = (f"the Data page's choice {name.removeprefix('upload:')} does not fit this page's task"
+                    if not (name.startswith("upload:") and up is None) else "your upload is gone")
+        name = f"{computed[0]} ({computed[1]} rows x {computed[2]} features)"
+    elif name.startswith("upload") and up is not None:
         name = f"{up.name} ({up.n} rows x {up.d} features)"
     else:
         shape = ss.get("dataset_shape")
@@ -105,6 +112,11 @@ def settings_summary() -> None:
             name = f"{name} ({shape[1]} rows x {shape[2]} features)"
     with st.container():
         st.caption("Active settings")
+        if ss.get("_lost_upload"):
+            st.warning(f"Your upload {ss['_lost_upload']} is gone (a reload starts a new session): upload it again "
+                       "on the Data page.", icon=":material/cloud_off:")
+        elif note:
+            st.caption(f":orange[:material/warning: Computed on this data: {note}.]")
         st.markdown(
             f"**Data:** {name}  \n"
             f"**epsilon** = {fmt_num(ss.get('epsilon', DEFAULTS['epsilon']))}, "
@@ -281,7 +293,9 @@ def url_sync(keys) -> None:
         if value == default or value is None:
             continue
         if key == "data" and str(value).startswith("upload:"):
-            continue  # an upload cannot travel in a link
+            # an upload cannot travel in a link; its file name does, so a reload can say it is gone
+            want["upload"] = str(value).removeprefix("upload:")
+            continue
         want[key] = URL_CODEC[key][1](value)
     current = {k: st.query_params[k] for k in st.query_params}
     if current != want:
