@@ -73,3 +73,25 @@ def test_nvdp_sentences_choice_survives_a_page_switch():
     src = (ROOT / "ui" / "nvdp_controls.py").read_text()
     # bound with persist_state="session" (kept while the page is not drawn), like every other NVDP setting
     assert 'st.radio("Sentences", list(SOURCES), format_func=SOURCES.get, **persist("nvdp_source")' in src
+
+
+def test_an_all_zero_public_target_is_explained_in_the_page_terms():
+    from engine.datasets import read_csv_upload
+    from ui.pmt_upload import Named
+
+    rng = np.random.default_rng(0)
+    rows = ["a,b,y"] + [f"{rng.normal():.4f},{rng.normal():.4f},{int(i < 3)}" for i in range(200)]
+    ds = read_csv_upload(Named("zeros.csv", ("\n".join(rows) + "\n").encode()), target="y")
+    from ui.pmt_compute import prepare
+
+    seed = next(s for s in range(50)  # a split whose 10 public rows all have target 0 (most do)
+                if not prepare(ds, standardize=False, n_pub=10, split_seed=s).y_pub.any())
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in dict(uploaded_dataset=ds, dataset_name=ds.name, data=ds.name, n_pub=10, seeds=2,
+                     standardize=False, split_seed=seed).items():
+        at.session_state[k] = v
+    at.switch_page("pages/pmt.py").run()
+    errors = " ".join(e.value for e in at.error)
+    assert "Cannot compute with these settings" in errors
+    assert "response_bound=<float>" not in errors and "y_pub" not in errors
+    assert "n_pub" in errors and "split" in errors  # the controls to change

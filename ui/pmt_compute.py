@@ -434,6 +434,36 @@ def advisories(data: PreparedData, diag: dict, delta: float | None = None) -> li
     return out
 
 
+#: Engine messages that name an argument of the Python API -> the same problem in the page's terms (which
+#: control to change). Matched by a fragment of the engine's message.
+PAGE_TERMS = {
+    "y_pub is all zero": (
+        "The public rows' target values are all zero, so the response bound B_y, which is computed from the "
+        "public rows, would be 0 and no release could be calibrated. Change the public sample: more public rows "
+        "(n_pub), another seed of the public/private split (Advanced), or a public file whose target is not all "
+        "zero; or choose another target column in the upload."),
+    "public labels are required here": (
+        "The public sample has no target values, which the response bound needs: choose a public file that "
+        "has the target column, or the random split."),
+}
+
+
+def in_page_terms(message: str) -> str:
+    """An engine error in the page's words (:data:`PAGE_TERMS`); other messages unchanged.
+
+    Examples
+    --------
+    >>> in_page_terms("y_pub is all zero, so ... pass response_bound=<float>").startswith("The public rows' target")
+    True
+    >>> in_page_terms("n_pub must be at least 1")
+    'n_pub must be at least 1'
+    """
+    for fragment, text in PAGE_TERMS.items():
+        if fragment in str(message):
+            return text
+    return str(message)
+
+
 def noise_banner(data: PreparedData, diag: dict) -> str | None:
     """The "noise-dominated" banner (ridge), from public quantities and the budget only, or None.
 

@@ -234,6 +234,6 @@ def compute(task: str, problems: list[str]) -> dict | None:
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))
     except (ValueError, TypeError) as exc:
-        st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
+        st.error(f"**Cannot compute with these settings.** {C.in_page_terms(str(exc))}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")
     return results

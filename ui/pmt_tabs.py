@@ -143,7 +143,7 @@ def _lam_tab(v: _View, is_open: bool) -> None:
                                             title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
             v.show(fig, "fig_lam")
         except (ValueError, TypeError) as exc:
-            st.error(f"**Cannot compute the lam sweep.** {exc}", icon=":material/error:")
+            st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
@@ -166,7 +166,7 @@ def _npub_tab(v: _View, is_open: bool) -> None:
                                               f"epsilon = {spec['epsilon']:g}")
             v.show(fig, "fig_npub")
         except (ValueError, TypeError) as exc:
-            st.error(f"**Cannot compute the n_pub sweep.** {exc}", icon=":material/error:")
+            st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
