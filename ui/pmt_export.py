@@ -233,7 +233,8 @@ def provenance(ds) -> dict:
 
 
 def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metric_label: str, ratio_text: str,
-                diag: dict, figures: list, public_name: str | None = None) -> str:
+                diag: dict, figures: list, public_name: str | None = None, verdict=None,
+                warnings=()) -> str:
     """The PMT page's "Download report": one self-contained HTML file (see :func:`engine.figures.report.html_report`).
 
     Parameters
@@ -254,6 +255,10 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
         The figures on screen.
     public_name : str, optional
         The separate public file's name.
+    verdict : engine.figures.verdict.Verdict, optional
+        The page's verdict sentence: the report's first line, coloured.
+    warnings : sequence of str
+        The page's warnings (noise-dominated, share of public rows, eigenvalue floor ...), right after it.
     """
     from engine.figures.report import html_report
 
@@ -277,4 +282,5 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
                  f"{spec['seeds']} seeds",
         headline=cards, figures=figures, settings=settings,
         ledgers={m: ledger_display(f) for m, f in diag.get("ledgers", {}).items()},
-        provenance=provenance(ds), commands=commands, notes=notes)
+        provenance=provenance(ds), commands=commands, notes=notes,
+        verdict=None if verdict is None else (verdict.text, verdict.tone), warnings=list(warnings))

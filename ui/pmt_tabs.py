@@ -283,9 +283,12 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
             ("Truncation: row lengths before and after whitening",
              plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
                                      clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
+    from ui.verdict import pmt_verdict
+
     return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
                          metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
-                         public_name=public_name)
+                         public_name=public_name, verdict=pmt_verdict(results, metric, head),
+                         warnings=results["warnings"])
 
 
 def _export_tab(v: _View) -> None:

@@ -112,6 +112,55 @@ def fmt_ratio(r: float, digits: int = 2) -> str:
     return f"{r / 10 ** exp:.{digits - 1}f}e{exp}x"
 
 
+_NUMBERED = re.compile(r"^(.*?)\s*(\d+)$")
+
+
+def collapse_ledger(frame: pd.DataFrame) -> pd.DataFrame:
+    """A ledger with runs of identical releases collapsed to one row and a count.
+
+    Consecutive rows whose name differs only by a trailing number ("gradient step 1" ... "gradient step
+    100") and whose other columns are equal become one row named "gradient step 1-100" with ``count``
+    100. Every other row keeps ``count`` 1. Nothing is recomputed: the composed total row stays as the
+    engine wrote it.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A ledger frame (column ``name`` and the release's columns), numbers or display strings.
+
+    Returns
+    -------
+    DataFrame
+        The same columns with ``count`` after ``name``.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"name": ["step 1", "step 2", "step 3", "total"], "mu": [0.1, 0.1, 0.1, 0.17]})
+    >>> collapse_ledger(f).values.tolist()
+    [['step 1-3', 3, 0.1], ['total', 1, 0.17]]
+    """
+    if frame.empty or "name" not in frame.columns:
+        return frame.assign(count=[])[["name", "count", *[c for c in frame.columns if c != "name"]]] \
+            if "name" in frame.columns else frame
+    rest = [c for c in frame.columns if c != "name"]
+    rows: list[list] = []
+    runs: list[tuple] = []  # (stem, first number, last number, values)
+    for rec in frame.itertuples(index=False):
+        name = str(getattr(rec, "name") if hasattr(rec, "name") else rec[0])
+        vals = tuple(rec[list(frame.columns).index(c)] for c in rest)
+        m = _NUMBERED.match(name)
+        key = tuple("nan" if isinstance(v, float) and math.isnan(v) else v for v in vals)
+        if m and runs and runs[-1][0] == m.group(1) and runs[-1][3] == key and int(m.group(2)) == runs[-1][2] + 1:
+            stem, first, _, k = runs[-1]
+            runs[-1] = (stem, first, int(m.group(2)), k)
+            rows[-1][1] += 1
+            rows[-1][0] = f"{stem} {first}-{int(m.group(2))}"
+            continue
+        runs.append((m.group(1), int(m.group(2)), int(m.group(2)), key) if m else (None, 0, 0, key))
+        rows.append([name, 1, *vals])
+    return pd.DataFrame(rows, columns=["name", "count", *rest])
+
+
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
@@ -154,7 +203,88 @@ h1{font-size:1.7rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;bor
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #dde3ea;padding:.25rem .6rem;text-align:left;
 font-size:.9rem;vertical-align:top}th{background:#F3F6F9}pre{background:#F3F6F9;padding:.7rem;white-space:pre-wrap;
 word-break:break-all;border-radius:6px}.figure{margin:1rem 0}.fine{font-size:.8rem;color:#556}
+.verdict{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:8px;border:1px solid}
+.verdict.good{color:#0B6B2E;background:#E8F6EC;border-color:#9BD3AE}
+.verdict.bad{color:#9B1C1C;background:#FDECEC;border-color:#F0A8A8}
+.verdict.neutral{color:#1D4E89;background:#EAF2FB;border-color:#A9C7EA}
+.warn{color:#7A4B00;background:#FFF6E0;border:1px solid #F2D28B;border-radius:6px;padding:.4rem .7rem;margin:.4rem 0}
 """
+
+
+_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"format": "png", "scale": 3}}
+
+
+def _plain_figures(figures) -> list[str]:
+    """Plotly's own HTML export, plotly.js inlined once (about 4.8 MB)."""
+    out, first = [], True
+    for i, (caption, fig) in enumerate(figures):
+        div = fig.to_html(full_html=False, include_plotlyjs=True if first else False, div_id=f"figure-{i}",
+                          config=_CONFIG)
+        first = False
+        out.append(f"<div class='figure'><p><b>{_e(caption)}</b></p>{div}</div>")
+    return out
+
+
+#: Decodes the base85 text (Python's ``base64.b85encode`` alphabet, "<" written as "."), gunzips it with the browser's
+#: DecompressionStream, runs plotly.js and draws every figure from its JSON.
+_LOADER = """(function(){
+var A='0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~',T={};
+for(var i=0;i<85;i++)T[A.charCodeAt(i)]=i;T[46]=T[60];
+function b85(s){var n=s.length,pad=(5-n%5)%5,out=new Uint8Array((n+pad)/5*4),o=0;
+for(var i=0;i<n+pad;i+=5){var v=0;for(var j=0;j<5;j++){var c=i+j<n?T[s.charCodeAt(i+j)]:84;v=v*85+c;}
+out[o++]=(v>>>24)&255;out[o++]=(v>>>16)&255;out[o++]=(v>>>8)&255;out[o++]=v&255;}
+return out.subarray(0,out.length-pad);}
+function fail(msg){document.querySelectorAll('.plotly-graph-div').forEach(function(d){
+d.textContent='The figures could not be drawn: '+msg+' (they need Chrome 80, Firefox 113, Safari 16.4 or later).';});}
+if(typeof DecompressionStream==='undefined'){fail('this browser cannot unpack them');return;}
+var bytes=b85(document.getElementById('plotly-b85').textContent.trim());
+new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text().then(function(js){
+(0,eval)(js);var sb=b85(document.getElementById('figure-specs').textContent.trim());
+return new Response(new Blob([sb]).stream().pipeThrough(new DecompressionStream('gzip'))).json();
+}).then(function(specs){
+specs.forEach(function(f){var d=document.getElementById(f.id);Plotly.newPlot(d,f.data,f.layout,f.config);});
+}).catch(function(e){fail(String(e));});})();"""
+
+
+def _plotly_js_b85() -> tuple[str, str]:
+    """(plotly.js version, plotly.min.js gzip-compressed as base85 text); computed once per process."""
+    global _PLOTLY_B85
+    if _PLOTLY_B85 is None:
+        import base64
+        import gzip
+
+        from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+        _PLOTLY_B85 = (get_plotlyjs_version(),
+                       base64.b85encode(gzip.compress(get_plotlyjs().encode(), 9, mtime=0)).decode("ascii")
+                       .replace("<", "."))  # no "<" in a script element ("<!--" would change how it is parsed)
+    return _PLOTLY_B85
+
+
+_PLOTLY_B85 = None
+
+
+def _compressed_figures(figures) -> list[str]:
+    """plotly.js gzip + base85 inlined once, the figures' JSON gzip + base85 too, drawn by :data:`_LOADER`."""
+    import json
+
+    version, packed = _plotly_js_b85()
+    out, specs = [], []
+    for i, (caption, fig) in enumerate(figures):
+        spec = json.loads(fig.to_json())
+        specs.append({"id": f"figure-{i}", "data": spec.get("data", []), "layout": spec.get("layout", {}),
+                      "config": _CONFIG})
+        out.append(f"<div class='figure'><p><b>{_e(caption)}</b></p><div id='figure-{i}' class=\"plotly-graph-div\" "
+                   "style='height:450px;width:100%'></div></div>")
+    import base64
+    import gzip
+
+    text = base64.b85encode(gzip.compress(json.dumps(specs, separators=(",", ":")).encode(), 6, mtime=0)) \
+        .decode("ascii").replace("<", ".")
+    out.append(f"<!-- plotly.js v{_e(version)} (MIT licence), gzip-compressed, base85 -->"
+               f"<script type='application/octet-stream' id='plotly-b85'>{packed}</script>"
+               f"<script type='application/octet-stream' id='figure-specs'>{text}</script><script>{_LOADER}</script>")
+    return out
 
 
 def html_report(
@@ -169,6 +299,9 @@ def html_report(
     commands: Sequence[str] = (),
     notes: Sequence[str] = (),
     generated: str | None = None,
+    verdict: tuple[str, str] | None = None,
+    warnings: Sequence[str] = (),
+    compress: bool = True,
 ) -> str:
     """One self-contained HTML page (plotly.js inlined once; opens offline) for a dashboard view.
 
@@ -192,6 +325,15 @@ def html_report(
         Extra sentences (shown under the headline).
     generated : str, optional
         Time stamp (default: now, UTC).
+    verdict : (text, tone), optional
+        The page's verdict sentence (:mod:`engine.figures.verdict`), shown first, coloured by tone
+        ("good", "bad", "neutral").
+    warnings : sequence of str
+        The page's warnings, shown right after the verdict (before the numbers).
+    compress : bool, default True
+        Inline plotly.js gzip-compressed (base85 text, unpacked by the browser's own
+        ``DecompressionStream``; Chrome 80, Firefox 113, Safari 16.4 or later) and the figures as JSON:
+        about 2 MB instead of 5 MB, still offline. False: Plotly's own HTML export (plotly.js as is).
 
     Returns
     -------
@@ -208,6 +350,11 @@ def html_report(
         parts.append(f"<p class='sub'>{_e(subtitle)}</p>")
     parts.append(f"<p class='fine'>Generated {_e(generated)} by the privacy-utility explorer. The figures are "
                  "interactive (hover, zoom, click a legend entry) and need no network.</p>")
+    if verdict:
+        parts.append(f"<p class='verdict {_e(verdict[1])}' id='verdict'>{_e(verdict[0])}</p>")
+    if warnings:
+        parts.append("<div id='warnings'>" + "".join(f"<p class='warn'>&#9888; {_e(w)}</p>" for w in warnings)
+                     + "</div>")
     if headline:
         parts.append("<h2>Headline numbers</h2><div class='cards' id='headline'>")
         for item in headline:
@@ -220,20 +367,16 @@ def html_report(
         parts.append(f"<p>{_e(n)}</p>")
     if figures:
         parts.append("<h2>Figures</h2>")
-        first = True
-        for i, (caption, fig) in enumerate(figures):
-            div = fig.to_html(full_html=False, include_plotlyjs=True if first else False, div_id=f"figure-{i}",
-                              config={"displaylogo": False, "responsive": True,
-                                      "toImageButtonOptions": {"format": "png", "scale": 3}})
-            first = False
-            parts.append(f"<div class='figure'><p><b>{_e(caption)}</b></p>{div}</div>")
+        parts += _compressed_figures(figures) if compress else _plain_figures(figures)
     if settings:
         parts.append("<h2>Settings</h2>" + _table(list(settings.items()), header=["setting", "value"]))
     if ledgers:
         parts.append("<h2>Privacy ledger</h2><p>Every noisy release with its sensitivity, noise scale and "
                      "Gaussian-DP cost; the total row composes them.</p>")
+        parts.append("<p class='fine'>Runs of identical releases (e.g. one per gradient step) are one row with "
+                     "their count.</p>")
         for method, frame in ledgers.items():
-            parts.append(f"<h3>{_e(method)}</h3>" + _frame_table(frame))
+            parts.append(f"<h3>{_e(method)}</h3>" + _frame_table(collapse_ledger(frame)))
     if provenance:
         parts.append("<h2>Data: provenance and licence</h2>" + _table(list(provenance.items()), header=["", ""]))
     if commands:
