@@ -179,7 +179,7 @@ def test_pmt_report_and_csv_from_a_hostile_upload(downloads, tmp_path):
         assert name in st_["headline"], name
         assert metrics[name] in st_["headline"], (name, metrics[name])  # the page's own numbers
     assert EVIL_IMG in st_["body"]  # shown as text, not markup
-    assert "--target =1+1" in st_["commands"] and "--data @evil.csv" in st_["commands"]
+    assert "--target =1+1" in st_["commands"] and "--data /path/to/@evil.csv" in st_["commands"]
     assert "your uploaded file" in st_["body"] and "Privacy ledger" in st_["body"]
 
 

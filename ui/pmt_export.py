@@ -71,9 +71,14 @@ def settings_json(spec: dict, *, ds, prep: PreparedData, public_name: str | None
 CLI_PREFIX = ".venv/bin/python -m engine"
 
 
+#: Written in front of an uploaded file's name in the commands: a placeholder folder the user replaces
+#: with where the file is (the browser never tells the page the file's folder).
+UPLOAD_DIR_PLACEHOLDER = "/path/to/"
+
+
 def _file_name(name: str) -> str:
-    """The uploaded file's name from a data set name ``"upload:<file name>"``."""
-    return str(name).removeprefix("upload:")
+    """The uploaded file's path in a command: :data:`UPLOAD_DIR_PLACEHOLDER` + its name (``"upload:<name>"``)."""
+    return UPLOAD_DIR_PLACEHOLDER + str(name).removeprefix("upload:")
 
 
 def _exact(x) -> str:
@@ -184,8 +189,9 @@ def cli_notes(spec: dict) -> list[str]:
     """How to run the command of :func:`cli_argv` (shown under it)."""
     notes = ["Run it in the project folder (./run.sh creates .venv there)."]
     if str(spec["data"]).startswith("upload:"):
-        notes.append("Copy your file(s) into that folder, or replace the file names by their paths: the command "
-                     "reads them with the same validating loader as this page and reproduces its numbers.")
+        notes.append(f"Replace {UPLOAD_DIR_PLACEHOLDER} by the folder your file is in (e.g. ~/Downloads/; keep the "
+                     "quotes if the name has spaces): the command reads it with the same validating loader as this "
+                     "page and reproduces its numbers.")
     return notes
 
 

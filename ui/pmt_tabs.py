@@ -311,6 +311,19 @@ def _export_tab(v: _View) -> None:
     c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
                        mime="application/json", key="dl_json",
                        help="Every setting, the seeds and the package versions.")
+    from ui import pmt_snippet as S
+
+    py_spec = {**spec, "metric": metric}
+    c3, c4 = st.columns(2)
+    c3.download_button("Download Python snippet (.py)", functools.partial(S.snippet, py_spec, ds=ds, public_name=public_name),
+                       file_name="pmt_view.py", mime="text/x-python", key="dl_py",
+                       help="Prints the headline numbers with the engine's public API (run_sweep).")
+    c4.download_button("Download Jupyter notebook (.ipynb)",
+                       functools.partial(S.notebook, py_spec, ds=ds, public_name=public_name),
+                       file_name="pmt_view.ipynb", mime="application/x-ipynb+json", key="dl_ipynb",
+                       help="The snippet and the error-vs-epsilon figure in cells.")
+    with st.expander("The same in Python (the engine's public API)"):
+        st.code(S.snippet(py_spec, ds=ds, public_name=public_name), language="python")
     why_not = X.cli_supported(spec)
     if why_not:
         st.info(why_not + " The JSON settings above record everything needed to repeat this view.")
