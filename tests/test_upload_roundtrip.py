@@ -165,4 +165,4 @@ def test_features_starting_with_a_dash_are_never_read_as_options(tmp_path, capsy
     ds = read_csv_upload(raw, target="y")
     spec = {**DEFAULTS, "data": ds.name, "task": "regression", "synthetic_kappa": 1e3, "seeds": 2}
     args = build_parser().parse_args(shlex.split(X.cli_command(spec, ds=ds))[3:])
-    assert args.features == ["-x", "=1+1"] and args.target == "y" and args.data == "data.csv"
+    assert args.features == ["-x", "=1+1"] and args.target == "y" and args.data == "/path/to/data.csv"

@@ -266,17 +266,34 @@ _PLOTLY_B85 = None
 
 def _compressed_figures(figures) -> list[str]:
     """plotly.js gzip + base85 inlined once, the figures' JSON gzip + base85 too, drawn by :data:`_LOADER`."""
+    import base64
     import json
 
     version, packed = _plotly_js_b85()
+
+    def short(x):
+        """Floats to 6 significant digits and Plotly's float64 typed arrays (``bdata``) to float32: what a hover
+        shows (7 digits), and about half the figures' bytes."""
+        if isinstance(x, float):
+            return float(f"{x:.6g}")
+        if isinstance(x, list):
+            return [short(v) for v in x]
+        if isinstance(x, dict):
+            if x.get("dtype") == "f8" and isinstance(x.get("bdata"), str):
+                import numpy as np
+
+                arr = np.frombuffer(base64.b64decode(x["bdata"]), dtype="<f8").astype("<f4")
+                return {**x, "dtype": "f4", "bdata": base64.b64encode(arr.tobytes()).decode("ascii")}
+            return {k: short(v) for k, v in x.items()}
+        return x
+
     out, specs = [], []
     for i, (caption, fig) in enumerate(figures):
         spec = json.loads(fig.to_json())
-        specs.append({"id": f"figure-{i}", "data": spec.get("data", []), "layout": spec.get("layout", {}),
+        specs.append({"id": f"figure-{i}", "data": short(spec.get("data", [])), "layout": spec.get("layout", {}),
                       "config": _CONFIG})
         out.append(f"<div class='figure'><p><b>{_e(caption)}</b></p><div id='figure-{i}' class=\"plotly-graph-div\" "
                    "style='height:450px;width:100%'></div></div>")
-    import base64
     import gzip
 
     text = base64.b85encode(gzip.compress(json.dumps(specs, separators=(",", ":")).encode(), 6, mtime=0)) \
