@@ -49,7 +49,22 @@ PHONE_CSS = (" @media (max-width: 640px) {[data-testid='stMainBlockContainer'], 
              " [data-testid='stMetricValue'] {font-size: 1.7rem !important;}}")
 #: Multiselect chips wrap onto more lines instead of being cut after the first few (every method stays visible).
 CHIPS_CSS = (" [data-testid='stMultiSelectTagsContainer'], [data-testid='stMultiSelectTagsContainer'] > [role='group']"
-             " {flex-wrap: wrap !important; overflow: visible !important; max-height: none !important;}")
+             " {flex-wrap: wrap !important; overflow: visible !important; max-height: none !important;"
+             " height: auto !important;} div:has(> [data-testid='stMultiSelectTagsContainer'])"
+             " {max-height: none !important; height: auto !important; min-height: 40px;}")
+
+
+#: Presenter mode, for a room: the sidebar is hidden (the page's own controls stay; switching presenter off
+#: brings it back), the tabs wrap onto a second line instead of hiding behind a scroll arrow, and a picker's
+#: chosen value wraps instead of being cut ("L2 estimation (").
+PRESENTER_CSS = (" [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none !important;}"
+                 " [data-testid='stTabs'] [role='tablist'] {flex-wrap: wrap !important; overflow: visible !important;}"
+                 " [data-testid='stTabs'] [role='tablist'] ~ button, [data-testid='stTabs'] button[aria-label*='croll']"
+                 " {display: none !important;}"
+                 " [data-testid='stSelectbox'] [data-baseweb='select'] *, [data-testid='stSelectbox'] [role='combobox'] *"
+                 " {white-space: normal !important; text-overflow: clip !important; overflow: visible !important;}"
+                 " [data-testid='stSelectbox'] [data-baseweb='select'] > div, [data-testid='stSelectbox'] [role='combobox']"
+                 " {height: auto !important; max-height: none !important;}")
 
 
 def page_style(presenter: bool) -> None:
@@ -66,7 +81,7 @@ def page_style(presenter: bool) -> None:
            + PHONE_CSS + CHIPS_CSS)
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
-        css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}"
+        css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}" + PRESENTER_CSS
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
 
