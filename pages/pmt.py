@@ -56,6 +56,8 @@ def _results_panel(results: dict, task: str) -> None:
     lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
     headline = pmt_headline.headline(results, task, presenter)
     verdict.show(verdict.pmt_verdict(results, headline.metric, headline.head), lead)
+    if not presenter:
+        verdict.non_private_badge()
     pmt_tabs.tabs(results, task, headline, presenter)
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 

@@ -271,8 +271,8 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
     cards = [(str(r["method"]), f"{r['median']:.3g}", f"middle half {r['q25']:.3g} - {r['q75']:.3g}")
              for _, r in head.iterrows()]
     cards += [("PMT / best baseline", ratio_text),
-              ("kappa after PMT", f"{diag['kappa_pmt']:.3g}", f"raw {diag['kappa_raw']:.3g}"),
-              ("rows truncated", f"{100 * diag['frac_truncated']:.2f}%"),
+              ("kappa after PMT", f"{diag['kappa_pmt']:.3g}", f"raw {diag['kappa_raw']:.3g}; non-private diagnostic"),
+              ("rows truncated", f"{100 * diag['frac_truncated']:.2f}%", "non-private diagnostic"),
               ("mu (Gaussian DP)", f"{diag['mu']:.3g}")]
     settings = {k: v for k, v in spec.items() if k not in ("sweep", "values")}
     settings.update({"public sample": "random split (simulation)" if prep.public_is_split else
@@ -280,8 +280,10 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
                      "public rows": prep.n_pub, "private rows": prep.n_priv})
     why_not = cli_supported(spec)
     commands = list(cli_commands(spec, ds=ds, public_name=public_name).values()) if not why_not else []
+    from engine.figures.verdict import NON_PRIVATE_NOTE
+
     notes = [f"Median {metric_label} at epsilon = {spec['epsilon']:g} over {spec['seeds']} noise seeds "
-             f"({TASK_LABELS[spec['task']].lower()})."] + ([why_not] if why_not else [])
+             f"({TASK_LABELS[spec['task']].lower()}).", NON_PRIVATE_NOTE] + ([why_not] if why_not else [])
     return html_report(
         title=f"PMT regression: {ds.name}",
         subtitle=f"epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g}, {prep.n_pub} public rows, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.figures import pmt as plots
-from engine.figures.verdict import Verdict
+from engine.figures.verdict import NON_PRIVATE_NOTE, Verdict
 from engine.figures.verdict import pmt_verdict as _pmt_verdict
 from ui import pmt_compute as C
 
@@ -57,3 +57,8 @@ def show(v: Verdict, slot=None, n: int = 0) -> None:
     target = slot if slot is not None else st
     with target.container(key=f"verdict_{v.tone}" + (f"_{n}" if n else ""), border=True):
         st.markdown(markdown(v))
+
+
+def non_private_badge() -> None:
+    """The "non-private diagnostic" label under the PMT headline (a grey badge and the note)."""
+    st.caption(":gray-badge[non-private diagnostic] " + NON_PRIVATE_NOTE)

@@ -14,7 +14,7 @@ from typing import Mapping
 
 import pandas as pd
 
-__all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_TOLERANCE"]
+__all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_TOLERANCE", "NON_PRIVATE_NOTE"]
 
 #: Methods that spend the privacy budget on the private rows (the oracle DP-RR is tuned non-privately,
 #: the non-private fit is the reference; neither can win).
@@ -23,6 +23,16 @@ PRIVATE_METHODS = ("PMT", "PMT (paper solver)", "PMT-pooled", "DP-RR", "DP-GD", 
 #: the absolute difference for scores in [0, 1] (AUC, accuracy).
 TIE_TOLERANCE = 0.1
 TIE_SCORE = 0.005
+
+
+#: What the PMT headline shows that is computed from the private rows without noise (for understanding the
+#: view, never for release): the numbers the page labels "non-private diagnostic".
+PMT_NON_PRIVATE = ("kappa after PMT", "raw kappa", "rows truncated", "Non-private")
+NON_PRIVATE_NOTE = ("Non-private diagnostics: kappa after PMT, raw kappa, rows truncated and the Non-private fit's "
+                    "error are computed from the private rows without noise, and every method's error is measured "
+                    "on held-out private rows; they explain the view and are not part of any release. mu and the "
+                    "radius R are public.")
+
 
 
 @dataclass(frozen=True)
