@@ -53,6 +53,7 @@ with ctrl:
 def _results_panel(results: dict, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
     method reruns only this panel (everything here is cached or cheap)."""
+    verdict.data_line(results)  # the data computed on, named where the numbers are
     lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
     headline = pmt_headline.headline(results, task, presenter)
     verdict.show(verdict.pmt_verdict(results, headline.metric, headline.head), lead)

@@ -49,6 +49,7 @@ def test_data_page_upload_as_classification_is_what_the_pmt_page_computes_on():
     assert "upload:clicks.csv (300 rows x 3 features)" in side
     captions = " ".join(c.value for c in at.caption)
     assert "upload:clicks.csv" in captions and "60 public rows" in captions
+    assert "Computed on **upload:clicks.csv**: 300 rows, 60 public (random split)" in captions  # above the verdict
 
 
 def test_a_reload_that_lost_the_upload_says_so_and_the_sidebar_names_what_is_shown():

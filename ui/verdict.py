@@ -62,3 +62,11 @@ def show(v: Verdict, slot=None, n: int = 0) -> None:
 def non_private_badge() -> None:
     """The "non-private diagnostic" label under the PMT headline (a grey badge and the note)."""
     st.caption(":gray-badge[non-private diagnostic] " + NON_PRIVATE_NOTE)
+
+
+def data_line(results: dict) -> None:
+    """One line above the verdict naming the data the numbers are computed on (the sidebar names the same)."""
+    ds, prep = results["ds"], results["prep"]
+    st.caption(f":material/table: Computed on **{ds.name}**: {ds.n:,} rows, {prep.n_pub:,} public "
+               f"({'random split' if prep.public_is_split else 'separate public file'}), {prep.n_priv:,} private "
+               "training rows.")
