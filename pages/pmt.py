@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import pmt_controls, pmt_headline, pmt_run, pmt_tabs, verdict
+from ui.data_choice import show_lost_upload
 from ui.layout import RESULTS_ANCHOR, page_header, scroll_to_results
 from ui.state import ensure_frame, init_state, url_load, url_sync
 
@@ -47,6 +48,9 @@ with ctrl:
     pmt_controls.privacy_controls(presenter)
     pmt_controls.model_controls(task, presenter)
 
+
+with main:  # a reload or a link lost the upload: said first where the numbers are (phones: on the first screen)
+    show_lost_upload(str(st.session_state.get("data") or "").removeprefix("upload:") or None)
 
 # ---- results (right): headline and tabs ----
 @st.fragment

@@ -88,7 +88,7 @@ def show_lost_upload(shown_instead: str | None) -> None:
     st.warning(f"Your uploaded file **{name}** is not here any more: uploads live only in the browser session's "
                "memory, and a reload or a shared link starts a new session. "
                + (f"Showing **{shown_instead}** instead. " if shown_instead else "")
-               + "Upload the file again (below, under *Upload your own CSV*, or on the Data page) to go back to it.",
+               + "Upload the file again (in the controls under *Upload your own CSV*, or on the Data page) to go back to it.",
                icon=":material/cloud_off:")
     st.page_link("pages/data.py", label="Upload it again on the Data page", icon=":material/upload_file:")
 

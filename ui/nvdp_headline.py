@@ -147,7 +147,7 @@ def headline(v: View) -> None:
                 "because padded positions get weight exactly 0 in the shared sample, which reveals the length.")
         _metric(v, r2[1], "RD mean (exact)", res_c.rd_exact.mean, res_u.rd_exact.mean,
                 "Mean of the exact bound over the same pairs (infinite if any pair is).")
-        _metric(v, r2[2], "BDP epsilon (guarantee, sample estimate)", res_c.bdp.epsilon, res_u.bdp.epsilon,
+        _metric(v, r2[2], "BDP guarantee (est.)", res_c.bdp.epsilon, res_u.bdp.epsilon,
                 f"A sample-based estimate over the first {N_EVAL} evaluation sentences (pairs of them), not a "
                 "bound over every possible sentence. Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
                 "the guarantee form. It is infinite as soon as one batch of 16 holds two sentences of different "

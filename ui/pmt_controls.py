@@ -13,7 +13,6 @@ import streamlit as st
 
 from ui import pmt_compute as C
 from ui.pmt_run import registry
-from ui.data_choice import show_lost_upload
 from ui.pmt_upload import reset_for_task, upload_expander
 from ui.state import (
     CLIP_RADIUS_MAX,
@@ -44,13 +43,6 @@ def task_from_link() -> None:
                     ss["methods"] = C.default_methods(_task)
                 if "metric" not in st.query_params:
                     ss["metric"] = C.metrics_for(_task)[0]
-
-
-def _label_of(name, reg, up) -> str | None:
-    """The shown data set's name for a message (None when there is none)."""
-    if name is None:
-        return None
-    return str(name).removeprefix("upload:") if up is None or name != up.name else up.name.removeprefix("upload:")
 
 
 def data_controls(problems: list[str], presenter: bool) -> str:
@@ -103,8 +95,6 @@ def data_controls(problems: list[str], presenter: bool) -> str:
         else:
             st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
                        f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
-
-    show_lost_upload(_label_of(ss.get("data"), reg, up))
 
     def _label(name: str) -> str:
         if up is not None and name == up.name:
