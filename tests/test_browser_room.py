@@ -65,6 +65,7 @@ def browser():
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_pmt_verdict_on_the_first_screen_coloured_and_nothing_clipped(server, browser, size):
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(120_000)
     try:
         page.goto(f"{server}/pmt", timeout=180_000)
         page.locator('[class*="st-key-verdict_bad"]').first.wait_for(timeout=240_000)
@@ -99,6 +100,7 @@ def test_sidebar_names_the_computed_data_after_an_upload_and_after_a_reload(serv
     path = tmp_path / "clicks.csv"
     path.write_bytes(_csv())
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(120_000)  # a loaded machine: clicks and reads wait for the reruns
     try:
         page.goto(f"{server}/data?seeds=3", timeout=180_000)
         page.locator('[data-testid=stFileUploader] input[type=file]').first.set_input_files(str(path))
