@@ -68,7 +68,9 @@ st.markdown(
 )
 
 st.header("Results tables")
-tables = sorted(p for p in DOCS.glob("*.md")) if DOCS.is_dir() else []
+#: Documents for developers (the team's conventions, the dashboard spec, the code layout): not listed here.
+DEVELOPER_DOCS = {"CONVENTIONS.md", "DASHBOARD.md", "architecture.md", "README.md"}
+tables = sorted(p for p in DOCS.glob("*.md") if p.name not in DEVELOPER_DOCS) if DOCS.is_dir() else []
 if not tables:
     st.info("No results tables have been written to `docs/` yet. Run the benchmark scripts in `bench/` to create them.")
 for path in tables:

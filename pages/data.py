@@ -15,6 +15,7 @@ import streamlit as st
 
 from engine import datasets as D
 from engine.figures.pmt import feature_scale_figure
+from ui.data_choice import adopt_choice, adopt_upload
 
 SYNTHETIC_KAPPAS = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 TASK_CHOICES = ("auto-detect", "regression", "classification", "text-classification")
@@ -164,8 +165,9 @@ with upload_col:
                 ss["_upload_memo"] = (memo_key, result)
                 if isinstance(result, D.Dataset):
                     # only a valid upload replaces the previous upload and becomes the active data set
-                    ss["uploaded_dataset"] = result
-                    ss["dataset_name"] = result.name
+                    # of every page (the PMT task follows the file's; one n_pub rule: ui.data_choice)
+                    adopt_upload(result)
+                    ss.pop("_scroll_to_results", None)  # nothing to scroll to on this page
                     ss["data_active_choice"] = result.name
             result = ss["_upload_memo"][1]
             if isinstance(result, str):
@@ -197,7 +199,10 @@ if ss.get("data_active_choice") not in options:
 
 
 def _on_choice() -> None:
-    ss["dataset_name"] = ss["data_active_choice"]
+    name = ss["data_active_choice"]
+    up = ss.get("uploaded_dataset")
+    tasks = dict(zip(registry_table()["name"], registry_table()["task"]))
+    adopt_choice(name, up.task if up is not None and name == up.name else tasks.get(name))
 
 
 with choose_col:

@@ -2,9 +2,15 @@
 
 import streamlit as st
 
+from ui.presets import markdown_links
 from ui.state import ensure_frame
 
 ensure_frame()
+
+#: The one figure for the first NVDP visit (also in README.md): measured in Chromium on a 2-core machine.
+FIRST_NVDP_VISIT = ("the two shipped small models and the shipped encoder states of the 500 evaluation sentences "
+                    "load (nothing is encoded) and both models' bounds and accuracy are computed; later visits take "
+                    "seconds.")
 
 st.title("Privacy-utility explorer")
 st.markdown(
@@ -37,10 +43,11 @@ with right:
     )
     st.page_link("pages/nvdp.py", label="Explore NVDP on real sentences", icon=":material/text_fields:",
                  help="Opens the NVDP page on 3,000 review sentences: clipped vs unclipped models, live clipping sliders.")
-    st.caption("First visit: the two small models ship with the app; the page encodes its 500 evaluation sentences "
-               "once (about 20 s of CPU time, measured; under a minute even on a busy 2-core machine), later visits "
-               "take seconds. Other model settings, or your own texts, train in a few minutes with a progress bar "
-               "and a time estimate.")
+    st.caption(f"First visit: {FIRST_NVDP_VISIT} Other model settings, or your own texts, train in a few minutes "
+               "with a progress bar and a time estimate.")
+
+st.subheader("Stories for a class or a room")
+st.markdown("Each link opens a view that makes one point (and can be shared as it is):\n" + markdown_links())
 
 st.subheader("What each page is for")
 st.markdown(
@@ -48,9 +55,8 @@ st.markdown(
     "missing values; at most 50 MB; comma, semicolon or tab separated, decimal commas accepted in `;`/tab files).\n"
     "- **PMT regression**: move epsilon, the ridge penalty and the public sample size; PMT's error against the "
     "private baselines, conditioning, truncation, the privacy ledger, and a report to download.\n"
-    "- **NVDP embeddings**: clip a sentence bottleneck live and watch the privacy bounds and the accuracy. The "
-    "first visit loads two shipped small models and the shipped encoder states of the 500 evaluation sentences "
-    "(a few seconds on a quiet 2-core machine; nothing is encoded); later visits take about 2 s. Other training settings or "
+    "- **NVDP embeddings**: clip a sentence bottleneck live and watch the privacy bounds and the accuracy.  "
+    f"First visit: {FIRST_NVDP_VISIT} Other training settings or "
     "your own texts train new models in a few minutes, with progress, a time estimate and Cancel.\n"
     "- **Learn**: short lessons, one idea and one figure each.\n"
     "- **About / reproduce**: the papers, how the numbers were made, how to cite the data, the command line."

@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from engine.figures import lessons
+from ui.presets import markdown_links
 from engine.privacy import gdp_mu
 from ui.state import ensure_frame
 
@@ -145,6 +146,8 @@ def _lesson_1() -> None:
     _try("Set epsilon to 0.1: the blue curve hugs the diagonal, the attacker is reduced to guessing. Then set "
          "epsilon to 8: an attacker tolerating 5 % false alarms now catches about half of the members "
          "(at epsilon = 1, about 8 %).")
+    st.markdown("**On real data** (opens the PMT page with these settings; share the link):\n"
+                + markdown_links(["epsilon_cost", "public_enough"]))
     with st.expander("The formulas"):
         st.markdown("A mechanism is **mu-GDP** when no test separates neighbouring data sets better than a test "
                     "separating N(0, 1) from N(mu, 1) (Dong, Roth & Su 2022). Its trade-off curve and its delta "
@@ -306,6 +309,8 @@ def _lesson_4() -> None:
          "Then go to 1,000: about 4 in 10 raw solves break down while the whitened ones stay close. At 10,000 "
          "even PMT needs more rows: raise n to 100,000. Shrinking the public sample to 10 rows still gives "
          "enough of the shape.")
+    st.markdown("**On real data** (opens the PMT page with these settings; share the link):\n"
+                + markdown_links(["conditioning"]))
     with st.expander("The formulas"):
         st.markdown("Public second moment (uncentered) and whitening:")
         st.latex(r"\Sigma_{\text{pub}} = \tfrac1m X_{\text{pub}}^\top X_{\text{pub}},\qquad "

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import pmt_controls, pmt_headline, pmt_public_mode, pmt_run, pmt_tabs
-from ui.layout import RESULTS_ANCHOR, page_header
+from ui import pmt_controls, pmt_headline, pmt_public_mode, pmt_run, pmt_tabs, verdict
+from ui.data_choice import show_lost_upload
+from ui.layout import RESULTS_ANCHOR, page_header, scroll_to_results
 from ui.state import ensure_frame, init_state, url_load, url_sync
 
 ensure_frame()
@@ -50,12 +51,20 @@ with ctrl:
     pmt_controls.model_controls(task, presenter)
 
 
+with main:  # a reload or a link lost the upload: said first where the numbers are (phones: on the first screen)
+    show_lost_upload(str(st.session_state.get("data") or "").removeprefix("upload:") or None)
+
 # ---- results (right): headline and tabs ----
 @st.fragment
 def _results_panel(results: dict, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
     method reruns only this panel (everything here is cached or cheap)."""
+    verdict.data_line(results)  # the data computed on, named where the numbers are
+    lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
     headline = pmt_headline.headline(results, task, presenter)
+    verdict.show(verdict.pmt_verdict(results, headline.metric, headline.head), lead)
+    if not presenter:
+        verdict.non_private_badge()
     pmt_tabs.tabs(results, task, headline, presenter)
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 
@@ -65,5 +74,6 @@ with main:
     if results is not None:
         _results_panel(results, task)
         pmt_public_mode.statement_caption(results)
+        scroll_to_results()  # after "Use this data" (the button sits far down the controls)
 
 url_sync(URL_KEYS)

@@ -30,6 +30,9 @@ def main(out: Path) -> None:
             page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=600_000)
             if name in ("pmt", "nvdp"):
                 page.wait_for_selector(".js-plotly-plot .main-svg", timeout=600_000)
+                page.wait_for_selector('[class*="st-key-verdict_"]', timeout=600_000)  # the verdict leads
+            if name == "nvdp":  # the accuracy of the caps, not "computing ..."
+                page.wait_for_function("() => !document.body.innerText.includes('computing ...')", timeout=600_000)
             page.wait_for_timeout(4000)
             page.screenshot(path=str(out / f"page_{name}.png"))
             print("saved", out / f"page_{name}.png")

@@ -84,6 +84,10 @@ def test_page_shows_headline_metrics_from_the_cached_models(tiny_cache):
                                             and clipped.rd_paper.mean < unclipped.rd_paper.mean
                                             and clipped.accuracy >= unclipped.accuracy - 0.01)
     assert "makes the exact bound finite" not in " ".join(md.value for md in at.markdown)
+    # the lead sentence above the numbers: here no finite guarantee, and why (computed from the pairs)
+    lead = [md.value for md in at.markdown if md.value.startswith(":red[**No finite guarantee here, because")]
+    assert lead and f"{clipped.rd_exact.n_inf} of {clipped.rd_exact.n_pairs} sentence pairs" in lead[0]
+    assert "BDP guarantee (est.)" in m
     # every abbreviation is spelled out on the page
     intro = " ".join(md.value for md in at.markdown)
     for term in ("nonparametric variational differential privacy", "Renyi divergence", "Bayesian differential privacy",

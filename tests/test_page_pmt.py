@@ -222,7 +222,7 @@ def test_upload_choose_target_plots_and_export(captured_downloads):
     settings = json.loads(captured_downloads["pmt_settings.json"])
     assert settings["data"]["features"] == ["temp", "speed", "load"] and settings["data"]["target"] == "output"
     cmd = next(c.value for c in at.code if "-m engine pmt" in c.value)
-    assert "--data plant.csv --target output --features temp speed load" in cmd  # the upload's own command
+    assert "--data /path/to/plant.csv --target output --features temp speed load" in cmd  # placeholder folder
     # computations on the upload are memoised in this session only, never in the server-wide st.cache_data
     memo = at.session_state["_pmt_session_cache"]
     assert {k[0] for k in memo} >= {"_prepare_raw", "_sweep_raw", "_diagnostics_raw"}

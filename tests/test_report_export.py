@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import html as html_lib
+
 from engine.figures.report import fmt_ratio, html_report, neutralise_cell, safe_csv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,7 +179,7 @@ def test_pmt_report_and_csv_from_a_hostile_upload(downloads, tmp_path):
         assert name in st_["headline"], name
         assert metrics[name] in st_["headline"], (name, metrics[name])  # the page's own numbers
     assert EVIL_IMG in st_["body"]  # shown as text, not markup
-    assert "--target =1+1" in st_["commands"] and "--data @evil.csv" in st_["commands"]
+    assert "--target =1+1" in st_["commands"] and "--data /path/to/@evil.csv" in st_["commands"]
     assert "your uploaded file" in st_["body"] and "Privacy ledger" in st_["body"]
 
 
@@ -279,3 +281,22 @@ def test_report_packs_plotlyjs_once_and_the_figures_decode_back():
     assert specs[0]["data"][0]["name"] == "</script><!--" and specs[1]["data"][0]["type"] == "bar"
     assert specs[0]["config"]["displaylogo"] is False
     assert len(out.encode()) < 2_000_000  # plotly.js alone is 4.8 MB uncompressed
+
+
+def test_pmt_report_leads_with_the_verdict_and_the_page_warnings_and_stays_small(downloads):
+    """The default view's report: the verdict and every warning of the page come first, the DP-GD ledger's
+    identical steps are one row with their count, and the file stays under 2 MB (plotly.js compressed)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page("pages/pmt.py")
+    at.run()
+    assert not at.exception and not at.error
+    html = _text(downloads["pmt_report.html"])
+    page_warnings = [w.value for w in at.warning]
+    assert page_warnings, "the default view has the noise-dominated warning"
+    body = html[html.index("<body>"):]
+    verdict_at, headline_at = body.index("id='verdict'"), body.index("Headline numbers")
+    assert "The 200 public rows alone beat every private method here" in body[verdict_at:headline_at]
+    for w in page_warnings:
+        assert html_lib.escape(w, quote=True) in body[verdict_at:headline_at], w
+    assert "gradient step 1-" in body and "gradient step 2<" not in body  # the 100 steps are one row
+    assert len(html.encode()) < 2_000_000, len(html.encode())

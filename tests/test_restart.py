@@ -41,7 +41,8 @@ def test_the_url_carries_an_upload_marker_and_a_fresh_session_asks_for_the_file_
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
     qp = _query(at)
-    assert qp["data"] == "upload:plant readings.csv" and qp["epsilon"] == "5" and qp["seeds"] == "2"
+    assert qp["upload"] == "plant readings.csv" and qp["epsilon"] == "5" and qp["seeds"] == "2"
+    assert "data" not in qp  # the data parameter names bundled sets only
     assert not any("uploaded file" in w.value for w in at.warning)  # the upload is here: nothing lost
 
     # the server restarts: a new runtime and a new session open the same URL, without the upload
@@ -50,7 +51,7 @@ def test_the_url_carries_an_upload_marker_and_a_fresh_session_asks_for_the_file_
         fresh.query_params[k] = v
     fresh.switch_page(PAGE).run()
     assert not fresh.exception, fresh.exception
-    lost = [w.value for w in fresh.warning if "plant readings.csv" in w.value]
+    lost = [w.value for w in fresh.warning if "uploaded file" in w.value and "plant readings.csv" in w.value]
     assert len(lost) == 1 and "Upload the file again" in lost[0] and "never stored" in lost[0]
     # the settings came back from the URL, and the page visibly shows bundled data instead
     assert fresh.select_slider(key="epsilon").value == 5.0
@@ -59,7 +60,7 @@ def test_the_url_carries_an_upload_marker_and_a_fresh_session_asks_for_the_file_
     assert fresh.session_state["dataset_name"] == fresh.session_state["data"]
     assert "PMT" in {m.label for m in fresh.metric}
     # ... and the URL no longer claims the upload
-    assert not str(_query(fresh).get("data", "")).startswith("upload:")
+    assert "upload" not in _query(fresh) and not str(_query(fresh).get("data", "")).startswith("upload:")
 
 
 def test_a_reload_restores_bundled_settings_without_an_upload_message():

@@ -29,8 +29,42 @@ NO_ARROW = {"delta_arrow": "off"} if "delta_arrow" in inspect.signature(st.metri
 PLOTLY_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3}, "displaylogo": False}
 
 
+
+
 #: Key of an empty container the pages put at the top of their results column (see :func:`page_style`).
 RESULTS_ANCHOR = "results_anchor"
+
+
+#: Phones (< 640 px): the title starts below Streamlit's 60 px header (it was clipped under it), and a row of
+#: headline metrics stays two to a row instead of one per screen line, so the figure comes up sooner.
+PHONE_CSS = (" @media (max-width: 640px) {[data-testid='stMainBlockContainer'], .block-container {padding-top: 4.2rem;}"
+             " h1 {font-size: 1.6rem !important;}"
+             " [data-testid='stHorizontalBlock']:has(> [data-testid='stColumn'] [data-testid='stMetric'])"
+             ":not(:has(.st-key-" + RESULTS_ANCHOR + "))"
+             " {flex-direction: row !important; flex-wrap: wrap !important; row-gap: 0.4rem;}"
+             " [data-testid='stHorizontalBlock']:has(> [data-testid='stColumn'] [data-testid='stMetric'])"
+             ":not(:has(.st-key-" + RESULTS_ANCHOR + "))"
+             " > [data-testid='stColumn'] {flex: 1 1 calc(50% - 1rem) !important; min-width: calc(50% - 1rem) !important;"
+             " width: calc(50% - 1rem) !important;}"
+             " [data-testid='stMetricValue'] {font-size: 1.7rem !important;}}")
+#: Multiselect chips wrap onto more lines instead of being cut after the first few (every method stays visible).
+CHIPS_CSS = (" [data-testid='stMultiSelectTagsContainer'], [data-testid='stMultiSelectTagsContainer'] > [role='group']"
+             " {flex-wrap: wrap !important; overflow: visible !important; max-height: none !important;"
+             " height: auto !important;} div:has(> [data-testid='stMultiSelectTagsContainer'])"
+             " {max-height: none !important; height: auto !important; min-height: 40px;}")
+
+
+#: Presenter mode, for a room: the sidebar is hidden (the page's own controls stay; switching presenter off
+#: brings it back), the tabs wrap onto a second line instead of hiding behind a scroll arrow, and a picker's
+#: chosen value wraps instead of being cut ("L2 estimation (").
+PRESENTER_CSS = (" [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none !important;}"
+                 " [data-testid='stTabs'] [role='tablist'] {flex-wrap: wrap !important; overflow: visible !important;}"
+                 " [data-testid='stTabs'] [role='tablist'] ~ button, [data-testid='stTabs'] button[aria-label*='croll']"
+                 " {display: none !important;}"
+                 " [data-testid='stSelectbox'] [data-baseweb='select'] *, [data-testid='stSelectbox'] [role='combobox'] *"
+                 " {white-space: normal !important; text-overflow: clip !important; overflow: visible !important;}"
+                 " [data-testid='stSelectbox'] [data-baseweb='select'] > div, [data-testid='stSelectbox'] [role='combobox']"
+                 " {height: auto !important; max-height: none !important;}")
 
 
 def page_style(presenter: bool) -> None:
@@ -43,10 +77,11 @@ def page_style(presenter: bool) -> None:
     css = ("@media (max-width: 640px) {[data-testid='stHorizontalBlock']:has(.st-key-" + RESULTS_ANCHOR + ")"
            " {flex-direction: column-reverse;}} "
            "[data-testid='stMainBlockContainer'], .block-container {padding-top: 2.6rem; padding-bottom: 3rem;}"
-           " h1 {font-size: 2rem !important; padding: 0.1rem 0 0.3rem 0 !important;}")
+           " h1 {font-size: 2rem !important; padding: 0.1rem 0 0.3rem 0 !important;}"
+           + PHONE_CSS + CHIPS_CSS)
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
-        css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}"
+        css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}" + PRESENTER_CSS
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
 
@@ -76,3 +111,17 @@ def page_header(title: str, url_problems) -> bool:
     for msg in url_problems:
         st.warning(msg, icon=":material/link_off:")
     return presenter
+
+
+def scroll_to_results() -> None:
+    """Bring the results column's top (the verdict and the headline) into view, once after a new data choice.
+
+    Runs when ``st.session_state["_scroll_to_results"]`` is set (:func:`ui.data_choice.adopt_upload`) and
+    clears it. A fixed script (``st.html`` with JavaScript; no user text in it) scrolls the page; without scripts
+    nothing happens and the page stays usable.
+    """
+    if not st.session_state.pop("_scroll_to_results", False):
+        return
+    st.html("<script>const el = document.querySelector('.st-key-" + RESULTS_ANCHOR + "'); "
+            "if (el) { el.scrollIntoView({behavior: 'instant', block: 'start'}); }</script>",
+            unsafe_allow_javascript=True)  # a fixed script, no user text in it

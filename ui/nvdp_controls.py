@@ -38,7 +38,7 @@ def _reset_sliders() -> None:
 def model_controls(presenter: bool) -> None:
     """The Data and Model sections: which sentences, the KL weight and (outside presenter mode) the seed."""
     st.subheader("Data")
-    st.radio("Sentences", list(SOURCES), format_func=SOURCES.get, key="nvdp_source",
+    st.radio("Sentences", list(SOURCES), format_func=SOURCES.get, **persist("nvdp_source"),
              help="Your own texts: a CSV with a text column and a label column (two or more classes). They are "
              "encoded and both models trained in this browser session only; nothing of them is written to disk "
              "unless you tick the cache option.")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine.figures import nvdp as P
+from engine.figures.verdict import nvdp_verdict
 from engine.nvdp.clipping import ClipConfig
 from engine.nvdp import explore as X
 from engine.nvdp.headline import accuracy_interval, bdp_floor, headline_verdict
@@ -52,6 +53,8 @@ class View:
     acc_slot: object = None
     warn_slot: object = None
     verdict_slot: object = None
+    lead_slot: object = None
+    lead_n: int = 0
 
     def items(self) -> list:
         """``(evaluator, model key, which, result)`` of both models, for :mod:`ui.nvdp_live`."""
@@ -116,6 +119,8 @@ def headline(v: View) -> None:
     """The headline metrics: worst case over the pairs and the authors' filtered max, RD mean and BDP epsilon
     clipped vs unclipped, and the accuracy (or "computing ..."); then the seeds, the certified bound."""
     res_c, res_u = v.res_c, v.res_u
+    v.lead_slot = st.empty()  # the verdict in words first: the guarantee's number, or why there is none
+    show_lead(v)
     r = st.columns(5)
     n_pairs = res_c.rd_paper.n_pairs
     _metric(v, r[0], "RD worst case (paper)", res_c.rd_paper.max_unfiltered, res_u.rd_paper.max_unfiltered,
@@ -149,8 +154,9 @@ def headline(v: View) -> None:
                 "because padded positions get weight exactly 0 in the shared sample, which reveals the length.")
         _metric(v, r2[1], "RD mean (exact)", res_c.rd_exact.mean, res_u.rd_exact.mean,
                 "Mean of the exact bound over the same pairs (infinite if any pair is).")
-        _metric(v, r2[2], "BDP epsilon (guarantee)", res_c.bdp.epsilon, res_u.bdp.epsilon,
-                "Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
+        _metric(v, r2[2], "BDP guarantee (est.)", res_c.bdp.epsilon, res_u.bdp.epsilon,
+                f"A sample-based estimate over the first {N_EVAL} evaluation sentences (pairs of them), not a "
+                "bound over every possible sentence. Bayesian DP at delta = 1e-5 from exact divergences of order lambda + 1 (Triastcyn & Faltings 2020), "
                 "the guarantee form. It is infinite as soon as one batch of 16 holds two sentences of different "
                 "lengths (the sample reveals the length), and where clipping at order lambda does not bound order "
                 "lambda + 1.")
@@ -215,6 +221,15 @@ def _seeds() -> None:
                f"are for seed {summary['live_seed']} at the slider caps)")
 
 
+def show_lead(v: View) -> None:
+    """The lead sentence (:func:`engine.figures.verdict.nvdp_verdict`), coloured, above the numbers."""
+    if v.lead_slot is not None:
+        from ui import verdict as V
+
+        v.lead_n += 1
+        V.show(nvdp_verdict(v.res_c, v.res_u, label=v.label_c, n_eval=N_EVAL), v.lead_slot, v.lead_n - 1)
+
+
 def show_verdict(v: View) -> None:
     """The headline verdict under the privacy figure (when its tab is open)."""
     if v.verdict_slot is not None:
@@ -234,6 +249,7 @@ def finish(v: View) -> None:
         v.complete()
     # always: a tab (Utility, Export) may have completed the results after the headline drew "computing ..."
     show_accuracy(v)
+    show_lead(v)
     show_verdict(v)
     ss["_nvdp_timing"]["done"] = time.perf_counter()
     m = v.m

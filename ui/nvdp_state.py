@@ -38,6 +38,7 @@ NVDP_DEFAULTS = {
     "nvdp_form": "paper",
     "nvdp_sent_a": DEFAULT_SENTENCES[0],
     "nvdp_sent_b": DEFAULT_SENTENCES[1],
+    "nvdp_source": "bundled",  # the "Sentences" choice; kept across page switches like the others
 }
 
 

@@ -459,6 +459,36 @@ def plan_for(data: PreparedData, diag: dict):
                 lam=float(diag["lam"]), eta=float(diag.get("eta", 0.05) or 0.05), n_user=int(data.n_priv))
 
 
+#: Engine messages that name an argument of the Python API -> the same problem in the page's terms (which
+#: control to change). Matched by a fragment of the engine's message.
+PAGE_TERMS = {
+    "y_pub is all zero": (
+        "The public rows' target values are all zero, so the response bound B_y, which is computed from the "
+        "public rows, would be 0 and no release could be calibrated. Change the public sample: more public rows "
+        "(n_pub), another seed of the public/private split (Advanced), or a public file whose target is not all "
+        "zero; or choose another target column in the upload."),
+    "public labels are required here": (
+        "The public sample has no target values, which the response bound needs: choose a public file that "
+        "has the target column, or the random split."),
+}
+
+
+def in_page_terms(message: str) -> str:
+    """An engine error in the page's words (:data:`PAGE_TERMS`); other messages unchanged.
+
+    Examples
+    --------
+    >>> in_page_terms("y_pub is all zero, so ... pass response_bound=<float>").startswith("The public rows' target")
+    True
+    >>> in_page_terms("n_pub must be at least 1")
+    'n_pub must be at least 1'
+    """
+    for fragment, text in PAGE_TERMS.items():
+        if fragment in str(message):
+            return text
+    return str(message)
+
+
 def noise_banner(data: PreparedData, diag: dict) -> str | None:
     """The "noise-dominated" banner (ridge), from public quantities and the budget only, or None.
 
@@ -466,6 +496,37 @@ def noise_banner(data: PreparedData, diag: dict) -> str | None:
     rows PMT would need to beat the public rows alone: the planner's ``crossover_n`` (:func:`plan_for`), which
     moves with n_pub, epsilon and lam.
     """
+    got = _noise_dominance(data, diag)
+    if got is None:
+        return None
+    nd, m = got
+    cross = n_needed(data, diag)
+    if not nd.dominated and cross is not None and cross <= data.n_priv:
+        return None
+    what = ("The private part is noise-dominated at this epsilon" if nd.dominated
+            else "At this epsilon the private statistics are less precise than the public sample")
+    need = (f"PMT would need about {cross:,} private rows" if cross is not None
+            else "PMT would need more than 1e8 private rows")
+    return (f"{what}: the noise on PMT's released X^T X (spectral size about {nd.noise_scale:.3g}) is "
+            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). The planner predicts "
+            f"{need} at this epsilon, n_pub = {m} and lam = {float(diag['lam']):g} to beat the {m} public rows alone; "
+            "until then the public-only fit (no privacy cost) is the better estimate. Computed from public quantities "
+            "only (see the Planner tab).")
+
+
+def n_needed(data: PreparedData, diag: dict) -> int | None:
+    """Private rows PMT would need at this budget to beat the public rows alone (ridge), or None.
+
+    The planner's ``crossover_n`` (:func:`plan_for`: public quantities and the budget only), so it moves
+    with n_pub, epsilon and lam; None for other tasks, without public labels, or when no crossover lies
+    below 1e8 rows.
+    """
+    p = plan_for(data, diag)
+    return None if p is None or p.crossover_n is None else int(p.crossover_n)
+
+
+def _noise_dominance(data: PreparedData, diag: dict):
+    """(:func:`engine.pmt.public.noise_dominance` result, public rows) for ridge, or None."""
     if diag.get("task", "regression") != "regression" or not (float(diag.get("mu", 0) or 0) > 0):
         return None
     if diag.get("public_mode", "labelled") != "labelled":  # "beat the public rows alone" needs public labels
@@ -488,19 +549,7 @@ def noise_banner(data: PreparedData, diag: dict) -> str | None:
                          n_pub=m, resid_sd=float(np.sqrt(r @ r / (m - d))), theta_norm=float(np.linalg.norm(th)),
                          y_rms=float(np.sqrt(np.mean(yc**2))),
                          neighbouring=str(diag.get("neighbouring", "replace-one") or "replace-one"))
-    p = plan_for(data, diag)
-    cross = None if p is None else p.crossover_n
-    if not nd.dominated and cross is not None and cross <= data.n_priv:
-        return None
-    what = ("The private part is noise-dominated at this epsilon" if nd.dominated
-            else "At this epsilon the private statistics are less precise than the public sample")
-    need = (f"PMT would need about {cross:,} private rows" if cross is not None
-            else "PMT would need more than 1e8 private rows")
-    return (f"{what}: the noise on PMT's released X^T X (spectral size about {nd.noise_scale:.3g}) is "
-            f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows). The planner predicts "
-            f"{need} at this epsilon, n_pub = {m} and lam = {float(diag['lam']):g} to beat the {m} public rows alone; "
-            "until then the public-only fit (no privacy cost) is the better estimate. Computed from public quantities "
-            "only (see the Planner tab).")
+    return nd, m
 
 
 def diagnostics(data: PreparedData, spec: dict) -> dict:

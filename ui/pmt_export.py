@@ -71,9 +71,14 @@ def settings_json(spec: dict, *, ds, prep: PreparedData, public_name: str | None
 CLI_PREFIX = ".venv/bin/python -m engine"
 
 
+#: Written in front of an uploaded file's name in the commands: a placeholder folder the user replaces
+#: with where the file is (the browser never tells the page the file's folder).
+UPLOAD_DIR_PLACEHOLDER = "/path/to/"
+
+
 def _file_name(name: str) -> str:
-    """The uploaded file's name from a data set name ``"upload:<file name>"``."""
-    return str(name).removeprefix("upload:")
+    """The uploaded file's path in a command: :data:`UPLOAD_DIR_PLACEHOLDER` + its name (``"upload:<name>"``)."""
+    return UPLOAD_DIR_PLACEHOLDER + str(name).removeprefix("upload:")
 
 
 def _exact(x) -> str:
@@ -192,8 +197,9 @@ def cli_notes(spec: dict) -> list[str]:
     """How to run the command of :func:`cli_argv` (shown under it)."""
     notes = ["Run it in the project folder (./run.sh creates .venv there)."]
     if str(spec["data"]).startswith("upload:"):
-        notes.append("Copy your file(s) into that folder, or replace the file names by their paths: the command "
-                     "reads them with the same validating loader as this page and reproduces its numbers.")
+        notes.append(f"Replace {UPLOAD_DIR_PLACEHOLDER} by the folder your file is in (e.g. ~/Downloads/; keep the "
+                     "quotes if the name has spaces): the command reads it with the same validating loader as this "
+                     "page and reproduces its numbers.")
     return notes
 
 
@@ -241,7 +247,8 @@ def provenance(ds) -> dict:
 
 
 def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metric_label: str, ratio_text: str,
-                diag: dict, figures: list, public_name: str | None = None) -> str:
+                diag: dict, figures: list, public_name: str | None = None, verdict=None,
+                warnings=()) -> str:
     """The PMT page's "Download report": one self-contained HTML file (see :func:`engine.figures.report.html_report`).
 
     Parameters
@@ -262,14 +269,18 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
         The figures on screen.
     public_name : str, optional
         The separate public file's name.
+    verdict : engine.figures.verdict.Verdict, optional
+        The page's verdict sentence: the report's first line, coloured.
+    warnings : sequence of str
+        The page's warnings (noise-dominated, share of public rows, eigenvalue floor ...), right after it.
     """
     from engine.figures.report import html_report
 
     cards = [(str(r["method"]), f"{r['median']:.3g}", f"middle half {r['q25']:.3g} - {r['q75']:.3g}")
              for _, r in head.iterrows()]
     cards += [("PMT / best baseline", ratio_text),
-              ("kappa after PMT", f"{diag['kappa_pmt']:.3g}", f"raw {diag['kappa_raw']:.3g}"),
-              ("rows truncated", f"{100 * diag['frac_truncated']:.2f}%"),
+              ("kappa after PMT", f"{diag['kappa_pmt']:.3g}", f"raw {diag['kappa_raw']:.3g}; non-private diagnostic"),
+              ("rows truncated", f"{100 * diag['frac_truncated']:.2f}%", "non-private diagnostic"),
               ("mu (Gaussian DP)", f"{diag['mu']:.3g}")]
     settings = {k: v for k, v in spec.items() if k not in ("sweep", "values")}
     settings.update({"public sample": "random split (simulation)" if prep.public_is_split else
@@ -280,12 +291,15 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
         settings["public rows"] = spec["moments"]["n_pub"]
     why_not = cli_supported(spec)
     commands = list(cli_commands(spec, ds=ds, public_name=public_name).values()) if not why_not else []
+    from engine.figures.verdict import NON_PRIVATE_NOTE
+
     notes = [f"Median {metric_label} at epsilon = {spec['epsilon']:g} over {spec['seeds']} noise seeds "
-             f"({TASK_LABELS[spec['task']].lower()})."] + ([why_not] if why_not else [])
+             f"({TASK_LABELS[spec['task']].lower()}).", NON_PRIVATE_NOTE] + ([why_not] if why_not else [])
     return html_report(
         title=f"PMT regression: {ds.name}",
         subtitle=f"epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g}, {prep.n_pub} public rows, "
                  f"{spec['seeds']} seeds",
         headline=cards, figures=figures, settings=settings,
         ledgers={m: ledger_display(f) for m, f in diag.get("ledgers", {}).items()},
-        provenance=provenance(ds), commands=commands, notes=notes)
+        provenance=provenance(ds), commands=commands, notes=notes,
+        verdict=None if verdict is None else (verdict.text, verdict.tone), warnings=list(warnings))

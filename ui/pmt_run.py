@@ -19,6 +19,7 @@ import streamlit as st
 
 from engine.datasets import list_datasets, load_dataset, read_csv_upload
 from ui import pmt_compute as C
+from ui.data_choice import computed_on
 from ui.pmt_upload import Named
 from ui.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
@@ -210,6 +211,7 @@ def compute(task: str, problems: list[str]) -> dict | None:
         else:
             ds = bundled(name, float(ss.get("synthetic_kappa", 1e3)))
         ss["dataset_shape"] = (name, ds.n, ds.d)
+        computed_on(name, ds.n, ds.d)  # the sidebar names the data actually computed on
         public_ds = None
         if ss.get("public_source") == "file":
             pname, pdata = ss["pmt_public_raw"]
@@ -249,6 +251,6 @@ def compute(task: str, problems: list[str]) -> dict | None:
         results["warnings"] = ([b for b in (newton_banner(prep, spec),) if b] + results["warnings"]
                                + [b for b in (reference_note(eps_point, task),) if b])
     except (ValueError, TypeError) as exc:
-        st.error(f"**Cannot compute with these settings.** {exc}", icon=":material/error:")
+        st.error(f"**Cannot compute with these settings.** {C.in_page_terms(str(exc))}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")
     return results

@@ -169,7 +169,7 @@ def _lam_tab(v: _View, is_open: bool) -> None:
                                             title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
             v.show(fig, "fig_lam")
         except (ValueError, TypeError) as exc:
-            st.error(f"**Cannot compute the lam sweep.** {exc}", icon=":material/error:")
+            st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
@@ -192,7 +192,7 @@ def _npub_tab(v: _View, is_open: bool) -> None:
                                               f"epsilon = {spec['epsilon']:g}")
             v.show(fig, "fig_npub")
         except (ValueError, TypeError) as exc:
-            st.error(f"**Cannot compute the n_pub sweep.** {exc}", icon=":material/error:")
+            st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "Error against the number of public rows n_pub at your epsilon. Only PMT uses the public rows "
@@ -311,9 +311,12 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
             ("Truncation: row lengths before and after whitening",
              plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
                                      clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
+    from ui.verdict import pmt_verdict
+
     return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
                          metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
-                         public_name=public_name)
+                         public_name=public_name, verdict=pmt_verdict(results, metric, head),
+                         warnings=results["warnings"])
 
 
 def _export_tab(v: _View) -> None:
@@ -337,6 +340,19 @@ def _export_tab(v: _View) -> None:
     c2.download_button("Download settings (JSON)", settings, file_name="pmt_settings.json",
                        mime="application/json", key="dl_json", on_click="ignore",
                        help="Every setting, the seeds and the package versions.")
+    from ui import pmt_snippet as S
+
+    py_spec = {**spec, "metric": metric}
+    c3, c4 = st.columns(2)
+    c3.download_button("Download Python snippet (.py)", functools.partial(S.snippet, py_spec, ds=ds, public_name=public_name),
+                       file_name="pmt_view.py", mime="text/x-python", key="dl_py",
+                       help="Prints the headline numbers with the engine's public API (run_sweep).")
+    c4.download_button("Download Jupyter notebook (.ipynb)",
+                       functools.partial(S.notebook, py_spec, ds=ds, public_name=public_name),
+                       file_name="pmt_view.ipynb", mime="application/x-ipynb+json", key="dl_ipynb",
+                       help="The snippet and the error-vs-epsilon figure in cells.")
+    with st.expander("The same in Python (the engine's public API)"):
+        st.code(S.snippet(py_spec, ds=ds, public_name=public_name), language="python")
     why_not = X.cli_supported(spec)
     if why_not:
         st.info(why_not + " The JSON settings above record everything needed to repeat this view.")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from engine.datasets import read_csv_columns, read_csv_upload
 from ui import pmt_compute as C
+from ui.data_choice import adopt_upload
 
 ss = st.session_state
 
@@ -54,13 +55,7 @@ def _use_upload() -> None:
             "Choose Task = regression above to treat the target as a number. Your previous data stay selected.")
         return
     ss["pmt_upload_error"] = None
-    ss["uploaded_dataset"] = ds
-    if ss.get("task") != page_task:
-        ss["task"] = page_task
-        reset_for_task(page_task)
-    ss["dataset_name"] = ss["data"] = ds.name
-    # a small file must not silently become half public: default n_pub = min(200, 20 % of the rows)
-    ss["n_pub"] = min(int(ss.get("n_pub", 200) or 200), C.default_n_pub(ds.n))
+    adopt_upload(ds)  # one rule for both upload flows (task, data of every page, n_pub cap)
 
 
 def upload_expander() -> None:

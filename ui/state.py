@@ -13,8 +13,8 @@ The URL carries the settings (a shared link reproduces the view): :func:`url_loa
 query string once per session, validating every value, and :func:`url_sync` writes the settings
 that differ from :data:`DEFAULTS` back after each run. So a reload after a server restart (a fresh
 session) restores every setting from the URL. An uploaded data set cannot travel: the URL carries
-only a marker ``data=upload:<file name>`` (the name, never the rows), and a fresh session that finds
-it says plainly that the file must be uploaded again (:func:`upload_lost_message`) and shows the
+only its file name, ``upload=<file name>`` (never the rows), and a fresh session that finds it says
+plainly that the file must be uploaded again (:func:`ui.data_choice.show_lost_upload`) and shows the
 default data meanwhile. (Streamlit's own ``bind="query-params"``
 drops a parameter whose value equals the *widget's* default, which differs from ours when the
 value comes from session state, so a link with e.g. ``lam=0`` would not reproduce; hence the
@@ -101,7 +101,14 @@ def settings_summary() -> None:
     ss = st.session_state
     name = str(ss.get("dataset_name", DEFAULTS["dataset_name"]))
     up = ss.get("uploaded_dataset")
-    if name.startswith("upload") and up is not None:
+    computed = ss.get("_computed_on")  # set by a page that computed on a data set in this run
+    note = None
+    if computed:  # the data actually computed on, whatever was chosen elsewhere
+        if computed[0] != name:
+            note = (f"the Data page's choice {name.removeprefix('upload:')} does not fit this page's task"
+                    if not (name.startswith("upload:") and up is None) else "your upload is gone")
+        name = f"{computed[0]} ({computed[1]} rows x {computed[2]} features)"
+    elif name.startswith("upload") and up is not None:
         name = f"{up.name} ({up.n} rows x {up.d} features)"
     else:
         shape = ss.get("dataset_shape")
@@ -109,6 +116,11 @@ def settings_summary() -> None:
             name = f"{name} ({shape[1]} rows x {shape[2]} features)"
     with st.container():
         st.caption("Active settings")
+        if ss.get("_lost_upload"):
+            st.warning(f"Your upload {ss['_lost_upload']} is gone (a reload starts a new session): upload it again "
+                       "on the Data page.", icon=":material/cloud_off:")
+        elif note:
+            st.caption(f":orange[:material/warning: Computed on this data: {note}.]")
         st.markdown(
             f"**Data:** {name}  \n"
             f"**epsilon** = {fmt_num(ss.get('epsilon', DEFAULTS['epsilon']))}, "
@@ -238,7 +250,7 @@ URL_CODEC: dict = {
     "public_mode": (_one_of(("labelled", "unlabelled", "moments")), str),
 }
 
-#: Longest uploaded file name written into the URL's ``data=upload:<name>`` marker.
+#: Longest uploaded file name written into the URL's ``upload=<name>`` parameter.
 MAX_URL_NAME = 80
 
 #: Defaults of URL keys that are not in DEFAULTS.
@@ -272,42 +284,13 @@ def url_load(keys) -> list[str]:
             ss[key] = parse(text)
         except (ValueError, TypeError) as exc:
             problems.append(f"The link's {key}={text} was ignored: {exc}.")
-    marker = str(st.query_params.get("data", "")) if "data" in keys else ""
-    if marker.startswith(UPLOAD_PREFIX):
-        up = ss.get("uploaded_dataset")
-        if up is None or getattr(up, "name", None) != marker:  # the upload is gone (a restart, a new session)
-            problems.append(upload_lost_message(marker))
-            ss.pop("data", None)
-    elif "data" in keys and "data" in st.query_params and "data" in ss:
+    if "data" in keys and "data" in st.query_params and "data" in ss:
         ss["dataset_name"] = ss["data"]
     return problems
 
 
 #: Prefix of an uploaded data set's name (``engine.datasets.read_csv_upload``: ``"upload:<file name>"``).
 UPLOAD_PREFIX = "upload:"
-
-
-def upload_lost_message(marker: str) -> str:
-    """What a page says when its link names an upload that this session does not hold.
-
-    :func:`url_load` runs once per browser session, so the link's upload is always gone by then: the
-    server was restarted, or the link was opened in a new tab or by someone else. Uploads are kept in
-    one session's memory only, never stored, so the user must upload the file again.
-
-    Parameters
-    ----------
-    marker : str
-        The link's ``data`` value, ``"upload:<file name>"``.
-
-    Returns
-    -------
-    str
-    """
-    name = marker[len(UPLOAD_PREFIX):].strip() or "your file"
-    return (f"This view was made with your uploaded file {name!r}, which this session no longer has: uploads are kept "
-            "in memory for one browser session only and are never stored, so a reload of the page, a restart of "
-            "the server or opening the link elsewhere forgets them. Upload the file again (Data page, or 'Upload your own CSV' "
-            "on this page). Until then the page shows a bundled data set; the link's other settings are kept.")
 
 
 def url_sync(keys) -> None:
@@ -322,9 +305,9 @@ def url_sync(keys) -> None:
         if value == default or value is None:
             continue
         if key == "data" and str(value).startswith(UPLOAD_PREFIX):
-            # the data cannot travel in a link, but a marker with the file's name can: after a restart the
-            # page then says that the file must be uploaded again (:func:`upload_lost_message`)
-            want[key] = UPLOAD_PREFIX + str(value)[len(UPLOAD_PREFIX):][:MAX_URL_NAME]
+            # an upload cannot travel in a link; its file name does (``upload=<file>``, never the rows), so a
+            # reload or a restarted server can say it is gone (:func:`ui.data_choice.show_lost_upload`)
+            want["upload"] = str(value)[len(UPLOAD_PREFIX):][:MAX_URL_NAME]
             continue
         want[key] = URL_CODEC[key][1](value)
     current = {k: st.query_params[k] for k in st.query_params}

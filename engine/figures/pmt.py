@@ -370,9 +370,10 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
     keys = [k for k, v in kappas.items() if v is not None and not (isinstance(v, float) and math.isnan(v))]
     short = {**_COND_SHORT, **(labels or {})}
     cols = 2 if spectra else 1
-    fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.12,
-                        subplot_titles=("Condition number kappa (largest / smallest eigenvalue)",
-                                        "Eigenvalues / largest eigenvalue")[:cols])
+    # short subplot and axis titles: long ones ran into each other (the second y title sits in the gap under
+    # the first subplot title) and past the plot height at the page's 390 px
+    fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.16,
+                        subplot_titles=("kappa = largest / smallest eigenvalue", "Eigenvalues / largest")[:cols])
     vals = [float(kappas[k]) for k in keys]
     finite_vals = [v for v in vals if math.isfinite(v) and v > 0]
     top = max(finite_vals) if finite_vals else 10.0
@@ -387,7 +388,7 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
         text=[f"{v:.3g}" if math.isfinite(v) else "inf" for v in vals], textposition="outside",
         hovertemplate="%{customdata}<br>kappa = %{text} (1 = perfectly conditioned)<extra></extra>", showlegend=False,
     ), row=1, col=1)
-    fig.update_yaxes(type="log", title="kappa (log scale; bars start at the ideal 1)", dtick=1, row=1, col=1)
+    fig.update_yaxes(type="log", title="kappa (log; 1 = ideal)", dtick=1, row=1, col=1)
     if shown:
         fig.update_yaxes(range=[0.0, max(1.0, math.log10(max(shown)) * 1.2 + 0.3)], row=1, col=1)
     notes = [f"{short.get(k, k).replace('<br>', ' ')}: not positive definite (kappa = inf), hatched"
@@ -407,7 +408,7 @@ def conditioning_figure(kappas: Mapping[str, float], spectra: Mapping[str, np.nd
                 line=dict(color=_COND_COLORS.get(k, "#999999"), width=3 if k == "pmt" else 2),
                 hovertemplate="eigenvalue #%{x}: %{y:.3g} x the largest<extra>" + CONDITIONING_LABELS.get(k, k) + "</extra>",
             ), row=1, col=2)
-        fig.update_yaxes(type="log", title="eigenvalue / largest (log scale)", dtick=1, exponentformat="power",
+        fig.update_yaxes(type="log", title="relative eigenvalue (log)", dtick=1, exponentformat="power",
                          row=1, col=2)
         fig.update_xaxes(title="eigenvalue index (largest first)", dtick=1 if max((len(np.ravel(v)) for v in spectra.values()), default=0) <= 20 else None, row=1, col=2)
     fig.update_xaxes(tickangle=0, row=1, col=1)
