@@ -63,6 +63,7 @@ with main:
     view = nvdp_headline.evaluate(m, which, clip, lam, presenter)
     nvdp_headline.headline(view)
     nvdp_tabs.tabs(view)
+    nvdp_headline.details(view)
 
 nvdp_state.url_sync()  # settings that differ from the defaults (a shared link reproduces the view)
 # The accuracy of the new caps, last (see "Live sliders" above): the bounds and the figure are on screen already.

@@ -83,7 +83,7 @@ def test_upload_trains_in_session_and_shows_every_view(tmp_path, monkeypatch):
     at.button(key="nvdp_upload_go").click().run()
     assert not at.exception, [e.message for e in at.exception]
     metrics = {m.label for m in at.metric}
-    assert {"RD worst case (paper)", "RD max, authors' filter", "BDP epsilon", "Accuracy"} <= metrics
+    assert {"RD worst case", "RD filtered max", "BDP epsilon", "Accuracy"} <= metrics
     caps = " ".join(c.value for c in at.caption)
     assert "Your texts (mine.csv, 36 rows, classes mid, neg, pos; in this session only)" in caps
     assert any("Same pairs, clipped vs unclipped" in m.value for m in at.markdown)

@@ -246,7 +246,7 @@ def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, 
     st_ = _open_offline(path, shot="report_nvdp.png")
     assert st_["dialogs"] == [] and st_["requests"] == []
     assert len(st_["plots"]) >= 3 and all(p["svg"] >= 1 for p in st_["plots"]), st_["plots"]
-    for name in ("RD worst case (paper)", "RD max, authors' filter", "RD mean (paper)", "BDP epsilon", "Accuracy"):
+    for name in ("RD worst case", "RD filtered max", "RD mean", "BDP epsilon", "Accuracy"):
         assert name in st_["headline"] and metrics[name] in st_["headline"], name
     assert evil in st_["body"] and "CC BY 4.0" in st_["body"] and "10.24432/C57604" in st_["body"]
     assert ".venv/bin/python -m engine nvdp train" in st_["commands"]

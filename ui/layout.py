@@ -19,6 +19,9 @@ PRESENTER_ROOT_PX = 20
 
 #: Height (px) of a page's main figure: normal mode, presenter mode (fits 900 px with the headline).
 FIGURE_HEIGHT = {False: 390, True: 450}
+#: The NVDP page's main figure: its verdict and two rows of numbers come first, and the figure must still end
+#: on the first screen at 1440 x 900 (tests/test_browser_demo.py).
+NVDP_FIGURE_HEIGHT = {False: 310, True: 330}
 
 
 #: st.metric's delta arrow would suggest a direction for a plain "before" or comparison value: these

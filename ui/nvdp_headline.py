@@ -117,20 +117,21 @@ def _metric(v: View, col, title, c, u, help_, pct=False):
 
 def headline(v: View) -> None:
     """The headline metrics: worst case over the pairs and the authors' filtered max, RD mean and BDP epsilon
-    clipped vs unclipped, and the accuracy (or "computing ..."); then the seeds, the certified bound."""
+    clipped vs unclipped, and the accuracy (or "computing ..."); the certified bound and the seeds are in
+    :func:`details`, below the tabs."""
     res_c, res_u = v.res_c, v.res_u
     v.lead_slot = st.empty()  # the verdict in words first: the guarantee's number, or why there is none
     show_lead(v)
     r = st.columns(5)
     n_pairs = res_c.rd_paper.n_pairs
-    _metric(v, r[0], "RD worst case (paper)", res_c.rd_paper.max_unfiltered, res_u.rd_paper.max_unfiltered,
+    _metric(v, r[0], "RD worst case", res_c.rd_paper.max_unfiltered, res_u.rd_paper.max_unfiltered,
             f"Largest Renyi divergence between two sentences' shared draws over all {n_pairs} evaluated pairs, in the "
             f"authors' normalisation (nats per latent position; pairs within batches of 16 of the first {N_EVAL} test "
             "sentences, undefined dimensions dropped as the authors' code does). Not a guarantee.")
-    _metric(v, r[1], "RD max, authors' filter", res_c.rd_paper.max, res_u.rd_paper.max,
+    _metric(v, r[1], "RD filtered max", res_c.rd_paper.max, res_u.rd_paper.max,
             "The papers' figure: the maximum after the authors set aside the pairs with |z-score| > 0.5 (population "
             "std) within a batch, comparable with their 0.01-1.4. It is not the worst case (left).")
-    _metric(v, r[2], "RD mean (paper)", res_c.rd_paper.mean, res_u.rd_paper.mean,
+    _metric(v, r[2], "RD mean", res_c.rd_paper.mean, res_u.rd_paper.mean,
             "Average over the same pairs (batch means averaged, after the authors' filter).")
     floor = bdp_floor(res_c.bdp_paper.epsilon, v.clip.renyi_order if v.clip.enabled else v.unclip.renyi_order,
                       PROTOCOL.delta, PROTOCOL.q(N_EVAL))
@@ -165,9 +166,6 @@ def headline(v: View) -> None:
                      delta=f"mean {100 * s.frac_mu:.0f}%, alpha {100 * s.frac_alpha:.0f}%", delta_color="off",
                      help="Share of token clouds whose centre was shrunk (mean) or whose weight was clamped (alpha); "
                      "the blur rules act per dimension, see the posterior-parameters tab.", **NO_ARROW)
-        _certified(v)
-    if v.m.is_bundled and not v.presenter:
-        _seeds()
     v.warn_slot = st.empty()
     v.verdict_slot = None
     if res_c.accuracy is not None and res_u.accuracy is not None:
@@ -186,6 +184,17 @@ def show_accuracy(v: View) -> None:
     if v.res_c.nan_count or v.res_u.nan_count:
         v.warn_slot.warning(f"Numerical failures: {v.res_c.nan_count} NaN values with clipping, {v.res_u.nan_count} "
                             "without.", icon=":material/warning:")
+
+
+def details(v: View) -> None:
+    """Below the tabs (the first screen keeps the verdict, the numbers and the figure): the certified bound of
+    the slider caps and the shipped pair's figures over its three training seeds, in one expander."""
+    if v.presenter or not (v.clip.enabled or v.m.is_bundled):
+        return
+    with st.expander("Certified bound (any two inputs) and the three training seeds", expanded=False):
+        _certified(v)
+        if v.m.is_bundled:
+            _seeds()
 
 
 def _certified(v: View) -> None:

@@ -50,10 +50,10 @@ def nvdp_report_html(*, label_c: str, res_c, res_u, figures: list, bounds: pd.Da
     """
     from engine.figures.report import html_report
 
-    cards = [("RD worst case (paper)", _fmt_bound(res_c.rd_paper.max_unfiltered),
+    cards = [("RD worst case", _fmt_bound(res_c.rd_paper.max_unfiltered),
               f"unclipped {_fmt_bound(res_u.rd_paper.max_unfiltered)}"),
-             ("RD max, authors' filter", _fmt_bound(res_c.rd_paper.max), f"unclipped {_fmt_bound(res_u.rd_paper.max)}"),
-             ("RD mean (paper)", _fmt_bound(res_c.rd_paper.mean), f"unclipped {_fmt_bound(res_u.rd_paper.mean)}"),
+             ("RD filtered max", _fmt_bound(res_c.rd_paper.max), f"unclipped {_fmt_bound(res_u.rd_paper.max)}"),
+             ("RD mean", _fmt_bound(res_c.rd_paper.mean), f"unclipped {_fmt_bound(res_u.rd_paper.mean)}"),
              ("BDP epsilon", _fmt_bound(res_c.bdp_paper.epsilon), f"unclipped {_fmt_bound(res_u.bdp_paper.epsilon)}"),
              ("Accuracy", f"{100 * res_c.accuracy:.1f}%", f"unclipped {100 * res_u.accuracy:.1f}%")]
     return html_report(

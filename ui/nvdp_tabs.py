@@ -20,7 +20,7 @@ from engine.nvdp.clipping import ClipConfig
 from engine.nvdp.headline import paired_comparison
 from engine.nvdp.hints import hint
 from ui import nvdp_cache as K
-from ui.layout import FIGURE_HEIGHT, NO_ARROW, PLOTLY_CONFIG
+from ui.layout import NO_ARROW, NVDP_FIGURE_HEIGHT, PLOTLY_CONFIG
 from ui.nvdp_headline import View, show_verdict
 from ui.nvdp_parts import nvdp_formulas
 from ui.nvdp_state import N_EVAL, PROTOCOL, TARGETS
@@ -37,7 +37,7 @@ def _inspect_on() -> None:
 
 def _sized(v: View, fig):
     """Size a figure to share the first screen with the headline (and for a room in presenter mode)."""
-    fig.update_layout(height=FIGURE_HEIGHT[v.presenter])
+    fig.update_layout(height=NVDP_FIGURE_HEIGHT[v.presenter], margin=dict(t=min(int(fig.layout.margin.t or 90), 90)))
     if fig.layout.legend.orientation == "h":  # a legend below the plot: at the figure's bottom, under the x title
         fig.update_layout(legend=dict(yref="container", yanchor="bottom", y=0.0),
                           margin=dict(b=max(int(fig.layout.margin.b or 0), 130)))

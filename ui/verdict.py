@@ -61,7 +61,8 @@ def show(v: Verdict, slot=None, n: int = 0) -> None:
 
 def non_private_badge() -> None:
     """The "non-private diagnostic" label under the PMT headline (a grey badge and the note)."""
-    st.caption(":gray-badge[non-private diagnostic] " + NON_PRIVATE_NOTE)
+    st.caption(":gray-badge[non-private diagnostic] kappas, rows truncated and every error: from the private rows "
+               "without noise, never released", help=NON_PRIVATE_NOTE)
 
 
 def data_line(results: dict) -> None:

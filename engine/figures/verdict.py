@@ -216,8 +216,7 @@ def nvdp_verdict(res_c, res_u, *, label: str = "clipped", n_eval: int | None = N
     if res_c.accuracy is not None and res_u.accuracy is not None:
         acc = f" Accuracy {100 * res_c.accuracy:.1f}% {label} vs {100 * res_u.accuracy:.1f}% unclipped."
     paper = float(getattr(res_c.bdp_paper, "epsilon", math.nan))
-    paper_txt = (f" The papers' figure (BDP epsilon {_num(paper)}, not a guarantee) is in the row below."
-                 if math.isfinite(paper) else "")
+    paper_txt = (f" The papers' BDP epsilon {_num(paper)} (below) is not a guarantee." if math.isfinite(paper) else "")
     if math.isfinite(eps_c):
         cmp = ("tighter than" if eps_c < eps_u else "no tighter than") + (
             f" the unclipped model's {_num(eps_u)}" if math.isfinite(eps_u) else " the unclipped model's, which is infinite")
@@ -227,9 +226,9 @@ def nvdp_verdict(res_c, res_u, *, label: str = "clipped", n_eval: int | None = N
     n_inf, n_pairs = int(res_c.rd_exact.n_inf), int(res_c.rd_exact.n_pairs)
     if n_inf:
         reason = (f"{n_inf} of {n_pairs} sentence pairs have no finite bound: sentences of different lengths are "
-                  "told apart by their padding, and clipping does not hide the length")
+                  "told apart by their padding, which clipping does not hide")
     else:
         reason = ("clipping at the chosen Renyi order does not bound the divergence of the next order, which the "
                   "guarantee needs")
-    text = f"No finite guarantee here, because {reason}.{paper_txt}{acc}"
+    text = f"No finite guarantee here, because {reason}.{paper_txt}"  # the accuracy is in the headline beside it
     return Verdict(text, "bad", reason=reason)
