@@ -343,10 +343,8 @@ def test_no_tracked_file_refers_to_the_material_outside_the_repository():
 # ---------------------------------------------------------------------------------------------
 ISSUE_NUMBER = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
 ISSUE_NUMBER_TOPS = ("engine", "ui", "pages", "scripts", "bench")
-#: Files that still cite issue numbers: scrubbed by the lead after the page branches merge.
-ISSUE_NUMBER_ALLOWANCE = frozenset({
-    "ui/nvdp_live.py",
-})
+#: Files allowed to cite issue numbers: none (the self-test checks that an allowance works and goes stale).
+ISSUE_NUMBER_ALLOWANCE: frozenset = frozenset()
 
 
 def _issue_number_mentions():

@@ -1,4 +1,4 @@
-"""Live sliders of the NVDP page: the accuracy of new caps, without blocking the next move (issue 14 item 7).
+"""Live sliders of the NVDP page: the accuracy of new caps, without blocking the next move.
 
 A slider move reruns the page. Its bounds are computed first; then the accuracy (the model re-run
 after the bottleneck on every test sentence: real FLOPs) starts on the worker thread of
