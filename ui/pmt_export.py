@@ -22,16 +22,42 @@ def results_csv(frames: dict, *, data_name: str | None = None, target: str | Non
     ``dataset`` column and ``target`` a ``target`` column, so the rows keep their provenance. Text cells
     that a spreadsheet would run as a formula (a file or column named ``=1+1``) are neutralised
     (:func:`engine.figures.report.safe_csv`); numeric columns stay numeric.
+
+    Two columns say which figures of a row are what (:func:`engine.pmt._registry.sweep_column_privacy`, per
+    method): ``dp_release_columns`` (computed from a DP release) and ``non_private_diagnostic_columns``
+    (computed from the private rows without noise: every error, the kappas, rows truncated; never
+    released); the settings columns and the rest are public.
     """
     from engine.figures.report import safe_csv
 
     parts = [f.assign(sweep=k) for k, f in frames.items() if f is not None]
     frame = pd.concat(parts, ignore_index=True)
+    frame["dp_release_columns"], frame["non_private_diagnostic_columns"] = _privacy_columns(frame)
     if data_name is not None:
         frame["dataset"] = str(data_name).removeprefix("upload:")
     if target is not None:
         frame.insert(1 if "dataset" in frame.columns else 0, "target", str(target))
     return safe_csv(frame)
+
+
+#: Settings and provenance columns of a sweep frame: public (chosen by the user or the registry).
+_SETTINGS_COLUMNS = frozenset({"dataset", "target", "method", "method_key", "sweep", "epsilon", "delta", "seed", "lam",
+                               "n_pub", "n", "d", "standardize", "mu", "task", "public_mode"})
+
+
+def _privacy_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Per row, the ``;``-joined names of its DP-release columns and of its non-private diagnostic columns."""
+    from engine.pmt._registry import sweep_column_privacy
+    from engine.privacy.labels import DIAGNOSTIC, DP
+
+    values = [c for c in frame.columns if c not in _SETTINGS_COLUMNS]
+    keys = frame["method_key"] if "method_key" in frame.columns else pd.Series([None] * len(frame))
+    by_key = {}
+    for key in pd.unique(keys):
+        labels = {c: sweep_column_privacy(c, key) for c in values}
+        by_key[key] = (";".join(c for c in values if labels[c] == DP),
+                       ";".join(c for c in values if labels[c] == DIAGNOSTIC))
+    return [by_key[k][0] for k in keys], [by_key[k][1] for k in keys]
 
 
 _PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "plotly", "streamlit")

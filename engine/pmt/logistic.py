@@ -47,6 +47,7 @@ from engine.pmt._newton import (
     LOGISTIC,
     _NoisyNewtonMixin,
     _whitened_public_min_eig,
+    certified_newton_sensitivities,
     glm_reference_solve,
 )
 from engine import privacy as P
@@ -293,7 +294,8 @@ def choose_whitening(whiten: str, *, d: int, n: int, eta: float, epsilon: float,
         ratio = 0.0
     else:
         R = pmt_radius(d, n, eta)
-        s_H = math.sqrt(2.0) * R**2 * 0.25 / n / (mu / math.sqrt(2.0 * n_steps))
+        # the Hessian noise scale the fit will use: the certified sensitivity and the rounded budget split
+        s_H = P.gaussian_sigma(certified_newton_sensitivities(R, n, d)[1], P.split_mu(mu, 2 * n_steps))
         ratio = 2.0 * math.sqrt(d) * s_H / 0.25
     if whiten == "auto":
         whiten = "standardize" if ratio >= 0.5 and fit_intercept else "full"
