@@ -45,7 +45,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 #: Epsilon moves: left from 1 to 0.5, right to 2, left to 1 again (each move changes epsilon; the cycle is
 #: balanced, so a long run never walks into an end of the slider, where a key press changes nothing).
 EPS_KEYS = ["ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft"]
-HEADLINE = {"pmt": "PMT", "nvdp": "RD max (paper)"}
+HEADLINE = {"pmt": "PMT", "nvdp": "RD max, authors' filter"}
 
 
 def free_port() -> int:
