@@ -22,7 +22,7 @@ import threading
 import time
 
 #: Metric labels that count as a page's headline (PMT page: the PMT median; NVDP page: the RD bound).
-HEADLINES = {"PMT": "pmt", "RD max (paper)": "nvdp"}
+HEADLINES = {"PMT": "pmt", "RD filtered max": "nvdp"}
 
 
 def install(path: str) -> None:

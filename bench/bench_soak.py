@@ -10,6 +10,15 @@ RSS (psutil) is printed at the start (after the warm-up), every 20 moves, when t
 every 30 s for ``--settle`` seconds after (Streamlit forgets a disconnected session after
 ``server.disconnectedSessionTTL``, 120 s by default).
 
+A move counts as answered when the browser shows a new headline number, or when the server's timing
+hook logs the rerun that the key press asked for and the browser shows that rerun's number: on a small
+uploaded file two neighbouring epsilons can round to the same displayed headline, and waiting for a
+change that never comes would stall the run for the full ``--timeout`` on every such move (this is why
+an earlier version seemed to hang at its first upload). An upload waits for the uploader's rerun to be
+logged before it clicks "Use this data" (the button of the previous upload is still on the page, and a
+click during that rerun would use the previous file), and counts as done when the page then names the
+new file in its data choice.
+
 Run: ``.venv/bin/python bench/bench_soak.py [--moves 200 --nvdp-moves 100 --settle 240]``.
 """
 
@@ -17,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -38,34 +48,95 @@ def small_csv(k: int, rows: int) -> bytes:
     return ("a,b,c,y\n" + "".join(f"{a:.5f},{b:.5f},{c:.5f},{t:.5f}\n" for (a, b, c), t in zip(X, y))).encode()
 
 
-async def upload(page, k: int, rows: int, timeout: float) -> bool:
-    """Upload a new small CSV on the PMT page and make it the data (True when the headline came back)."""
+class ServerLog:
+    """The timing hook's log (``bench/_served.py``): one line per rerun request answered by a headline."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def rows(self) -> list[dict]:
+        try:
+            with open(self.path) as f:
+                return [json.loads(ln) for ln in f if ln.endswith("\n")]
+        except FileNotFoundError:
+            return []
+
+    def since(self, t: float) -> list[dict]:
+        """Lines for rerun requests that reached the server at or after ``t`` (``time.time()``)."""
+        return [r for r in self.rows() if r["recv"] >= t]
+
+
+async def wait_answer(page, label: str, before, t_key: float, srv: ServerLog, timeout: float):
+    """Seconds until the move made at ``t_key`` is answered, and whether the number changed.
+
+    Answered: the headline shows a value other than ``before``, or the server logged a headline for a
+    rerun requested after ``t_key`` and the browser shows that value (an unchanged number). Returns
+    ``(seconds, changed)``, or ``None`` when neither happened within ``timeout``.
+    """
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        now = await headline_text(page, label)
+        if now is not None and now != before:
+            return time.perf_counter() - t0, True
+        done = srv.since(t_key)
+        if done and now is not None and now == done[-1]["value"]:
+            return time.perf_counter() - t0, False
+        await asyncio.sleep(0.05)
+    return None
+
+
+async def wait_logged(srv: ServerLog, t: float, timeout: float) -> bool:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if srv.since(t):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def upload(page, k: int, rows: int, srv: ServerLog, timeout: float) -> bool:
+    """Upload a new small CSV on the PMT page and make it the data (True when the page then uses it)."""
     if not await page.get_by_text("CSV file (comma").first.is_visible():  # the expander is closed
         await page.get_by_text("Upload your own CSV").first.click()
-    before = await headline_text(page, "PMT")
-    await page.locator('input[type="file"]').first.set_input_files(
-        files=[{"name": f"soak_{k}.csv", "mimeType": "text/csv", "buffer": small_csv(k, rows)}])
+        await page.get_by_text("CSV file (comma").first.wait_for(state="visible")
+    name = f"soak_{k}.csv"
+    t = time.time()
+    await page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": small_csv(k, rows)}])
+    if not await wait_logged(srv, t, timeout):  # the rerun that reads the new file
+        raise RuntimeError(f"no rerun logged within {timeout:.0f} s after the file was chosen")
     button = page.get_by_role("button", name="Use this data")
     await button.wait_for(timeout=timeout * 1000)
+    t = time.time()
     await button.click()
-    return await wait_change(page, "PMT", before, timeout) is not None
+    if not await wait_logged(srv, t, timeout):
+        raise RuntimeError(f"no rerun logged within {timeout:.0f} s after 'Use this data'")
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Data set").first
+    t0 = time.perf_counter()
+    while True:  # the browser may render the logged rerun a moment later
+        shown = await box.evaluate("e => e.innerText + ' ' + Array.from(e.querySelectorAll('input')).map(i => i.value).join(' ')")
+        if f"upload: {name} " in shown + " ":
+            return True
+        if time.perf_counter() - t0 > timeout:
+            raise RuntimeError(f"the page's data choice shows {shown!r}, not {name}, after 'Use this data'")
+        await asyncio.sleep(0.1)
 
 
-async def soak(url: str, args, sampler, log) -> dict:
+async def soak(url: str, args, sampler, srv: ServerLog, log) -> dict:
     from playwright.async_api import async_playwright
 
-    out = {"move": [], "lost": 0, "uploads_ok": 0, "uploads": 0, "nvdp_move": [], "nvdp_lost": 0, "errors": []}
+    out = {"move": [], "lost": 0, "unchanged": 0, "nvdp_unchanged": 0, "uploads_ok": 0, "uploads": 0, "nvdp_move": [], "nvdp_lost": 0, "errors": []}
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        # warm-up: both pages once, in a context that then closes
-        ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
-        page = await ctx.new_page()
-        await page.goto(f"{url}/pmt", timeout=600_000)
-        await wait_change(page, "PMT", None, args.timeout * 3)
-        await page.goto(f"{url}/nvdp", timeout=600_000)
-        await wait_change(page, HEADLINE["nvdp"], None, args.timeout * 5)
-        await ctx.close()
-        await asyncio.sleep(2)
+        if args.warmup:  # both pages once, in a context that then closes
+            ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
+            page = await ctx.new_page()
+            await page.goto(f"{url}/pmt", timeout=600_000)
+            await wait_change(page, "PMT", None, args.timeout * 3)
+            await page.goto(f"{url}/nvdp", timeout=600_000)
+            await wait_change(page, HEADLINE["nvdp"], None, args.timeout * 5)
+            await ctx.close()
+            await asyncio.sleep(2)
         sampler.start_rss = sampler.rss()
         log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB")
 
@@ -79,7 +150,7 @@ async def soak(url: str, args, sampler, log) -> dict:
             if k and k % args.upload_every == 0:
                 out["uploads"] += 1
                 try:
-                    out["uploads_ok"] += await upload(page, k // args.upload_every, args.upload_rows, args.timeout)
+                    out["uploads_ok"] += await upload(page, k // args.upload_every, args.upload_rows, srv, args.timeout)
                 except Exception as e:  # noqa: BLE001
                     out["errors"].append(f"upload {k // args.upload_every}: {type(e).__name__}: {str(e)[:150]}")
             if k % 5 == 4:
@@ -88,26 +159,31 @@ async def soak(url: str, args, sampler, log) -> dict:
             before = await headline_text(page, "PMT")
             slider = epsilon_slider(page)
             await slider.focus()
+            t_key = time.time()
             await slider.press(EPS_KEYS[k % len(EPS_KEYS)])
-            dt = await wait_change(page, "PMT", before, args.timeout)
-            if dt is None:
+            got = await wait_answer(page, "PMT", before, t_key, srv, args.timeout)
+            if got is None:
                 out["lost"] += 1
             else:
-                out["move"].append(dt)
+                out["move"].append(got[0])
+                out["unchanged"] += not got[1]
             if (k + 1) % 20 == 0:
                 log(f"PMT move {k + 1}: RSS {sampler.rss():.0f} MB ({out['uploads_ok']} uploads)")
-        await page.goto(f"{url}/nvdp", timeout=600_000)
-        await wait_change(page, HEADLINE["nvdp"], None, args.timeout * 3)
+        if args.nvdp_moves:
+            await page.goto(f"{url}/nvdp", timeout=600_000)
+            await wait_change(page, HEADLINE["nvdp"], None, args.timeout * 3)
         order = nvdp_order_slider(page)
         for k in range(args.nvdp_moves):
             before = await headline_text(page, HEADLINE["nvdp"])
             await order.focus()
+            t_key = time.time()
             await order.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
-            dt = await wait_change(page, HEADLINE["nvdp"], before, args.timeout)
-            if dt is None:
+            got = await wait_answer(page, HEADLINE["nvdp"], before, t_key, srv, args.timeout)
+            if got is None:
                 out["nvdp_lost"] += 1
             else:
-                out["nvdp_move"].append(dt)
+                out["nvdp_move"].append(got[0])
+                out["nvdp_unchanged"] += not got[1]
             if (k + 1) % 20 == 0:
                 log(f"NVDP move {k + 1}: RSS {sampler.rss():.0f} MB")
         await ctx.close()
@@ -123,6 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--nvdp-moves", type=int, default=100, dest="nvdp_moves")
     ap.add_argument("--settle", type=float, default=240.0, help="seconds to watch RSS after the session closes")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--no-warmup", action="store_false", dest="warmup",
+                    help="skip the warm-up visit (a quick check of the script; the start RSS is then a cold server's)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
 
@@ -130,9 +208,10 @@ def main(argv=None) -> int:
         print(f"[{time.perf_counter() - t0:7.1f} s, load {os.getloadavg()[0]:.1f}] {msg}", flush=True)
 
     tmp = tempfile.mkdtemp(prefix="bench_soak_")
-    with served(os.path.join(tmp, "timing.jsonl")) as (url, pid):
+    timing = os.path.join(tmp, "timing.jsonl")
+    with served(timing) as (url, pid):
         sampler = Sampler([pid])
-        out = asyncio.run(soak(url, args, sampler, log))
+        out = asyncio.run(soak(url, args, sampler, ServerLog(timing), log))
         closed = sampler.rss()
         log(f"session closed: RSS {closed:.0f} MB")
         waited = 0.0
@@ -142,9 +221,10 @@ def main(argv=None) -> int:
             log(f"{waited:.0f} s after the session closed: RSS {sampler.rss():.0f} MB")
         mem = sampler.stop()
     start = sampler.start_rss
-    print(f"\nsoak: {len(out['move'])} PMT moves ({out['lost']} lost; median {statistics.median(out['move']):.2f} s, "
+    print(f"\nsoak: {len(out['move'])} PMT moves answered ({out['unchanged']} with an unchanged headline), "
+          f"{out['lost']} lost (median {statistics.median(out['move']):.2f} s, "
           f"p95 {q(out['move'], 0.95):.2f} s), {out['uploads_ok']}/{out['uploads']} uploads, "
-          f"{len(out['nvdp_move'])} NVDP moves ({out['nvdp_lost']} lost"
+          f"{len(out['nvdp_move'])} NVDP moves answered ({out['nvdp_unchanged']} unchanged, {out['nvdp_lost']} lost"
           + (f"; median {statistics.median(out['nvdp_move']):.2f} s" if out["nvdp_move"] else "") + ")")
     print(f"server RSS: start {start:.0f} MB, peak {mem['peak']:.0f} MB (growth {mem['peak'] - start:+.0f} MB), "
           f"at close {closed:.0f} MB, {args.settle:.0f} s later {mem['end']:.0f} MB ({mem['end'] - start:+.0f} MB); "
