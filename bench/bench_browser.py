@@ -319,7 +319,7 @@ def bench_learn_nvdp(browser, url: str, repeat: int, server_s: float, rows: set)
     acc_ready = f"() => ({METRIC_VALUE}('Accuracy') || '').includes('%')"
     computing = f"(() => ({METRIC_VALUE}('Accuracy') || '').includes('computing'))"
     try:
-        first = p.first_load(f"{url}/nvdp", {"bounds": f"() => /[0-9]/.test({METRIC_VALUE}('RD mean (paper') || '')",
+        first = p.first_load(f"{url}/nvdp", {"bounds": f"() => /[0-9]/.test({METRIC_VALUE}('RD mean') || '')",
                                              "accuracy": acc_ready}, timeout_s=600)
         _one("first NVDP visit, empty cache (bounds on screen)", first["bounds"], "<= 5 s",
              f"  (accuracy {first['accuracy']:.2f} s, settled {first['settled']:.2f} s)")

@@ -207,7 +207,7 @@ def test_nvdp_page_C_mu_slider_moves_the_clipped_bound(nvdp_server):
             assert any(t["name"].startswith("clipped") for t in before["lines"])
             # the paper-protocol headline (the exact form is infinite under strict padding: pairs of
             # different lengths cannot be hidden, so it need not move with C_mu)
-            headline = page.locator('[data-testid="stMetric"]').filter(has_text="RD mean (paper").first
+            headline = page.locator('[data-testid="stMetric"]').filter(has_text="RD mean").first
             headline_before = headline.inner_text()
             page.screenshot(path=str(ARTIFACTS / "browser_nvdp_before.png"), full_page=True)
 
