@@ -329,11 +329,14 @@ def test_cli_on_hostile_files_long(tmp_path_factory, kind):
 # ---------------------------------------------------------------------------------------------------
 # Real processes: the worst cases, with time and memory measured
 # ---------------------------------------------------------------------------------------------------
-#: ``python -m engine ARGV`` that writes its own peak RSS (KiB, ``RUSAGE_SELF``) to the file in $PEAK_FILE at exit:
-#: ``RUSAGE_CHILDREN`` would report the largest child of the whole test session (a browser test's server).
-_RUN_ENGINE = ("import atexit, os, resource, runpy, sys\n"
-               "atexit.register(lambda: open(os.environ['PEAK_FILE'], 'w').write("
-               "str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+#: ``python -m engine ARGV`` that writes its own peak RSS (KiB: ``VmHWM`` of /proc/self/status, which starts
+#: afresh at exec) to the file in $PEAK_FILE at exit. ``RUSAGE_CHILDREN`` would report the largest child of the
+#: whole test session, and ``ru_maxrss`` survives fork and exec (it starts at the parent's RSS).
+_RUN_ENGINE = ("import atexit, os, re, runpy, sys\n"
+               "def _peak():\n"
+               "    text = open('/proc/self/status').read()\n"
+               "    open(os.environ['PEAK_FILE'], 'w').write(re.search(r'VmHWM:\\s*(\\d+)', text).group(1))\n"
+               "atexit.register(_peak)\n"
                "sys.argv = ['engine', *sys.argv[1:]]\n"
                "runpy.run_module('engine', run_name='__main__', alter_sys=True)\n")
 
