@@ -54,6 +54,34 @@ def replay_early_stopping(val_accs, patience: int) -> tuple[int, int]:
     return best_epoch, len(val_accs)
 
 
+def train_with_snapshots(states, labels, **kw):
+    """``train_nvdp(..., patience=epochs)`` (never stops early) and the model weights after every epoch.
+
+    Returns
+    -------
+    trained : TrainedNVDP
+        The run (its weights are those of its best epoch; ``history`` has every epoch).
+    snaps : list of dict
+        ``state_dict`` copies after epochs 1, 2, ..., ``epochs``.
+    """
+    from engine.nvdp.training import train_nvdp
+
+    snaps = []
+
+    def grab(fraction, message):
+        # train_nvdp reports "epoch k/E: val accuracy ..." after every epoch; the model is the caller's
+        # local (an experiment script's hook, not library code)
+        if ": val accuracy" in message:
+            f = sys._getframe(1)
+            while f is not None and "model" not in f.f_locals:
+                f = f.f_back
+            snaps.append({k: v.detach().clone() for k, v in f.f_locals["model"].state_dict().items()})
+        return True
+
+    trained = train_nvdp(states, labels, patience=kw["epochs"], progress=grab, **kw)
+    return trained, snaps
+
+
 def run(args) -> None:
     import hashlib
     import tempfile
@@ -69,7 +97,7 @@ def run(args) -> None:
     from engine.nvdp.explorer_models import ExploreSettings, encode_training_split, select_sentences
     from engine.nvdp.posthoc import LiveEvaluator
     from engine.nvdp.protocol import DEFAULT_PROTOCOL
-    from engine.nvdp.training import TrainedNVDP, train_nvdp
+    from engine.nvdp.training import TrainedNVDP
 
     base = ExploreSettings(kl_weight=args.kl_weight, n_train=args.n_train or None)
     clip_c = dataclasses.replace(base.train_clip, C_mu=float(args.C_mu))
@@ -92,23 +120,10 @@ def run(args) -> None:
             torch.manual_seed(0)
             np.random.seed(0)
             clip = clip_c if arm == "clipped" else ClipConfig(enabled=False)
-            snaps = []
-
-            def grab(fraction, message, _snaps=snaps):
-                # called by train_nvdp after every epoch with "epoch k/E: val accuracy ..."; the model is
-                # the caller's local (this is an experiment script, not library code)
-                if ": val accuracy" in message:
-                    f = sys._getframe(1)
-                    while f is not None and "model" not in f.f_locals:
-                        f = f.f_back
-                    m = f.f_locals["model"]
-                    _snaps.append({k: v.detach().clone() for k, v in m.state_dict().items()})
-                return True
-
             t0, c0 = time.perf_counter(), time.process_time()
-            trained = train_nvdp(tr_states, tr_y, val_states=va_states, val_labels=va_y, kl_weight=base.kl_weight,
-                                 clip=clip, seed=seed, epochs=base.epochs, lr=base.lr, batch_size=base.batch_size,
-                                 patience=base.epochs, progress=grab)
+            trained, snaps = train_with_snapshots(tr_states, tr_y, val_states=va_states, val_labels=va_y,
+                                                  kl_weight=base.kl_weight, clip=clip, seed=seed, epochs=base.epochs,
+                                                  lr=base.lr, batch_size=base.batch_size)
             t_train, c_train = time.perf_counter() - t0, time.process_time() - c0
             hist = trained.history
             restored, ran = replay_early_stopping([h["val_accuracy"] for h in hist], base.patience)
