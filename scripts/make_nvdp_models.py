@@ -207,6 +207,22 @@ def make(out: Path, *, quiet: bool = False) -> dict:
     return timing
 
 
+def json_differences(a, b, path: str = "") -> list:
+    """(path, a value, b value) for every leaf where two JSON values differ (dicts by key, lists by index).
+
+    >>> json_differences({"x": [1, 2], "y": 3}, {"x": [1, 5], "z": 3})
+    [('x[1]', 2, 5), ('y', 3, None), ('z', None, 3)]
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            out += json_differences(a.get(k), b.get(k), f"{path}.{k}" if path else str(k))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in json_differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [(path, a, b)]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "assets" / "nvdp"))
@@ -228,6 +244,8 @@ def main() -> int:
            for arm in ("unclipped", "clipped") if a[arm]["model_sha256"] != b[arm]["model_sha256"]]
     if got != want or bad:
         print("DIFFERENT:\n" + got + "expected:\n" + want + (f"models that differ: {bad}" if bad else ""))
+        for path, a, b in json_differences(want_seeds, got_seeds):
+            print(f"seeds.json {path}: recorded {a!r}, rebuilt {b!r}")
         return 1
     print("identical: every bundled file and every seed's model reproduced bit for bit")
     return 0
