@@ -182,7 +182,8 @@ def model_controls(task: str, presenter: bool) -> None:
                             **persist("seeds"), help="More seeds = smoother bands, slower.")
             st.number_input("Baseline clip radius C (0 = automatic)", format="%.3g", step=1.0,
                             min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist("clip_radius"),
-                            help="Row-norm radius at which DP-RR clips the raw rows. 0: the public formula "
-                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features. "
+                            help="Row-norm radius at which DP-RR clips the rows, after centring and scaling them "
+                            "by the public mean and standard deviation. 0: the public formula "
+                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on those rows. "
                             f"Accepted: 0 or 1e-100 to {CLIP_RADIUS_MAX:g} (the noise arithmetic stays exact).")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))

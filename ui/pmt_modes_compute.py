@@ -174,7 +174,8 @@ def mode_sweep(data, spec: dict) -> pd.DataFrame:
                 frames.append(run_modes(Xtr, ytr, Xte, yte, info, task=MODE_TASKS[spec["task"]], methods=methods,
                                         epsilons=epsilons, seeds=int(spec["seeds"]), lam=lam, delta=float(spec["delta"]),
                                         eta=float(spec["eta"]), standardize=bool(data.standardize),
-                                        response_center=c if ridge else None, response_scale=s if ridge else None))
+                                        response_center=c if ridge else None, response_scale=s if ridge else None,
+                                        clip_radius=float(spec.get("clip_radius") or 0) or None))
     frame = pd.concat(frames, ignore_index=True)
     frame["sweep"] = kind
     return frame
@@ -192,6 +193,8 @@ def mode_diagnostics(data, spec: dict) -> dict:
     from engine.pmt.sweep_modes import standardize_public
 
     Xtr, _, _, _, info, _, _, statement = split_info(data, spec)
+    m0, s0 = standardize_public(info)  # DP-RR clips the rows standardised with public statistics
+    base_norms = np.linalg.norm(add_intercept((Xtr - m0) / s0), axis=1)
     if data.standardize:
         m, s = standardize_public(info)
         Xtr = (Xtr - m) / s
@@ -202,10 +205,10 @@ def mode_diagnostics(data, spec: dict) -> dict:
     mu = P.gdp_mu(float(spec["epsilon"]), float(spec["delta"]))
     from engine.pmt import pmt_radius
 
-    # the mode path (run_modes) runs DP-RR at its default radius, the public formula sqrt(d (1 + ln(2n/eta)))
-    clip = pmt_radius(tr.d, tr.n, float(spec["eta"]))
+    # the mode path (run_modes) runs DP-RR at the page's radius, or the public formula sqrt(d (1 + ln(2n/eta)))
+    clip = float(spec.get("clip_radius") or 0) or pmt_radius(tr.d, tr.n, float(spec["eta"]))
     return {"task": spec["task"], "eta": spec["eta"], "epsilon": spec["epsilon"], "delta": spec["delta"],
-            "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xtr), axis=1),
+            "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": base_norms,
             "ledgers": None, "eig_fixes": 0, "B_y": math.nan, "frac_y_clipped": math.nan, "kappa_noisy": math.nan,
             "mu": mu, "clip_radius": clip, "public_mode": spec["public_mode"], "response_statement": statement,
             "n_pub_info": int(info.n_pub), "kappa_raw": tr.kappa_raw, "kappa_pmt": tr.kappa_pmt, "radius": tr.radius,
