@@ -136,7 +136,8 @@ def _planner_tab(v: _View) -> None:
 
     p = C.plan_for(v.results["prep"], v.results["diag"])
     if p is None:
-        st.info("The planner covers ridge regression with more public rows than columns and epsilon < inf.")
+        st.info("The planner covers ridge regression only (logistic regression is not planned), with labelled public "
+                "rows, more public rows than columns and epsilon < inf.")
         return
     st.markdown(f"**{p.conclusion()}**")
     v.show(figure_plan(p), "fig_plan")
