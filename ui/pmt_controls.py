@@ -136,8 +136,8 @@ def data_controls(problems: list[str], presenter: bool) -> str:
     if not presenter:  # kept while hidden (persist_state="session")
         st.checkbox("Standardise (public mean, sd)", **persist("standardize"),
                     help="Standardise the features with the public sample's mean and standard deviation. Uses only "
-                    "public statistics, so it costs no privacy. The private-only baselines clip raw rows at a radius "
-                    "that only makes sense on standardised features.")
+                    "public statistics, so it costs no privacy. Unticked, the ridge baselines still standardise "
+                    "their rows with public statistics before clipping, and every method centres y by its public mean.")
     return task
 
 
