@@ -327,9 +327,11 @@ def _dp_rr_error(inputs: PlanInputs, nf, s_A, s_b, c, lam):
     if noisy.size:
         key = (lj.tobytes(), bj.tobytes(), S.tobytes(), nf[noisy].tobytes(), s_A[noisy].tobytes(),
                s_b[noisy].tobytes(), float(lam))
+        key += (float(inputs.resid_sd),)
         hit = _RR_CACHE.get(key)
         if hit is None:
-            hit = _dp_rr_simulated(S, beta, Pm, nf[noisy], s_A[noisy], s_b[noisy], lam)
+            hit = _dp_rr_simulated(S, beta, Pm, nf[noisy], s_A[noisy], s_b[noisy], lam, err[noisy],
+                                   0.01 * inputs.resid_sd**2)
             if len(_RR_CACHE) >= 64:
                 _RR_CACHE.pop(next(iter(_RR_CACHE)))
             _RR_CACHE[key] = hit
@@ -342,8 +344,11 @@ def _dp_rr_error(inputs: PlanInputs, nf, s_A, s_b, c, lam):
 _RR_CACHE: dict = {}
 
 
-def _dp_rr_simulated(S, beta, Pm, nf, s_A, s_b, lam):
-    """DP-RR's median excess risk at ``nf`` from :data:`RR_DRAWS` simulated releases (module docstring)."""
+def _dp_rr_simulated(S, beta, Pm, nf, s_A, s_b, lam, first_order, negligible):
+    """DP-RR's median excess risk at ``nf`` from :data:`RR_DRAWS` simulated releases (module docstring).
+
+    Nodes run up in n; once the simulated and the first-order excess risk are both below ``negligible`` (1 % of
+    ``s^2``: under half a percent of the RMSE) the first-order values ``first_order`` are used from there on."""
     from engine.pmt.ridge import ssp_solve
 
     d = S.shape[0]
@@ -359,12 +364,17 @@ def _dp_rr_simulated(S, beta, Pm, nf, s_A, s_b, lam):
     nodes = np.exp(np.linspace(lo, hi, k)) if hi > lo else nf[:1].copy()
     s_A_n = np.interp(np.log(nodes), np.log(nf), s_A)
     s_b_n = np.interp(np.log(nodes), np.log(nf), s_b)
-    med = np.empty(nodes.size)
-    for i, (nn, sa, sb) in enumerate(zip(nodes, s_A_n, s_b_n)):
+    fo_n = np.exp(np.interp(np.log(nodes), np.log(nf), np.log(np.maximum(first_order, 1e-300))))
+    med = []
+    for nn, sa, sb, fo in zip(nodes, s_A_n, s_b_n, fo_n):
         th, _, _ = ssp_solve(nn * S + sa * W, nn * Sb + sb * w, nn * lam * Pm)
         dl = th - beta
-        med[i] = float(np.median(np.einsum("ki,ij,kj->k", dl, S, dl)))
-    return np.exp(np.interp(np.log(nf), np.log(nodes), np.log(np.maximum(med, 1e-300))))
+        med.append(float(np.median(np.einsum("ki,ij,kj->k", dl, S, dl))))
+        if med[-1] < negligible and fo < negligible:
+            break
+    done = nodes[:len(med)]
+    out = np.exp(np.interp(np.log(nf), np.log(done), np.log(np.maximum(med, 1e-300))))
+    return np.where(nf <= done[-1], out, first_order)
 
 
 def _clip_factor(x):
