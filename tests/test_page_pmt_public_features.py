@@ -73,6 +73,9 @@ def test_features_only_public_file_runs_the_unlabelled_mode_and_bad_files_are_re
     assert float(m["PMT"]) == pytest.approx(float(f"{med['PMT']:.3g}"))
     assert float(m["DP-RR"]) == pytest.approx(float(f"{med['DP-RR']:.3g}"))
     first = m["PMT"]
+    # the counts the page shows are the mode run's: the file's 300 public rows, every row of the set private
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{len(tr)} private rows" in captions, captions
     # a missing column: named, in page terms; the accepted file and the numbers stay
     at.file_uploader(key="pmt_public_features_file").set_value(
         ("three.csv", _csv(good.drop(columns=[cols[1]])), "text/csv")).run()

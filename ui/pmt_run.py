@@ -231,6 +231,12 @@ def compute(task: str, problems: list[str]) -> dict | None:
             warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
             prep = prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]),
                            task)
+            if spec.get("public_features") is not None:  # the uploaded covariates are the public rows: every row private
+                from dataclasses import replace
+
+                n_test = int(round(C.TEST_SIZE * prep.n_total))
+                prep = replace(prep, n_pub=int(spec["public_features"]["n_pub"]), n_priv=prep.n_total - n_test,
+                               public_is_split=False)
             key = dkey + prep.key
             n_methods, n_seeds = len(spec["methods"]), int(spec["seeds"])
             stages = [
