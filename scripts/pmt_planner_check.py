@@ -32,8 +32,8 @@ from engine.pmt.sweep_modes import run_modes, simulate_public_info, summarize_mo
 
 SETS = ["ccpp", "wine-red", "wine-white"]
 NS = [200, 500, 1000, 2000, 5000, 10**9]
-METHODS = ["pmt", "pmt-pooled", "public-only", "dp-rr"]
-NAMES = {"pmt": "PMT", "pmt-pooled": "PMT-pooled", "public-only": "Public-only", "dp-rr": "DP-RR"}
+METHODS = ["pmt", "pmt-pooled", "public-only", "dp-rr", "dp-gd"]
+NAMES = {"pmt": "PMT", "pmt-pooled": "PMT-pooled", "public-only": "Public-only", "dp-rr": "DP-RR", "dp-gd": "DP-GD"}
 
 
 def main() -> int:
@@ -80,9 +80,10 @@ def main() -> int:
     lines += ["", f"{n_ok} of {n_ok + len(fails)} cells within 2x. Outside: "
               + (", ".join(f"{r[0]} n={r[1]} {r[2]} ({r[5]:.2g}x)" for r in fails) or "none") + ".", "",
               "DP-RR is the hard case: where the noise rivals the smallest eigenvalues of its raw second moment its "
-              "floor-only solve inverts noise and the error is heavy-tailed; the planner models the median by the "
-              "likelier of a positive-definite and an indefinite noisy matrix (engine/pmt/planner.py) and is least "
-              "accurate at the transition between the two.",
+              "floor-only solve inverts noise, the floor itself is set by the noise on the trace, and the error is "
+              "heavy-tailed. The planner simulates that release from public quantities only (the public moment and "
+              "fit, the engine's noise law and solver; engine/pmt/planner.py), so no private row enters the "
+              "prediction. DP-GD is predicted from its iteration on the public quadratic (linear, damped by the expected clip factor).",
               "", f"Run time {time.time() - t0:.0f} s (load average {os.getloadavg()[0]:.1f})."]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

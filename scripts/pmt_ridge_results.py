@@ -191,9 +191,10 @@ Specification: `docs/PMT.md` sections 2, 3, 5, 6.
 neighbouring, n_pub = 200 public rows, lam = 1e-3 (objective `(1/n)||y - X theta||^2 + lam ||theta||^2`,
 intercept appended as a constant column and not penalised), eta = 0.05, {args.seeds} noise seeds, one
 fixed public/test split (split seed 0; 20 % of the private rows held out for the RMSE before anything is
-fitted). DP-GD: T = 100 full-batch steps, step 1/L_pub, per-example gradient clip C = 2 R_raw B_y.
-DP-RR: rows clipped at the PMT radius formula applied to the raw features (R_raw = sqrt(d(1+ln(2n/eta)))),
-responses at the public bound B_y. The DP-RR oracle picks C on a grid by looking at the private error:
+fitted). DP-RR and DP-GD first centre and scale the features and centre y with public statistics
+(their default, `center="public"`; a no-op on rows already standardised that way). DP-GD: T = 100
+full-batch steps, step 1/L_pub, per-example gradient clip C = 2 R B_y. DP-RR: rows clipped at the PMT
+radius formula (R = sqrt(d(1+ln(2n/eta)))), responses at the public bound B_y. The DP-RR oracle picks C on a grid by looking at the private error:
 it is **non-private tuning**, shown only as the best the baseline could do. Synthetic: n = 20000,
 d = 10, kappa(Sigma) = 1e3, ||theta*|| = 1, noise sd 1.
 
@@ -222,9 +223,9 @@ information only; it makes the baselines' default radius meaningful and shrinks 
 
 ## 4. L2 error in raw units (no standardisation)
 
-The baselines' default radius is meaningless on unscaled features (CCPP: pressure ~ 1000 mbar), and
-the raw-unit L2 error is dominated by poorly identified directions (e.g. intercept vs. pressure), so
-these numbers are large for every method.
+The rows as given (the baselines still standardise them with public statistics themselves). The raw-unit
+L2 error is dominated by poorly identified directions (e.g. intercept vs. pressure), so these numbers are
+large for every method.
 
 {table(l2_raw)}
 

@@ -151,13 +151,14 @@ def test_run_from_files_equals_memory(tmp_path, fmt):
     pub, priv = frame.iloc[:N_PUB], frame.iloc[N_PUB:]
     _write_parts(tmp_path, priv, 12, fmt)
     pub.to_csv(tmp_path / "public.csv", index=False)
-    # the one-pass study path (run_from_files) releases the uncentred statistics: compare with center=None
-    ref = PMTRidge(epsilon=2.0, random_state=5, center=None).fit(priv[cols].to_numpy(), priv["PE"].to_numpy(),
-                                                      pub[cols].to_numpy(), pub["PE"].to_numpy())
+    # the one-pass study path (run_from_files) centres y by the public mean, as the in-memory fit does
+    ref = PMTRidge(epsilon=2.0, random_state=5).fit(priv[cols].to_numpy(), priv["PE"].to_numpy(),
+                                                    pub[cols].to_numpy(), pub["PE"].to_numpy())
     m = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", epsilon=2.0,
                        random_state=5)
     np.testing.assert_allclose(m.theta_, ref.theta_, rtol=1e-10)
     assert m.report_.n == len(priv)
+    assert m.report_.extra["response_center"] == pytest.approx(pub["PE"].mean())
     rr = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", method="dp-rr",
                         clip_radius=3e3, random_state=5)
     ref_rr = DPRidge(clip_radius=3e3, random_state=5).fit(priv[cols].to_numpy(), priv["PE"].to_numpy(),

@@ -57,7 +57,7 @@ def _fit_on_sweep_split(cls, seed, eps, **kw):
     ("dp-gd", DPGDRidge, {"n_steps": 30}, 1e-8),
 ])
 def test_sweep_reproduces_estimators(key, cls, kw, rtol):
-    # PMT centres y publicly by default, as the sweep does; the baselines' estimators take y as given
+    # every estimator centres (the baselines also scale) with public statistics by default, as the sweep does
     f = run_sweep(DATA, methods=[key], epsilons=EPS, seeds=[3, 11], lams=[1e-2], n_pubs=[100],
                   dp_gd_steps=30, dtype=np.float64, center_y=None if key == "pmt" else False)
     for seed in (3, 11):

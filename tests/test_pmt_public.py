@@ -70,8 +70,8 @@ def test_pooled_weights_from_public_quantities_only():
     np.testing.assert_array_equal(w1.theta_pub, w2.theta_pub)
     assert not np.array_equal(base.theta_, other.theta_)  # the private release does change the estimate
     # v = s_b^2 + s_A^2 ||theta~_pub||^2 with PMT's own noise scales
-    pm = PMTRidge(epsilon=1.0, lam=0.0, random_state=3, center=None).fit(X[200:], y[200:], X_pub=X[:200],
-                                                                         y_pub=y[:200])  # the uncentred release pooled uses
+    pm = PMTRidge(epsilon=1.0, lam=0.0, random_state=3).fit(X[200:], y[200:], X_pub=X[:200],
+                                                            y_pub=y[:200])  # both centre y by the public mean
     sA, sb = pm.report_.noise_scales["A"], pm.report_.noise_scales["b"]
     assert w1.v == pytest.approx(sb**2 + sA**2 * float(w1.theta_pub @ w1.theta_pub), rel=1e-12)
 

@@ -276,7 +276,7 @@ def test_cli_pmt_plan_json(capsys):
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n"][0] == 100 and out["n"][-1] == 10**8
-    assert set(out["curves"]) == {"PMT", "PMT-pooled", "Public-only", "DP-RR", "Non-private"}
+    assert set(out["curves"]) == {"PMT", "PMT-pooled", "Public-only", "DP-RR", "DP-GD", "Non-private"}
     assert 1e4 < out["crossover_n"] < 1e6 and "PMT would need about" in out["conclusion"]
 
 

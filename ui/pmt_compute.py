@@ -433,10 +433,10 @@ def advisories(data: PreparedData, diag: dict, delta: float | None = None) -> li
                    "raised their eigenvalues to the noise level, which shrinks them towards zero (counted in the "
                    "sweep's eig_fix column; the paper's solver only floors a matrix that is not positive definite).")
     if not data.standardize:
-        out.append("Features are not standardised and the response is not centred (public statistics would cost no "
-                   "privacy): the response bound B_y then grows with the raw response (e.g. about 450 MW on CCPP), which "
-                   "adds noise to every method, and the private-only baselines clip raw rows at a radius made for "
-                   "standardised data. PMT's whitening itself does not need standardised features.")
+        out.append("Features are not standardised here: every method still centres y by its public mean, and the "
+                   "private-only baselines standardise the features with public statistics before they clip (no "
+                   "privacy cost), so the results match the standardised view up to noise. PMT's whitening itself "
+                   "does not need standardised features.")
     return out
 
 
@@ -596,7 +596,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     Xp, yp, Xq, yq = data.X_train, data.y_train, data.X_pub, data.y_pub
     clip = spec.get("clip_radius") or None
     out = {"task": spec["task"], "eta": spec["eta"], "epsilon": spec["epsilon"], "delta": spec["delta"],
-           "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xp), axis=1), "ledgers": {}, "eig_fixes": 0,
+           "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": _baseline_norms(Xp, Xq, yq), "ledgers": {}, "eig_fixes": 0,
            "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
@@ -621,6 +621,17 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
         pmt_norms=tr.norms_before,
     )
     return out
+
+
+def _baseline_norms(Xp, Xq, yq):
+    """Row norms (intercept included) of the rows the private-only baselines clip: standardised with public
+    statistics (``center="public"``, :mod:`engine.pmt._public_scale`)."""
+    from engine.pmt import add_intercept
+    from engine.pmt._public_scale import public_scaling
+
+    sc = public_scaling(np.asarray(Xq, dtype=float), yq, center="public", fit_intercept=True, penalize_intercept=False,
+                        p=np.shape(Xp)[1])
+    return np.linalg.norm(add_intercept(Xp if sc is None else sc.features(Xp)), axis=1)
 
 
 def estimator_fits(data: PreparedData, spec: dict) -> dict:

@@ -136,8 +136,8 @@ def data_controls(problems: list[str], presenter: bool) -> str:
     if not presenter:  # kept while hidden (persist_state="session")
         st.checkbox("Standardise (public mean, sd)", **persist("standardize"),
                     help="Standardise the features with the public sample's mean and standard deviation. Uses only "
-                    "public statistics, so it costs no privacy. The private-only baselines clip raw rows at a radius "
-                    "that only makes sense on standardised features.")
+                    "public statistics, so it costs no privacy. Unticked, the ridge baselines still standardise "
+                    "their rows with public statistics before clipping, and every method centres y by its public mean.")
     return task
 
 
@@ -182,7 +182,8 @@ def model_controls(task: str, presenter: bool) -> None:
                             **persist("seeds"), help="More seeds = smoother bands, slower.")
             st.number_input("Baseline clip radius C (0 = automatic)", format="%.3g", step=1.0,
                             min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist("clip_radius"),
-                            help="Row-norm radius at which DP-RR clips the raw rows. 0: the public formula "
-                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on the raw features. "
+                            help="Row-norm radius at which DP-RR clips the rows, after centring and scaling them "
+                            "by the public mean and standard deviation. 0: the public formula "
+                            "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on those rows. "
                             f"Accepted: 0 or 1e-100 to {CLIP_RADIUS_MAX:g} (the noise arithmetic stays exact).")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))

@@ -85,6 +85,41 @@ def read_moments(name: str, data: bytes):
     return info
 
 
+def read_public_features(name: str, data: bytes, columns):
+    """Parse and validate an uploaded features-only public CSV (mode "unlabelled"): the private file's feature
+    ``columns`` (any order, matched by name; a target column or other extra columns are ignored), numeric and
+    finite, more rows than columns plus the intercept. Read with the validating upload loader, as the CLI's
+    ``--public-features`` does.
+
+    Returns
+    -------
+    engine.pmt.public_info.PublicInfo
+        Mode "unlabelled", columns in the private file's order.
+
+    Raises
+    ------
+    ValueError
+        In the page's terms, naming the file and the problem (missing columns, non-numeric or missing values,
+        too few rows).
+    """
+    from engine.datasets.upload import read_csv_upload
+    from engine.pmt.public_info import PublicInfo
+    from ui.pmt_upload import Named
+
+    cols = [str(c) for c in columns]
+    try:
+        ds = read_csv_upload(Named(name, data), target=cols[-1], features=cols[:-1] or None, task="regression")
+    except ValueError as exc:
+        raise ValueError(f"The public features file {name!r} was not accepted: {exc} It needs the data set's feature "
+                         f"columns {cols} (no target column needed).") from None
+    X = ds.X.to_numpy(dtype=float) if len(cols) > 1 else np.empty((len(ds.y), 0))
+    X = np.column_stack([X, np.asarray(ds.y, dtype=float)])
+    if X.shape[0] <= len(cols) + 1:
+        raise ValueError(f"The public features file {name!r} has {X.shape[0]} rows; PMT needs more public rows than "
+                         f"d = {len(cols) + 1} (the {len(cols)} columns plus the intercept).")
+    return PublicInfo.from_rows(X, columns=cols, source=str(name))
+
+
 def moments_spec(info, columns) -> dict:
     """The moments file as a JSON-serialisable dict, columns in the private file's order (``ValueError`` on a mismatch)."""
     return info.align(list(columns)).to_dict()
@@ -115,18 +150,26 @@ def split_info(data, spec: dict, n_pub: int | None = None):
     mode = spec["public_mode"]
     n_pub = int(spec["n_pub"] if n_pub is None else n_pub)
     public = data.public_raw
+    features = spec.get("public_features") if mode == "unlabelled" else None
+    if features is not None:  # a separate public file: every row of the data set is private (as with --public-features)
+        public = (np.zeros((1, data.X.shape[1])), np.zeros(1))  # placeholder public rows: only the split uses them
     Xq, yq, Xtr, ytr, Xte, yte = sweep_split(data.X, data.y, n_pub=None if public is not None else n_pub,
                                              split_seed=int(spec["split_seed"]), test_size=TEST_SIZE,
                                              standardize=False, public_data=public, center_y=False)
     if mode == "moments" and spec.get("moments") is not None:
         info, labels = _info_from_spec(spec["moments"]), None
+    elif features is not None:  # the uploaded covariates' moments (PMT needs only the second moment)
+        from dataclasses import replace
+
+        info, labels = replace(_info_from_spec(features), mode="unlabelled", source=str(features["name"])), None
     else:
         info, labels = simulate_public_info(Xq, yq, mode), yq
     c, s, statement = spec.get("response_center"), spec.get("response_scale"), None
     if spec["task"] == "regression":
         if s is None:
             if labels is None:
-                raise ValueError("a published moments file carries no labels: state the response scale (the RMS of "
+                what = "a features-only public file" if features is not None else "a published moments file"
+                raise ValueError(f"{what} carries no labels: state the response scale (the RMS of "
                                  "y - centre, a public fact) under 'Public information'; it is never taken from the "
                                  "private rows")
             c0, s = public_response_statement(labels)
@@ -155,7 +198,8 @@ def mode_sweep(data, spec: dict) -> pd.DataFrame:
     from engine.pmt.sweep_modes import run_modes
 
     kind, vals = spec["sweep"], spec["values"]
-    if kind == "n_pub" and (data.public_raw is not None or spec.get("moments") is not None):
+    if kind == "n_pub" and (data.public_raw is not None or spec.get("moments") is not None
+                            or spec.get("public_features") is not None):
         raise ValueError("n_pub cannot be swept with a separate public file or a moments file (its n_pub is fixed)")
     n_pubs = [int(v) for v in vals] if kind == "n_pub" else [int(spec["n_pub"])]
     lams = [float(v) for v in vals] if kind == "lam" else [float(spec["lam"])]
@@ -174,7 +218,8 @@ def mode_sweep(data, spec: dict) -> pd.DataFrame:
                 frames.append(run_modes(Xtr, ytr, Xte, yte, info, task=MODE_TASKS[spec["task"]], methods=methods,
                                         epsilons=epsilons, seeds=int(spec["seeds"]), lam=lam, delta=float(spec["delta"]),
                                         eta=float(spec["eta"]), standardize=bool(data.standardize),
-                                        response_center=c if ridge else None, response_scale=s if ridge else None))
+                                        response_center=c if ridge else None, response_scale=s if ridge else None,
+                                        clip_radius=float(spec.get("clip_radius") or 0) or None))
     frame = pd.concat(frames, ignore_index=True)
     frame["sweep"] = kind
     return frame
@@ -192,6 +237,8 @@ def mode_diagnostics(data, spec: dict) -> dict:
     from engine.pmt.sweep_modes import standardize_public
 
     Xtr, _, _, _, info, _, _, statement = split_info(data, spec)
+    m0, s0 = standardize_public(info)  # DP-RR clips the rows standardised with public statistics
+    base_norms = np.linalg.norm(add_intercept((Xtr - m0) / s0), axis=1)
     if data.standardize:
         m, s = standardize_public(info)
         Xtr = (Xtr - m) / s
@@ -202,10 +249,10 @@ def mode_diagnostics(data, spec: dict) -> dict:
     mu = P.gdp_mu(float(spec["epsilon"]), float(spec["delta"]))
     from engine.pmt import pmt_radius
 
-    # the mode path (run_modes) runs DP-RR at its default radius, the public formula sqrt(d (1 + ln(2n/eta)))
-    clip = pmt_radius(tr.d, tr.n, float(spec["eta"]))
+    # the mode path (run_modes) runs DP-RR at the page's radius, or the public formula sqrt(d (1 + ln(2n/eta)))
+    clip = float(spec.get("clip_radius") or 0) or pmt_radius(tr.d, tr.n, float(spec["eta"]))
     return {"task": spec["task"], "eta": spec["eta"], "epsilon": spec["epsilon"], "delta": spec["delta"],
-            "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": np.linalg.norm(add_intercept(Xtr), axis=1),
+            "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": base_norms,
             "ledgers": None, "eig_fixes": 0, "B_y": math.nan, "frac_y_clipped": math.nan, "kappa_noisy": math.nan,
             "mu": mu, "clip_radius": clip, "public_mode": spec["public_mode"], "response_statement": statement,
             "n_pub_info": int(info.n_pub), "kappa_raw": tr.kappa_raw, "kappa_pmt": tr.kappa_pmt, "radius": tr.radius,
@@ -276,6 +323,10 @@ def cli_reason(spec: dict) -> str | None:
     """None when ``python -m engine pmt`` reproduces this mode view (:func:`cli_flags`), else why not."""
     upload = str(spec.get("data", "")).startswith("upload:")
     moments_file = spec.get("moments") is not None
+    if spec.get("public_features") is not None:
+        return None if upload else ("The command line reads a features-only public file together with your own data "
+                                    "file (--data ... --public-features ...); on a bundled set it simulates unlabelled "
+                                    "rows (--public-mode unlabelled).")
     if spec.get("data") == "synthetic":
         return "The command line's public-information modes load the synthetic set at its default condition number."
     if spec.get("public_source") == "file" or upload != moments_file:
@@ -288,14 +339,13 @@ def cli_reason(spec: dict) -> str | None:
 def cli_flags(spec: dict, argv: list[str]) -> list[str]:
     """The labelled view's ``pmt`` arguments turned into this mode's: ``--public-mode MODE`` on a bundled set (the
     CLI draws the same split and, without stated values, the same public statement of y) or ``--public-moments
-    FILE``, the stated response centre and scale; ``--clip-radius`` left out (the mode path runs DP-RR at its
-    default radius)."""
+    FILE``, the stated response centre and scale (``--clip-radius`` kept: the mode path honours it)."""
     out = list(argv)
-    if "--clip-radius" in out:
-        k = out.index("--clip-radius")
-        del out[k:k + 2]
-    out += ["--public-moments", spec["moments"]["name"]] if spec.get("moments") is not None \
-        else ["--public-mode", spec["public_mode"]]
+    if spec.get("public_features") is not None:
+        out += ["--public-features", spec["public_features"]["name"]]
+    else:
+        out += ["--public-moments", spec["moments"]["name"]] if spec.get("moments") is not None \
+            else ["--public-mode", spec["public_mode"]]
     for flag, key in (("--response-center", "response_center"), ("--response-scale", "response_scale")):
         if spec.get(key) is not None:
             out += [flag, repr(float(spec[key]))]

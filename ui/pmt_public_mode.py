@@ -4,8 +4,11 @@
 public-only and PMT-pooled are missing without public labels, the stated response centre and scale
 (ridge: public statements, never the private rows) and the moments file upload, validated with the
 engine's reader (:meth:`engine.pmt.public_info.PublicInfo.load`). A rejected file shows the engine's
-reason and keeps the last accepted file (and every other setting). :func:`spec_fields` adds the choice to
-the page's spec; the runs themselves are :mod:`ui.pmt_modes_compute`.
+reason and keeps the last accepted file (and every other setting). In the unlabelled mode a features-only
+public CSV can be uploaded instead of dropping the labels of the public sample (validated against the data
+set's feature columns: :func:`ui.pmt_modes_compute.read_public_features`); every row of the data set is
+then private. :func:`spec_fields` adds the choice to the page's spec (the uploaded covariates as their
+moments: PMT needs only the second moment); the runs themselves are :mod:`ui.pmt_modes_compute`.
 """
 
 from __future__ import annotations
@@ -20,12 +23,50 @@ ss = st.session_state
 
 #: Session keys of this section.
 MODE_KEY, SOURCE_KEY, RAW_KEY = "public_mode", "pmt_moments_source", "pmt_moments_raw"
+#: The unlabelled mode's source ("split" or "file") and the accepted features-only public file (name, bytes).
+ROWS_SOURCE_KEY, FEATURES_KEY = "pmt_rows_source", "pmt_public_features_raw"
 
 
 def current_mode(task: str) -> str:
     """The chosen kind of public information; "labelled" for a task the mode path does not run (counts)."""
     mode = ss.get(MODE_KEY, "labelled")
     return mode if task in M.MODE_TASKS and mode in PUBLIC_MODES else "labelled"
+
+
+def features_in_use() -> bool:
+    """Whether the unlabelled view runs on an uploaded features-only public file (an upload: per-session cache)."""
+    return (ss.get(MODE_KEY) == "unlabelled" and ss.get(ROWS_SOURCE_KEY) == "file"
+            and ss.get(FEATURES_KEY) is not None)
+
+
+def _features_upload(problems: list[str]) -> None:
+    """The unlabelled mode's source: the public sample above with its labels dropped, or a features-only CSV."""
+    ss.setdefault(ROWS_SOURCE_KEY, "split")
+    st.radio("Public rows from", ["split", "file"], horizontal=True, **persist(ROWS_SOURCE_KEY),
+             format_func={"split": "the public sample above (labels dropped)",
+                          "file": "a features-only public CSV"}.get)
+    if ss.get(ROWS_SOURCE_KEY) != "file":
+        return
+    f = st.file_uploader("Public features CSV (the data set's feature columns; no target needed)",
+                         type=["csv", "txt", "tsv"], key="pmt_public_features_file")
+    if f is not None and (ss.get(FEATURES_KEY) or (None, None))[:2] != (f.name, f.getvalue()):
+        cols = _feature_names()
+        try:
+            if cols is not None:  # else checked against the data set when the page computes (spec_fields)
+                M.read_public_features(f.name, f.getvalue(), cols)
+            ss[FEATURES_KEY] = (f.name, f.getvalue())
+        except ValueError as exc:
+            kept = ss.get(FEATURES_KEY)
+            st.error(f"**This public file was not accepted.** {exc}" + (f" Still using {kept[0]!r}." if kept else ""),
+                     icon=":material/error:")
+    if ss.get(FEATURES_KEY) is None:
+        problems.append("Unlabelled public rows: upload a features-only public CSV, or use the public sample above.")
+
+
+def _feature_names():
+    """The feature names of the data set the page last computed on (None before its first run)."""
+    got = ss.get("pmt_feature_names")
+    return None if got is None or tuple(ss.get("dataset_shape") or ())[:1] != (ss.get("data"),) else list(got)
 
 
 def mode_controls(task: str, problems: list[str]) -> str:
@@ -42,6 +83,8 @@ def mode_controls(task: str, problems: list[str]) -> str:
     if mode == "labelled":
         return mode
     st.caption(":material/info: " + M.not_offered_line(mode))
+    if mode == "unlabelled":
+        _features_upload(problems)
     if mode == "moments":
         ss.setdefault(SOURCE_KEY, "split")
         st.radio("Moments from", ["split", "file"], horizontal=True, **persist(SOURCE_KEY),
@@ -91,6 +134,13 @@ def spec_fields(task: str, feature_names) -> dict:
         c, s = ss.get("pmt_response_center"), ss.get("pmt_response_scale")
         out["response_center"] = None if c is None else float(c)
         out["response_scale"] = None if s is None else float(s)
+    if mode == "unlabelled" and ss.get(ROWS_SOURCE_KEY) == "file" and ss.get(FEATURES_KEY) is not None:
+        name, data = ss[FEATURES_KEY]
+        try:
+            info = M.read_public_features(name, data, feature_names)
+        except ValueError as exc:
+            raise ValueError(f"The public features file {name!r} does not fit the data set: {exc}") from None
+        out["public_features"] = {**info.to_dict(), "name": name}
     if mode == "moments" and ss.get(SOURCE_KEY) == "file" and ss.get(RAW_KEY) is not None:
         name, data = ss[RAW_KEY]
         try:

@@ -83,7 +83,8 @@ _SESSION_CACHE_SIZE = 24
 
 def _uses_upload() -> bool:
     return (str(ss.get("data", "")).startswith("upload:") or ss.get("public_source") == "file"
-            or (ss.get("public_mode") == "moments" and ss.get("pmt_moments_source") == "file"))
+            or (ss.get("public_mode") == "moments" and ss.get("pmt_moments_source") == "file")
+            or (ss.get("public_mode") == "unlabelled" and ss.get("pmt_rows_source") == "file"))
 
 
 def _cached(raw, *args):
@@ -91,7 +92,7 @@ def _cached(raw, *args):
     if not _uses_upload():
         return _SHARED[raw](*args)
     # A new upload replaces the old one: its results are released with it (the memo holds one upload's).
-    owner = (id(ss.get("uploaded_dataset")), id(ss.get("pmt_public_raw")))
+    owner = (id(ss.get("uploaded_dataset")), id(ss.get("pmt_public_raw")), id(ss.get("pmt_public_features_raw")))
     if ss.get("_pmt_session_cache_owner") != owner:
         ss["_pmt_session_cache"] = {}
         ss["_pmt_session_cache_owner"] = owner
@@ -211,6 +212,7 @@ def compute(task: str, problems: list[str]) -> dict | None:
         else:
             ds = bundled(name, float(ss.get("synthetic_kappa", 1e3)))
         ss["dataset_shape"] = (name, ds.n, ds.d)
+        ss["pmt_feature_names"] = list(ds.feature_names)  # the public-features upload is checked against them
         computed_on(name, ds.n, ds.d)  # the sidebar names the data actually computed on
         public_ds = None
         if ss.get("public_source") == "file":
@@ -229,6 +231,12 @@ def compute(task: str, problems: list[str]) -> dict | None:
             warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
             prep = prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]),
                            task)
+            if spec.get("public_features") is not None:  # the uploaded covariates are the public rows: every row private
+                from dataclasses import replace
+
+                n_test = int(round(C.TEST_SIZE * prep.n_total))
+                prep = replace(prep, n_pub=int(spec["public_features"]["n_pub"]), n_priv=prep.n_total - n_test,
+                               public_is_split=False)
             key = dkey + prep.key
             n_methods, n_seeds = len(spec["methods"]), int(spec["seeds"])
             stages = [
@@ -242,7 +250,8 @@ def compute(task: str, problems: list[str]) -> dict | None:
             eps_grid, eps_point, diag = out
         # the lam and n_pub sweeps are computed when their tab is opened (see lazy_sweep)
         npub_grid = (sorted({n for n in N_PUB_GRID if n < prep.n_total // 2} | {int(spec["n_pub"])})
-                     if prep.public_is_split and spec.get("moments") is None else None)
+                     if prep.public_is_split and spec.get("moments") is None and spec.get("public_features") is None
+                     else None)
         results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid, diag_json=C.dumps(spec),
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))

@@ -136,7 +136,8 @@ def _planner_tab(v: _View) -> None:
 
     p = C.plan_for(v.results["prep"], v.results["diag"])
     if p is None:
-        st.info("The planner covers ridge regression with more public rows than columns and epsilon < inf.")
+        st.info("The planner covers ridge regression only (logistic regression is not planned), with labelled public "
+                "rows, more public rows than columns and epsilon < inf.")
         return
     st.markdown(f"**{p.conclusion()}**")
     v.show(figure_plan(p), "fig_plan")
@@ -155,9 +156,9 @@ def _epsilon_notes(v: _View) -> None:
             "The error is heavy-tailed, so bands say more than averages. The dotted rule marks your epsilon.\n\n"
             "**Why PMT helps:** after whitening with the public second moment the private rows are round, so "
             "the truncation radius R rarely bites and the noisy matrix that ridge inverts is well conditioned "
-            "(see *Conditioning*). The baselines clip raw rows and invert a badly conditioned noisy matrix.\n\n"
+            "(see *Conditioning*). The baselines clip rows that are only standardised (not decorrelated) and invert a badly conditioned noisy matrix.\n\n"
             "**Try:** lower lam to 0 (PMT stays stable, DP-RR does not); switch to the synthetic data with "
-            "kappa = 1e4; untick standardisation and watch the baselines' error jump.")
+            "kappa = 1e4 and watch the baselines' error jump.")
 
 
 def _lam_tab(v: _View, is_open: bool) -> None:
@@ -233,15 +234,15 @@ def _truncation_tab(v: _View, is_open: bool) -> None:
                f"baseline clip radius C = {diag['clip_radius']:.4g}.")
     with v.teach("What this shows, and what to try"):
         st.markdown(
-            "Left: the lengths of the raw private rows, with the radius C at which the private-only baselines "
-            "clip them. "
+            "Left: the lengths of the private rows after centring and scaling by public statistics, with the "
+            "radius C at which the private-only baselines clip them. "
             "Right: the lengths after whitening, with PMT's radius R = sqrt(d (1 + ln(2n/eta))). "
             "Bounding the row length bounds how much one person can move the released statistics "
             "(the sensitivity), which sets the noise.\n\n"
             "**Why PMT helps:** whitened rows have length about sqrt(d), so almost none reach R; "
-            "raw rows have wildly different scales, so any single C either clips many rows (bias) or "
-            "is huge (noise).\n\n"
-            "**Try:** untick standardisation (raw CCPP pressures are about 1000 mbar).")
+            "standardised rows are not decorrelated, so correlated columns still stretch them and any single C "
+            "either clips many rows (bias) or is large (noise).\n\n"
+            "**Try:** the synthetic data with a large kappa.")
 
 
 def _ledger_table(frame: pd.DataFrame) -> None:

@@ -190,8 +190,15 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=Non
         raise RuntimeError(f"expected {trials} stacked releases, got A of shape {A.shape}")
     coef = None
     if "coef_tilde" in captured:
-        coef = captured["coef_tilde"] @ est.transform_.moment.Sigma_pub_inv_sqrt.T
+        coef = _public_units(est, captured["coef_tilde"] @ est.transform_.moment.Sigma_pub_inv_sqrt.T)
     return {"A": A, "b": b, "coef": coef, "estimator": est}
+
+
+def _public_units(est, theta):
+    """Coefficients (rows) mapped back through the estimator's public centring (``center="public"``; a fixed,
+    public post-processing), as its own ``fit`` maps its one release."""
+    sc = getattr(est, "public_scaling_", None)
+    return theta if sc is None else sc.to_raw(theta, est.fit_intercept)
 
 
 def upper_triangle(A):
@@ -230,7 +237,7 @@ def _dpgd_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=No
     est = estimator.set_params(random_state=rng)
     with _patches(("dp_gd_noise", record_noise), ("dp_gd_ridge_path", stacked_path)):
         est.fit(X, y, X_pub, y_pub)
-    return captured["theta"].T.copy(), est
+    return _public_units(est, captured["theta"].T.copy()), est
 
 
 def _newton_capture(estimator, X, y, X_pub, rng):

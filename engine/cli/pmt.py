@@ -303,8 +303,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--standardize", action="store_true",
                    help="standardise features and centre y with PUBLIC statistics")
     p.add_argument("--clip-radius", type=float, default=None, dest="clip_radius",
-                   help="row-norm radius C at which DP-RR / DP-Newton clip the raw rows (default or 0: "
-                   "automatic, sqrt(d (1 + ln(2n/eta))))")
+                   help="row-norm radius C at which DP-RR / DP-Newton clip the rows (DP-RR: after standardising "
+                   "them with public statistics; default or 0: automatic, sqrt(d (1 + ln(2n/eta))))")
     p.add_argument("--steps", type=int, default=100, help="DP-GD steps T (default 100)")
     p.add_argument("--public-moment", choices=["sample", "tyler"], default="sample", dest="public_moment",
                    help="ridge: the public moment PMT whitens with: the paper's sample second moment (default) or "

@@ -134,9 +134,8 @@ def _memory(args, method, base):
     ds = read_csv_upload(args.data, target=args.target, features=args.features, task="regression")
     X, y = ds.to_numpy()
     X_pub, y_pub = read_public(args.public, args.target, list(ds.X.columns))
-    # PMT uncentred, as the Dask one-pass release (engine.pmt.dask.run_from_files), so both engines agree
-    extra = {"center": None} if method == "pmt" else {}
-    template = {"pmt": PMTRidge, "pmt-pooled": PMTPooledRidge, "dp-rr": DPRidge}[method](**base, **extra)
+    # centred with public statistics (center="public"), as the Dask one-pass release is, so both engines agree
+    template = {"pmt": PMTRidge, "pmt-pooled": PMTPooledRidge, "dp-rr": DPRidge}[method](**base)
 
     def release(**params):
         return clone(template).set_params(**params).fit(X, y, X_pub, y_pub)

@@ -160,7 +160,8 @@ def run_modes_cli(args) -> int:
                           seeds=args.seeds, lam=args.lam[0], delta=args.delta, eta=args.eta,
                           standardize=args.standardize, response_center=args.response_center,
                           response_scale=args.response_scale, response_bound=args.response_bound,
-                          dp_gd_steps=args.steps, newton_steps=args.newton_steps, unspanned=args.unspanned)
+                          dp_gd_steps=args.steps, newton_steps=args.newton_steps, unspanned=args.unspanned,
+                          clip_radius=getattr(args, "clip_radius", None) or None)
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, UnspannedWarning)})
     for w in caught:
         if not issubclass(w.category, UnspannedWarning):

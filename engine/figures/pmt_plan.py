@@ -13,7 +13,7 @@ from engine.figures import template_kw
 __all__ = ["figure_plan", "PLAN_COLOURS"]
 
 PLAN_COLOURS = {"PMT": "#1f77b4", "PMT-pooled": "#17becf", "Public-only": "#7f7f7f", "DP-RR": "#d62728",
-                "Non-private": "#2ca02c"}
+                "DP-GD": "#ff7f0e", "Non-private": "#2ca02c"}
 
 
 def figure_plan(p, *, height: int = 420) -> go.Figure:

@@ -110,6 +110,7 @@ def _privacy_tables():
         "public_moment": PUBLIC, "noise_bound": PUBLIC, "clip_grid": PUBLIC,
         "last_step": DP, "min_eig_last": DP,
         "non_private_tuning": PUBLIC, "grid_errors": DIAGNOSTIC,
+        "response_center": PUBLIC, "public_standardized": PUBLIC,
     }
     return report, extra
 

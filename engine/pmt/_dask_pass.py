@@ -148,13 +148,14 @@ def _layout(p, d):
     return out, k
 
 
-def _block_statistics(block, *, p, fit_intercept, whiten, radius, B_y):
+def _block_statistics(block, *, p, fit_intercept, whiten, radius, B_y, shift=None, div=None):
     """One block ``[X | y]`` -> one packed row of statistics (see :func:`_layout`). Runs on the workers.
 
     The rows are transformed exactly as in memory (:func:`engine.pmt.pmt_transform`:
     ``add_intercept(X) @ Sigma_pub^{-1/2}``, then :func:`engine.pmt.truncate_rows` at R; DP-RR: clipped
     at C) and summed with :func:`engine.pmt.ridge.sufficient_statistics`, in slices of
-    :data:`SLICE_ROWS` rows.
+    :data:`SLICE_ROWS` rows. ``shift``, ``div`` (length p + 1): the public centring ``(B - shift) / div``
+    applied after the checks of the raw entries (:mod:`engine.pmt._public_scale`).
     """
     B = np.asarray(block, dtype=float)
     d = p + int(bool(fit_intercept))
@@ -169,6 +170,8 @@ def _block_statistics(block, *, p, fit_intercept, whiten, radius, B_y):
     out[0, lay["big"]] = big
     if nonfinite.any() or big.any():
         return out  # the driver raises before any noise; no statistics from bad rows
+    if shift is not None:
+        B = (B - shift) / div
     A = np.zeros((d, d))
     b = np.zeros(d)
     G = np.zeros((d, d))
@@ -250,7 +253,8 @@ def _reading(source, names):
         _raise_problems(problems, f" (while reading: {exc})")
 
 
-def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, source=None, return_raw=False):
+def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, source=None, return_raw=False,
+                         shift=None, div=None):
     """Compute :class:`engine.pmt.ridge.SSPStatistics` of ``[X | y]`` in one blockwise pass.
 
     Parameters
@@ -274,6 +278,9 @@ def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, 
 
     return_raw : bool, default False
         Also return the raw ``Xa^T Xa`` and ``Xa^T y`` (unbounded, for the non-private reference only).
+    shift, div : ndarray of shape (p + 1,), optional
+        A public centring and scaling of ``[X | y]``, applied to each block after its entries are checked (the
+        statistics, ``G_raw`` and ``xty_raw`` are then of the centred rows).
 
     Returns
     -------
@@ -290,7 +297,7 @@ def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, 
     lay, K = _layout(p, d)
     nb = data.numblocks[0]
     rows = data.map_blocks(_block_statistics, p=p, fit_intercept=fit_intercept, whiten=whiten, radius=radius,
-                           B_y=B_y, chunks=((1,) * nb, (K,)), dtype=float)
+                           B_y=B_y, shift=shift, div=div, chunks=((1,) * nb, (K,)), dtype=float)
     with _reading(source, names):
         tot = rows.sum(axis=0).compute()  # dask's tree reduction
     if tot[lay["nonfinite"]].any() or tot[lay["big"]].any():

@@ -297,12 +297,12 @@ class _DPGDMixin:
         return eps, dlt, nb, lam, eta, _check_steps(self.n_steps)
 
     def _fit_dp_gd(self, path, Xa, yv, Xq, n, p, d, eps, dlt, nb, lam, T, step, C, method, *, extra=None,
-                   report_converged=False):
+                   report_converged=False, penalty=None):
         """Run ``path`` (:func:`dp_gd_ridge_path` or :func:`dp_gd_logistic_path`) once with the estimator's
         noise (:func:`dp_gd_noise` from ``random_state``) and store ``theta_`` and ``report_``."""
         mu = _mu(eps, dlt, n, self.sampler)
         ledger, mu_t, sens, sigma_t = _dp_gd_ledger(dlt, mu, T, C, n, nb, d)
-        Pm = self._penalty_mask(d)
+        Pm = self._penalty_mask(d) if penalty is None else penalty
         rng = release_rng(self)
         noise = dp_gd_noise(rng, T, d)[:, :, None]
         theta, frac = path(Xa, yv, clip_norm=C, lam=lam, Pm=Pm, step_size=step, sigma=np.array([sigma_t]), noise=noise,

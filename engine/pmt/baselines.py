@@ -36,6 +36,7 @@ from engine.pmt._base import (
 from engine.pmt._backends import fit_out_of_core, is_dask
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
 from engine.pmt._bounds import _kappa_from_eigs, pmt_radius, truncate_rows
+from engine.pmt._public_scale import public_scaling
 from engine.pmt.ridge import (
     SSPStatistics,
     _ledger_ssp,
@@ -131,6 +132,13 @@ class DPRidge(_LinearBase):
     response_bound : None, float or "private", default None
         B_y, as in :class:`PMTRidge` (public labels ``y_pub`` by default: the same public information
         PMT gets).
+    center : {"public", None}, default "public"
+        ``"public"``: the features are centred and scaled by the public mean and standard deviation (of
+        ``X_pub``, or read off a public moment) and y centred by the public mean of ``y_pub`` before the clip,
+        the bounds and the release; the coefficients are mapped back to the original units
+        (:mod:`engine.pmt._public_scale`). The default C (and B_y) are made for standardised rows, so raw and
+        publicly standardised inputs then give the same fit. Public statistics only: no privacy cost. None:
+        the rows as given (on raw CCPP every row is clipped).
 
     Examples
     --------
@@ -143,7 +151,7 @@ class DPRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, clip_radius=None, response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None, sampler="numpy"):
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None, sampler="numpy", center="public"):
         _store_params(self, locals())
 
     _method_key = "dp-rr"
@@ -161,6 +169,11 @@ class DPRidge(_LinearBase):
         self._check_params()
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)
+        sc = public_scaling(Xq, yq, center=getattr(self, "center", None), fit_intercept=self.fit_intercept,
+                            penalize_intercept=self.penalize_intercept, p=p)
+        if sc is not None:  # public statistics only (engine.pmt._public_scale)
+            Xp, yv, Xq = sc.features(Xp), yv - sc.y_center, sc.public(Xq)
+            yq = None if yq is None else yq - sc.y_center
         Xa = self._with_intercept(Xp)
         eta = self._privacy_params()[4]
         C = self._clip_radius(Xa, d, n, eta)
@@ -169,24 +182,27 @@ class DPRidge(_LinearBase):
         A, b = sufficient_statistics(Xc, yv, B_y)
         stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(clipped)), n_y_clipped=int(np.sum(np.abs(yv) > B_y)),
                               eigenvalues_raw=np.linalg.eigvalsh(Xa.T @ Xa))
-        return self._release(stats, C, B_y, p, Xq)
+        self._release(stats, C, B_y, p, Xq, penalty=None if sc is None else sc.penalty(self._penalty_mask(d)))
+        return _scaled_back(self, sc, p)
 
     def _check_params(self):
         """Validate every parameter (before any data or noise): ``(eps, delta, nb, lam, eta, eig_floor)``."""
         eps, dlt, nb, lam, eta = self._privacy_params()
         return eps, dlt, nb, lam, eta, _check_positive(self.eig_floor, "eig_floor")
 
-    def _release(self, stats, C, B_y, p, Xq):
+    def _release(self, stats, C, B_y, p, Xq, penalty=None):
         """Release ``A`` and ``b`` of ``stats`` (noise, then the solve) and set the coefficients and report.
 
         Shared by the in-memory and the Dask path (:mod:`engine.pmt.dask`); noise is drawn only here.
+        ``penalty``: the penalty matrix (default the penalty mask; in publicly scaled units
+        :meth:`engine.pmt._public_scale.PublicScaling.penalty`).
         """
         eps, dlt, nb, lam, eta, eig_floor = self._check_params()
         n, d = stats.n, stats.A.shape[0]
         mu = _mu(eps, dlt, n, self.sampler)
         sens_A, sens_b = certified_ssp_sensitivities(C, B_y, n, d, nb)
         ledger, s_A, s_b = _ledger_ssp(dlt, mu, sens_A, sens_b, nb)
-        Pm = self._penalty_mask(d)
+        Pm = self._penalty_mask(d) if penalty is None else penalty
         rng = release_rng(self)
         W, w = ssp_noise(rng, d)
         theta, fixed, kappa_noisy = ssp_solve(stats.A + s_A * W, stats.b + s_b * w, n * lam * Pm, eig_floor=eig_floor)
@@ -225,7 +241,8 @@ class DPRidgeOracle(DPRidge):
     clip_grid : array-like of float, optional
         Candidate C values (default :func:`default_clip_grid`).
     n_trials : int, default 20
-    (others as in :class:`DPRidge`; ``clip_radius`` is ignored. ``random_state``: a fixed int is for
+    (others as in :class:`DPRidge`; ``clip_radius`` is ignored; with ``center="public"`` the grid of C is built
+    on the publicly scaled rows the fits clip. ``random_state``: a fixed int is for
     simulation and reproducibility; the trials and the final release draw from one stream derived from
     it and the settings.)
 
@@ -241,10 +258,11 @@ class DPRidgeOracle(DPRidge):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, clip_grid=None, n_trials=20,
                  response_bound=None, neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None, sampler="numpy"):
+                 eig_floor=DEFAULT_EIG_FLOOR, random_state=None, sampler="numpy", center="public"):
         super().__init__(epsilon=epsilon, delta=delta, lam=lam, eta=eta, clip_radius=None,
                          response_bound=response_bound, neighbouring=neighbouring, fit_intercept=fit_intercept,
-                         penalize_intercept=penalize_intercept, eig_floor=eig_floor, random_state=random_state)
+                         penalize_intercept=penalize_intercept, eig_floor=eig_floor, random_state=random_state,
+                         center=center)
         self.clip_grid = clip_grid
         self.n_trials = n_trials
 
@@ -255,7 +273,9 @@ class DPRidgeOracle(DPRidge):
             raise ValueError(f"n_trials must be an integer >= 1, got {self.n_trials!r}")
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=False, need_y_pub=self.response_bound is None)
-        Xa = self._with_intercept(Xp)
+        sc = public_scaling(Xq, yq, center=self.center, fit_intercept=self.fit_intercept,
+                            penalize_intercept=self.penalize_intercept, p=p)
+        Xa = self._with_intercept(Xp if sc is None else sc.features(Xp))  # the rows the fits below clip
         grid = (default_clip_grid(Xa, pmt_radius(d, n, eta)) if self.clip_grid is None
                 else np.asarray(self.clip_grid, dtype=float).ravel())
         if grid.size < 1 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
@@ -317,6 +337,10 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
     step_size : None or float, default None
     response_bound : None, float or "private"
         B_y used only in the default C.
+    center : {"public", None}, default "public"
+        As in :class:`DPRidge`: features centred and scaled by public statistics, y centred by the public mean
+        of ``y_pub``, the step size from the scaled public moment, coefficients mapped back. None: the rows as
+        given.
 
     Examples
     --------
@@ -329,7 +353,7 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, n_steps=100, clip_norm=None, step_size=None,
                  response_bound=None, neighbouring="replace-one", fit_intercept=True, penalize_intercept=False,
-                 random_state=None, sampler="numpy"):
+                 random_state=None, sampler="numpy", center="public"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -338,8 +362,15 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
         need_y_pub = self.clip_norm is None and self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, need_y_pub=need_y_pub)
+        sc = public_scaling(Xq, yq, center=self.center, fit_intercept=self.fit_intercept,
+                            penalize_intercept=self.penalize_intercept, p=p)
+        if sc is not None:  # public statistics only (engine.pmt._public_scale)
+            Xp, yv, Xq = sc.features(Xp), yv - sc.y_center, sc.public(Xq)
+            yq = None if yq is None else yq - sc.y_center
         Xa = self._with_intercept(Xp)
-        step = self._dp_gd_step_size(Xq, lambda lam_max: 1.0 / (2.0 * float(lam_max) + 2.0 * lam))
+        Pm = self._penalty_mask(d) if sc is None else sc.penalty(self._penalty_mask(d))
+        p_max = float(np.max(np.diag(Pm))) if Pm.size else 0.0  # 1 for the plain mask
+        step = self._dp_gd_step_size(Xq, lambda lam_max: 1.0 / (2.0 * float(lam_max) + 2.0 * lam * max(p_max, 1.0)))
 
         def public_C():
             B_y = self._response_bound(yq, yv, n, eta)
@@ -347,4 +378,18 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
 
         C = _resolve_bound(self.clip_norm, "clip_norm", public=public_C,
                            private=lambda: float(np.max(2 * np.linalg.norm(Xa, axis=1) * np.abs(yv))) or 1.0)
-        return self._fit_dp_gd(dp_gd_ridge_path, Xa, yv, Xq, n, p, d, eps, dlt, nb, lam, T, step, C, METHOD_NAMES["dp-gd"])
+        self._fit_dp_gd(dp_gd_ridge_path, Xa, yv, Xq, n, p, d, eps, dlt, nb, lam, T, step, C, METHOD_NAMES["dp-gd"],
+                        penalty=Pm)
+        return _scaled_back(self, sc, p)
+
+
+def _scaled_back(est, sc, p):
+    """Map a fit made in publicly scaled units back to the original ones and record the scaling (report only)."""
+    est.public_scaling_ = sc
+    if sc is None:
+        return est
+    est._set_theta(sc.to_raw(est.theta_, est.fit_intercept), p)
+    extra = est.report_.extra if isinstance(getattr(est.report_, "extra", None), dict) else {}
+    extra.update(response_center=sc.y_center, public_standardized=True)
+    est.report_.extra = extra
+    return est

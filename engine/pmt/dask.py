@@ -122,6 +122,9 @@ class DaskStatistics:
     gram_raw: np.ndarray
     xty_raw: np.ndarray
     _args: tuple
+    #: The public centring (and, for DP-RR, scaling) applied to the rows before the pass, or None
+    #: (:mod:`engine.pmt._public_scale`); releases and the reference are mapped back through it.
+    scaling: object = None
 
     def release(self, **params):
         """A fitted copy of the template with ``params`` (only :data:`RELEASE_PARAMS`) from these statistics."""
@@ -136,7 +139,11 @@ class DaskStatistics:
         """Non-private ridge on the untruncated rows from the same pass (normal equations; not a release)."""
         d = self.gram_raw.shape[0]
         Pm = penalty_mask(d, fit_intercept=self.estimator.fit_intercept, penalize_intercept=penalize_intercept)
-        return np.linalg.solve(self.gram_raw + self.stats.n * lam * Pm, self.xty_raw)
+        sc = self.scaling
+        if sc is None:
+            return np.linalg.solve(self.gram_raw + self.stats.n * lam * Pm, self.xty_raw)
+        theta = np.linalg.solve(self.gram_raw + self.stats.n * lam * sc.penalty(Pm), self.xty_raw)
+        return sc.to_raw(theta, self.estimator.fit_intercept)
 
 
 def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> DaskStatistics:
@@ -166,6 +173,13 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
     d = _check_n_ge_d(n, p, estimator.fit_intercept)
     need_y_pub = estimator.response_bound is None or isinstance(estimator, PMTPooledRidge)
     Xq, yq = _public(X_pub, y_pub, p, need_X_pub=pmt, need_y_pub=need_y_pub)
+    sc = _scaling(estimator, Xq, yq, p)
+    shift = div = None
+    if sc is not None:  # public statistics only: applied to each block in the one pass, after its entries are checked
+        shift, div = np.concatenate([sc.mean, [sc.y_center]]), np.concatenate([sc.scale, [1.0]])
+        yq = None if yq is None else yq - sc.y_center
+        if not pmt:
+            Xq = sc.public(Xq)
     B_y = estimator._response_bound(yq, None, n, eta)
     if pmt:
         moment = public_moment(Xq, fit_intercept=estimator.fit_intercept, on_singular=estimator.on_singular,
@@ -176,8 +190,22 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
         C = estimator._clip_radius(None, d, n, eta)
         whiten, radius, args = None, C, (C, B_y, Xq)
     stats, G, xty = blockwise_statistics(data, names, fit_intercept=estimator.fit_intercept, whiten=whiten,
-                                         radius=radius, B_y=B_y, n=n, source=source, return_raw=True)
-    return DaskStatistics(estimator, stats, p, names, G, xty, args)
+                                         radius=radius, B_y=B_y, n=n, source=source, return_raw=True, shift=shift,
+                                         div=div)
+    return DaskStatistics(estimator, stats, p, names, G, xty, args, sc)
+
+
+def _scaling(est, Xq, yq, p):
+    """The in-memory fit's public centring (:mod:`engine.pmt._public_scale`): y only for PMT and PMT-pooled
+    (the public centre of ``y_pub``), features and y for DP-RR; None with ``center=None``."""
+    from engine.pmt._public_scale import PublicScaling, public_scaling
+    from engine.pmt.ridge import _public_center
+
+    if isinstance(est, PMTRidge):
+        c = _public_center(est, yq)
+        return None if c == 0.0 else PublicScaling(np.zeros(p), np.ones(p), c)
+    return public_scaling(None if isinstance(est, PMTPooledRidge) else Xq, yq, center=est.center,
+                          fit_intercept=est.fit_intercept, penalize_intercept=est.penalize_intercept, p=p)
 
 
 def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
@@ -210,15 +238,26 @@ def fit_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
 
 
 def _release(est, ds):
-    """The estimator's own release (noise, solve, report) from the statistics of the pass."""
+    """The estimator's own release (noise, solve, report) from the statistics of the pass, mapped back through
+    the public centring of the pass (when there was one)."""
+    sc = ds.scaling
     if isinstance(est, DPRidge):
         C, B_y, Xq = ds._args
-        return est._release(ds.stats, C, B_y, ds.p, Xq)
-    moment, R, B_y, Xq, yq = ds._args
-    est.transform_ = None
-    if isinstance(est, PMTPooledRidge):
-        return est._release(ds.stats, moment, R, B_y, ds.p, Xq, yq)
-    return est._release(ds.stats, moment, R, B_y, ds.p)
+        pen = None if sc is None else sc.penalty(est._penalty_mask(ds.stats.A.shape[0]))
+        est._release(ds.stats, C, B_y, ds.p, Xq, penalty=pen)
+    else:
+        moment, R, B_y, Xq, yq = ds._args
+        est.transform_ = None
+        if isinstance(est, PMTPooledRidge):
+            est._release(ds.stats, moment, R, B_y, ds.p, Xq, yq)
+        else:
+            est._release(ds.stats, moment, R, B_y, ds.p)
+    if sc is not None:
+        est._set_theta(sc.to_raw(est.theta_, est.fit_intercept), ds.p)
+        est.report_.extra["response_center"] = sc.y_center
+        if isinstance(est, DPRidge):
+            est.report_.extra["public_standardized"] = True
+    return est
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,9 +328,9 @@ def run_from_files(paths, target, features=None, *, public, method="pmt", schedu
     """
     if method not in DASK_METHODS:
         raise ValueError(f"method must be one of {sorted(DASK_METHODS)} on Dask, got {method!r}")
-    # the one pass releases the uncentred statistics: PMT's template says so (center=None), so that its noise
-    # stream and its coefficients are those of PMTRidge(center=None) in memory
-    est = DASK_METHODS[method](**{**({"center": None} if method == "pmt" else {}), **params})
+    # the pass centres with public statistics as the in-memory fit does (center="public" by default: y by the
+    # public mean of the labels; DP-RR also the features), so both engines give the same coefficients
+    est = DASK_METHODS[method](**params)
     X, y, source = read_private(paths, target, features, sep=sep)
     X_pub, y_pub = read_public(public, target, list(X.columns))
     with scheduler_context(scheduler):

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.pmt._public_scale import public_scaling
 from engine.pmt._base import (
     _check_on_singular,
     _dp_report_for,
@@ -205,6 +206,10 @@ class PMTPooledRidge(_LinearBase):
         None: fresh OS entropy (what a release should use). A fixed int is for simulation and
         reproducibility only and is mixed with the fit's identity (class and settings,
         :func:`engine.pmt._base.release_rng`); a Generator is used as is.
+    center : {"public", None}, default "public"
+        ``"public"``: y (and ``y_pub``) centred by the public mean of ``y_pub`` before the bound and the release,
+        the intercept shifted back (as :class:`engine.pmt.PMTRidge`; the whitening needs no feature centring).
+        Public statistics only. None: y as given (its bound then grows with ``|y|``).
 
     Attributes
     ----------
@@ -221,7 +226,7 @@ class PMTPooledRidge(_LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 random_state=None, sampler="numpy"):
+                 random_state=None, sampler="numpy", center="public"):
         _store_params(self, locals())
 
     def fit(self, X, y, X_pub=None, y_pub=None):
@@ -250,13 +255,22 @@ class PMTPooledRidge(_LinearBase):
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=True, need_y_pub=True)
+        sc = public_scaling(None, yq, center=self.center, fit_intercept=self.fit_intercept,
+                            penalize_intercept=self.penalize_intercept, p=p)
+        if sc is not None:  # the public centre of y (engine.pmt._public_scale)
+            yv, yq = yv - sc.y_center, yq - sc.y_center
         tr = pmt_transform(Xp, Xq, eta=eta, fit_intercept=self.fit_intercept, on_singular=self.on_singular)
         B_y = self._response_bound(yq, yv, n, eta)
         A, b = tr.gram, tr.X_tilde.T @ np.clip(yv, -B_y, B_y)  # A = X~^T X~ formed once by the transform
         stats = SSPStatistics(A, b, n, n_truncated=int(np.sum(tr.truncated)),
                               n_y_clipped=int(np.sum(np.abs(yv) > B_y)), eigenvalues_raw=tr.eigenvalues_raw * n)
         self.transform_ = tr
-        return self._release(stats, tr.moment, tr.radius, B_y, p, Xq, yq)
+        self._release(stats, tr.moment, tr.radius, B_y, p, Xq, yq)
+        self.public_scaling_ = sc
+        if sc is not None:
+            self._set_theta(sc.to_raw(self.theta_, self.fit_intercept), p)
+            self.report_.extra["response_center"] = sc.y_center
+        return self
 
     def _release(self, stats, moment, R, B_y, p, Xq, yq):
         """Release ``A`` and ``b`` of ``stats`` (noise), pool with the public rows, set coefficients and report.

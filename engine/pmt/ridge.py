@@ -642,14 +642,8 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         """
         if self.center not in CENTERS:
             raise ValueError(f"center must be one of {CENTERS}, got {self.center!r}")
-        if is_dask(X, y):  # larger than memory: the same release from blockwise statistics
-            c = _public_center(self, y_pub)
-            if c == 0.0:
-                return fit_out_of_core(self, X, y, X_pub, y_pub)
-            fit_out_of_core(self, X, y - c, X_pub, np.asarray(y_pub, dtype=float) - c)  # the same public centring
-            self._set_theta(np.concatenate([self.coef_, [self.intercept_ + c]]), self.n_features_in_)
-            self.report_.extra["response_center"] = c
-            return self
+        if is_dask(X, y):  # larger than memory: the same release from blockwise statistics, centred as in memory
+            return fit_out_of_core(self, X, y, X_pub, y_pub)
         if isinstance(X_pub, PublicInfo) or (self.center == "public" and self.response == "clip"
                                               and _public_info_path(X_pub)):
             # public centring of y, columns the public rows never span left out (engine.pmt.public_fit)

@@ -120,25 +120,25 @@ def public_response_statement(y_pub) -> tuple[float, float]:
     return c, float(np.sqrt(np.mean((y - c) ** 2)))
 
 
-def _ridge_methods(methods, base, B_y, lam, steps):
+def _ridge_methods(methods, base, B_y, lam, steps, clip_radius=None):
     from engine.pmt import DPGDRidge, DPRidge, PMTRidge
     from engine.pmt.pooled import PMTPooledRidge
 
     make = {"pmt": lambda: PMTRidge(**base, lam=lam, response_bound=B_y),
             "pmt-pooled": lambda: PMTPooledRidge(**base, lam=lam),
-            "dp-rr": lambda: DPRidge(**base, lam=lam, response_bound=B_y),
+            "dp-rr": lambda: DPRidge(**base, lam=lam, response_bound=B_y, clip_radius=clip_radius),
             "dp-gd": lambda: DPGDRidge(**base, lam=lam, response_bound=B_y, n_steps=steps)}
     return {m: make[m] for m in methods if m in make}
 
 
-def _logistic_methods(methods, base, lam, steps, newton_steps):
+def _logistic_methods(methods, base, lam, steps, newton_steps, clip_radius=None):
     from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
 
     from engine.pmt.pooled_logistic import PMTPooledLogistic
 
     make = {"pmt": lambda: PMTLogistic(**base, lam=lam, n_steps=newton_steps),
             "pmt-pooled": lambda: PMTPooledLogistic(**base, lam=lam, n_steps=newton_steps),
-            "dp-newton": lambda: DPNewtonLogistic(**base, lam=lam, n_steps=newton_steps),
+            "dp-newton": lambda: DPNewtonLogistic(**base, lam=lam, n_steps=newton_steps, clip_radius=clip_radius),
             "dp-gd": lambda: DPGDLogistic(**base, lam=lam, n_steps=steps)}
     return {m: make[m] for m in methods if m in make}
 
@@ -152,7 +152,7 @@ def _auc(scores, y):
 def run_modes(X, y, X_test, y_test, info: PublicInfo, *, task: str = "ridge", methods=None, epsilons=(1.0,),
               seeds=10, lam: float = 1e-3, delta: float = 1e-5, eta: float = 0.05, standardize: bool = False,
               response_center=None, response_scale=None, response_bound=None, dp_gd_steps: int = 100,
-              newton_steps: int = 5, unspanned: str = "drop"):
+              newton_steps: int = 5, unspanned: str = "drop", clip_radius=None):
     """Fit every method on private ``(X, y)`` with public information ``info``; score on ``(X_test, y_test)``.
 
     Parameters
@@ -176,6 +176,9 @@ def run_modes(X, y, X_test, y_test, info: PublicInfo, *, task: str = "ridge", me
     dp_gd_steps, newton_steps : int
     unspanned : {"drop", "regularize"}
         PMT's treatment of columns the public information never spans (:func:`engine.pmt.public_fit.fit_public`).
+    clip_radius : float, optional
+        The private-only baselines' row radius C (DP-RR; DP-Newton for logistic), a user value in the units of
+        the rows they clip (publicly standardised for DP-RR); None: the public formula ``sqrt(d (1 + ln(2n/eta)))``.
 
     Returns
     -------
@@ -227,13 +230,13 @@ def run_modes(X, y, X_test, y_test, info: PublicInfo, *, task: str = "ridge", me
     if task == "ridge":
         ref = RidgeReference(lam=lam).fit(X, y)
         ref_ok = True
-        makers = _ridge_methods(methods, base, B_y, lam, dp_gd_steps)
+        makers = _ridge_methods(methods, base, B_y, lam, dp_gd_steps, clip_radius)
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             ref = LogisticReference(lam=lam).fit(X, y)
         ref_ok = bool(ref.converged_)
-        makers = _logistic_methods(methods, base, lam, dp_gd_steps, newton_steps)
+        makers = _logistic_methods(methods, base, lam, dp_gd_steps, newton_steps, clip_radius)
     rows = []
 
     def score(key, est, eps, seed):

@@ -61,6 +61,7 @@ from engine.pmt._rng import default_rngs
 from engine.pmt._registry import _grid, _mus, _sigmas, register_method, register_task
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius, truncate_rows
 from engine.pmt._moment import public_moment
+from engine.pmt._public_scale import public_scaling
 from engine.pmt._transform import pmt_transform
 from engine.pmt._bounds import response_bound as public_response_bound
 from engine.pmt.baselines import default_clip_grid
@@ -182,9 +183,10 @@ def _ssp_noise_stack(ctx, seeds):
     return cache[key]
 
 
-def _B_y(ctx):
+def _B_y(ctx, y_pub=None):
     user = ctx.options.get("response_bound")
-    return float(user) if user is not None else public_response_bound(ctx.y_pub, ctx.n, ctx.eta)
+    return float(user) if user is not None else public_response_bound(ctx.y_pub if y_pub is None else y_pub, ctx.n,
+                                                                      ctx.eta)
 
 
 def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="paper"):
@@ -258,17 +260,42 @@ def _truncate_rows(Z, radius):
     return Z * scale[:, None], truncated
 
 
-def _run_dprr(ctx, epsilons, seeds, C=None, noise=None):
+def _baseline_rows(ctx, as_given=False):
+    """``(scaling, Xa, y, y_pub)``: the rows DP-RR and DP-GD fit, publicly standardised as their estimators do
+    (``center="public"``, :mod:`engine.pmt._public_scale`; option ``baseline_center``), or as given."""
+    center = None if as_given else ctx.options.get("baseline_center", "public")
+    cache = ctx.__dict__.setdefault("_baseline_rows_cache", {})
+    if center not in cache:
+        sc = public_scaling(ctx.X_pub, ctx.y_pub, center=center, fit_intercept=ctx.fit_intercept,
+                            penalize_intercept=ctx.penalize_intercept, p=ctx.X.shape[1])
+        if sc is None:
+            cache[center] = (None, ctx.Xa, ctx.y, ctx.y_pub, ctx.X_pub)
+        else:
+            Xs = sc.features(ctx.X)
+            cache[center] = (sc, add_intercept(Xs) if ctx.fit_intercept else Xs, ctx.y - sc.y_center,
+                             ctx.y_pub - sc.y_center, sc.features(ctx.X_pub))
+    return cache[center]
+
+
+def _theta_back(sc, ctx, out):
+    if sc is not None:
+        out["theta"] = sc.to_raw(out["theta"], ctx.fit_intercept)
+    return out
+
+
+def _run_dprr(ctx, epsilons, seeds, C=None, noise=None, as_given=False):
+    sc, Xa, y, y_pub, _ = _baseline_rows(ctx, as_given)
     C = _raw_clip_radius(ctx) if C is None else C
-    B_y = _B_y(ctx)
-    Xc, clipped = _truncate_rows(ctx.Xa, C)
-    A, b = sufficient_statistics(Xc, ctx.y, B_y)
+    B_y = _B_y(ctx, y_pub)
+    Xc, clipped = _truncate_rows(Xa, C)
+    A, b = sufficient_statistics(Xc, y, B_y)
     sens_A, sens_b = certified_ssp_sensitivities(C, B_y, ctx.n, ctx.d, ctx.neighbouring)
-    pens = np.stack([ctx.n * lam * ctx.Pm for lam in ctx.lams])
+    Pm = ctx.Pm if sc is None else sc.penalty(ctx.Pm)
+    pens = np.stack([ctx.n * lam * Pm for lam in ctx.lams])
     noise = _ssp_noise_stack(ctx, seeds) if noise is None else noise
     out = _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise)
     out.update(radius=C, frac_truncated=float(np.mean(clipped)), B_y=B_y)
-    return out
+    return _theta_back(sc, ctx, out)
 
 
 def _run_dprr_oracle(ctx, epsilons, seeds):
@@ -276,7 +303,7 @@ def _run_dprr_oracle(ctx, epsilons, seeds):
     warnings.warn("dp-rr-oracle picks the clip radius by looking at the private error (non-private tuning); "
                   "its rows are not differentially private", P.PrivacyLeakWarning, stacklevel=2)
     grid = ctx.options.get("oracle_grid")
-    grid = default_clip_grid(ctx.Xa, _raw_clip_radius(ctx)) if grid is None else np.asarray(grid, float)
+    grid = default_clip_grid(_baseline_rows(ctx)[1], _raw_clip_radius(ctx)) if grid is None else np.asarray(grid, float)
     noise = _ssp_noise_stack(ctx, seeds)
     per_C = [_run_dprr(ctx, epsilons, seeds, C=float(C), noise=noise) for C in grid]
     L, E, S = len(ctx.lams), len(epsilons), len(seeds)
@@ -296,20 +323,24 @@ def _run_dpgd(ctx, epsilons, seeds):
     T = int(ctx.options.get("dp_gd_steps", 100))
     L, E, S, li, ei, si = _grid(ctx, epsilons, seeds)
     mus = _mus(ctx, epsilons)
+    sc, Xa, y, y_pub, X_pub = _baseline_rows(ctx)
     C = ctx.options.get("clip_norm")
-    B_y = _B_y(ctx)
+    B_y = _B_y(ctx, y_pub)
     C = float(C) if C is not None else 2.0 * pmt_radius(ctx.d, ctx.n, ctx.eta) * B_y
     sens = dp_gd_sensitivity(C, ctx.n, ctx.d)  # replace-one, the certified rounding factor included
     sig = _sigmas(mus, T, sens)  # the estimator's rounded path
     lam = ctx.lams[li]
-    step = 1.0 / (2.0 * float(ctx.moment.eigenvalues[-1]) + 2.0 * lam)
+    mom = ctx.moment if sc is None else public_moment(X_pub, fit_intercept=ctx.fit_intercept)
+    Pm = ctx.Pm if sc is None else sc.penalty(ctx.Pm)
+    p_max = float(np.max(np.diag(Pm))) if Pm.size else 0.0
+    step = 1.0 / (2.0 * float(mom.eigenvalues[-1]) + 2.0 * lam * max(p_max, 1.0))
     base = np.stack([dp_gd_noise(np.random.default_rng(int(s)), T, ctx.d) for s in seeds], axis=2)  # (T, d, S)
     noise = base[:, :, si]
     dtype = ctx.options.get("dtype", np.float32)
-    theta, frac = dp_gd_ridge_path(ctx.Xa, ctx.y, clip_norm=C, lam=lam, Pm=ctx.Pm, step_size=step,
+    theta, frac = dp_gd_ridge_path(Xa, y, clip_norm=C, lam=lam, Pm=Pm, step_size=step,
                                    sigma=sig[ei], noise=noise, n_steps=T, dtype=dtype)
-    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta.T, radius=C, frac_truncated=frac,
-                sigma_A=np.nan, sigma_b=sig[ei], B_y=B_y)
+    return _theta_back(sc, ctx, dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta.T, radius=C, frac_truncated=frac,
+                                     sigma_A=np.nan, sigma_b=sig[ei], B_y=B_y))
 
 
 def _run_nonprivate(ctx, epsilons, seeds):
