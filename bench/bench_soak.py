@@ -8,7 +8,8 @@ control changes (epsilon with the keyboard, and every 5th a tab switch), uploadi
 ``--upload-every`` changes, then ``--nvdp-moves`` Renyi-order moves on the NVDP page. The server's
 RSS (psutil) is printed at the start (after the warm-up), every 20 moves, when the session closes and
 every 30 s for ``--settle`` seconds after (Streamlit forgets a disconnected session after
-``server.disconnectedSessionTTL``, 120 s by default).
+``server.disconnectedSessionTTL``, 120 s in ``.streamlit/config.toml``); the peak is the soak's own, and
+the warm-up's peak is printed apart.
 
 A move counts as answered when the browser shows a new headline number, or when the server's timing
 hook logs the rerun that the key press asked for and the browser shows that rerun's number: on a small
@@ -152,7 +153,9 @@ async def soak(url: str, args, sampler, srv: ServerLog, log) -> dict:
             await ctx.close()
             await asyncio.sleep(2)
         sampler.start_rss = sampler.rss()
-        log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB")
+        out["warmup_peak"] = max(sampler.samples or [sampler.start_rss])
+        sampler.samples.clear()  # the peak reported for the soak is the soak's own, not the warm-up's
+        log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB (warm-up peak {out['warmup_peak']:.0f} MB)")
 
         ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
         ctx.set_default_timeout(args.timeout * 1000)
@@ -240,7 +243,8 @@ def main(argv=None) -> int:
           f"p95 {q(out['move'], 0.95):.2f} s), {out['uploads_ok']}/{out['uploads']} uploads, "
           f"{len(out['nvdp_move'])} NVDP moves answered ({out['nvdp_unchanged']} unchanged, {out['nvdp_lost']} lost"
           + (f"; median {statistics.median(out['nvdp_move']):.2f} s" if out["nvdp_move"] else "") + ")")
-    print(f"server RSS: start {start:.0f} MB, peak {mem['peak']:.0f} MB (growth {mem['peak'] - start:+.0f} MB), "
+    print(f"server RSS: warm-up peak {out.get('warmup_peak', start):.0f} MB; start {start:.0f} MB, peak during the soak "
+          f"{mem['peak']:.0f} MB (growth {mem['peak'] - start:+.0f} MB), "
           f"at close {closed:.0f} MB, {args.settle:.0f} s later {mem['end']:.0f} MB ({mem['end'] - start:+.0f} MB); "
           f"server CPU {mem['cpu']:.0f} s; load average {os.getloadavg()}")
     for e in out["errors"][:10]:
