@@ -8,16 +8,18 @@ control changes (epsilon with the keyboard, and every 5th a tab switch), uploadi
 ``--upload-every`` changes, then ``--nvdp-moves`` Renyi-order moves on the NVDP page. The server's
 RSS (psutil) is printed at the start (after the warm-up), every 20 moves, when the session closes and
 every 30 s for ``--settle`` seconds after (Streamlit forgets a disconnected session after
-``server.disconnectedSessionTTL``, 120 s by default).
+``server.disconnectedSessionTTL``, 120 s in ``.streamlit/config.toml``); the peak is the soak's own, and
+the warm-up's peak is printed apart.
 
 A move counts as answered when the browser shows a new headline number, or when the server's timing
 hook logs the rerun that the key press asked for and the browser shows that rerun's number: on a small
 uploaded file two neighbouring epsilons can round to the same displayed headline, and waiting for a
 change that never comes would stall the run for the full ``--timeout`` on every such move (this is why
-an earlier version seemed to hang at its first upload). An upload waits for the uploader's rerun to be
-logged before it clicks "Use this data" (the button of the previous upload is still on the page, and a
-click during that rerun would use the previous file), and counts as done when the page then names the
-new file in its data choice.
+an earlier version seemed to hang at its first upload). An upload waits until the page offers the new
+file's columns (each file's target column has a name of its own, ``y001``, ``y002`` ...,) before it clicks "Use this
+data": a browser that replaces the uploader's file sends two reruns, the old file's removal and then
+the new file, and the previous file's button is on the page until the second is drawn. An upload counts as done
+when the page then names the new file in its data choice.
 
 Run: ``.venv/bin/python bench/bench_soak.py [--moves 200 --nvdp-moves 100 --settle 240]``.
 """
@@ -45,7 +47,7 @@ def small_csv(k: int, rows: int) -> bytes:
     rng = np.random.default_rng(1000 + k)
     X = rng.normal(size=(rows, 3)) * [1.0, 5.0, 0.5]
     y = X @ [1.0, -0.2, 2.0] + rng.normal(size=rows)
-    return ("a,b,c,y\n" + "".join(f"{a:.5f},{b:.5f},{c:.5f},{t:.5f}\n" for (a, b, c), t in zip(X, y))).encode()
+    return (f"a,b,c,y{k:03d}\n" + "".join(f"{a:.5f},{b:.5f},{c:.5f},{t:.5f}\n" for (a, b, c), t in zip(X, y))).encode()
 
 
 class ServerLog:
@@ -94,17 +96,30 @@ async def wait_logged(srv: ServerLog, t: float, timeout: float) -> bool:
     return False
 
 
+async def _shown(locator) -> str:
+    """A widget's visible text and the values of its inputs (a select box shows its choice in either)."""
+    if not await locator.count():
+        return ""
+    return await locator.evaluate("e => e.innerText + ' ' + Array.from(e.querySelectorAll('input')).map(i => i.value).join(' ')")
+
+
 async def upload(page, k: int, rows: int, srv: ServerLog, timeout: float) -> bool:
     """Upload a new small CSV on the PMT page and make it the data (True when the page then uses it)."""
     if not await page.get_by_text("CSV file (comma").first.is_visible():  # the expander is closed
         await page.get_by_text("Upload your own CSV").first.click()
         await page.get_by_text("CSV file (comma").first.wait_for(state="visible")
     name = f"soak_{k}.csv"
-    t = time.time()
     await page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": small_csv(k, rows)}])
-    if not await wait_logged(srv, t, timeout):  # the rerun that reads the new file
-        raise RuntimeError(f"no rerun logged within {timeout:.0f} s after the file was chosen")
+    # The page has read the new file when its target column (y<kkk>, a name only this file has) is offered:
+    # a browser replacing a file first sends the old one's removal, and the page's reruns in between
+    # still show the previous file's choices (an earlier version clicked then and used that file).
+    target = page.locator('[data-testid="stSelectbox"]').filter(has_text="Target column").first
+    t0 = time.perf_counter()
+    while f"y{k:03d}" not in await _shown(target):
+        if time.perf_counter() - t0 > timeout:
+            raise RuntimeError(f"the page did not offer {name}'s columns within {timeout:.0f} s of choosing it")
+        await asyncio.sleep(0.1)
     button = page.get_by_role("button", name="Use this data")
     await button.wait_for(timeout=timeout * 1000)
     t = time.time()
@@ -114,7 +129,7 @@ async def upload(page, k: int, rows: int, srv: ServerLog, timeout: float) -> boo
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Data set").first
     t0 = time.perf_counter()
     while True:  # the browser may render the logged rerun a moment later
-        shown = await box.evaluate("e => e.innerText + ' ' + Array.from(e.querySelectorAll('input')).map(i => i.value).join(' ')")
+        shown = await _shown(box)
         if f"upload: {name} " in shown + " ":
             return True
         if time.perf_counter() - t0 > timeout:
@@ -138,7 +153,9 @@ async def soak(url: str, args, sampler, srv: ServerLog, log) -> dict:
             await ctx.close()
             await asyncio.sleep(2)
         sampler.start_rss = sampler.rss()
-        log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB")
+        out["warmup_peak"] = max(sampler.samples or [sampler.start_rss])
+        sampler.samples.clear()  # the peak reported for the soak is the soak's own, not the warm-up's
+        log(f"after the warm-up (start): RSS {sampler.start_rss:.0f} MB (warm-up peak {out['warmup_peak']:.0f} MB)")
 
         ctx = await browser.new_context(viewport={"width": 1440, "height": 900})
         ctx.set_default_timeout(args.timeout * 1000)
@@ -226,7 +243,8 @@ def main(argv=None) -> int:
           f"p95 {q(out['move'], 0.95):.2f} s), {out['uploads_ok']}/{out['uploads']} uploads, "
           f"{len(out['nvdp_move'])} NVDP moves answered ({out['nvdp_unchanged']} unchanged, {out['nvdp_lost']} lost"
           + (f"; median {statistics.median(out['nvdp_move']):.2f} s" if out["nvdp_move"] else "") + ")")
-    print(f"server RSS: start {start:.0f} MB, peak {mem['peak']:.0f} MB (growth {mem['peak'] - start:+.0f} MB), "
+    print(f"server RSS: warm-up peak {out.get('warmup_peak', start):.0f} MB; start {start:.0f} MB, peak during the soak "
+          f"{mem['peak']:.0f} MB (growth {mem['peak'] - start:+.0f} MB), "
           f"at close {closed:.0f} MB, {args.settle:.0f} s later {mem['end']:.0f} MB ({mem['end'] - start:+.0f} MB); "
           f"server CPU {mem['cpu']:.0f} s; load average {os.getloadavg()}")
     for e in out["errors"][:10]:

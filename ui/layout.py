@@ -116,6 +116,12 @@ def page_header(title: str, url_problems) -> bool:
     return presenter
 
 
+#: The scroll of :func:`scroll_to_results`. Its names live in a function of their own: the page runs each such
+#: script in one global scope, so a top-level ``const`` would be "already declared" from the second upload on.
+SCROLL_SCRIPT = ("(() => { const el = document.querySelector('.st-key-" + RESULTS_ANCHOR + "'); "
+                 "if (el) { el.scrollIntoView({behavior: 'instant', block: 'start'}); } })();")
+
+
 def scroll_to_results() -> None:
     """Bring the results column's top (the verdict and the headline) into view, once after a new data choice.
 
@@ -125,6 +131,4 @@ def scroll_to_results() -> None:
     """
     if not st.session_state.pop("_scroll_to_results", False):
         return
-    st.html("<script>const el = document.querySelector('.st-key-" + RESULTS_ANCHOR + "'); "
-            "if (el) { el.scrollIntoView({behavior: 'instant', block: 'start'}); }</script>",
-            unsafe_allow_javascript=True)  # a fixed script, no user text in it
+    st.html(f"<script>{SCROLL_SCRIPT}</script>", unsafe_allow_javascript=True)  # a fixed script, no user text in it

@@ -32,8 +32,33 @@ def reset_for_task(task: str) -> None:
     ss["metric"] = C.metrics_for(task)[0]
 
 
+def _take_file(f) -> None:
+    """Hold the uploader's file ``f`` (an ``UploadedFile`` or None) as the one the column choices are for.
+
+    A different file replaces the held one and its target and feature choices (they start again from the
+    new file's defaults); an empty uploader (its file removed, or the moment in which a browser replaces
+    one file by another: it first sends the removal) holds none, so no column choice or "Use this data"
+    is shown for a file the uploader no longer holds.
+    """
+    if f is None:
+        ss.pop("pmt_upload_raw", None)
+        return
+    data = f.getvalue()
+    if ss.get("pmt_upload_raw") is None or ss["pmt_upload_raw"][0] != f.name or ss["pmt_upload_raw"][1] != data:
+        ss["pmt_upload_raw"] = (f.name, data)
+        ss["pmt_upload_error"] = None
+        for k in ("pmt_upload_target", "pmt_upload_features"):
+            ss.pop(k, None)
+
+
 def _use_upload() -> None:
-    """The "Use this data" callback (runs before the script, so it may change widget-bound keys)."""
+    """The "Use this data" callback (runs before the script, so it may change widget-bound keys).
+
+    Uses the file the uploader holds at the click, not the one the page last drew its column choices
+    for: a click can reach the server in the same rerun as a newly chosen file (before the script has
+    read it), and must not use the file that was just replaced.
+    """
+    _take_file(ss.get("pmt_upload_file"))
     raw = ss.get("pmt_upload_raw")
     if raw is None:
         ss["pmt_upload_error"] = "Choose a CSV file first."
@@ -65,13 +90,7 @@ def upload_expander() -> None:
                    "disk or logged.")
         f = st.file_uploader("CSV file (comma, semicolon or tab separated, header row)", type=["csv", "txt", "tsv"],
                              key="pmt_upload_file")
-        if f is not None:
-            data = f.getvalue()
-            if ss.get("pmt_upload_raw") is None or ss["pmt_upload_raw"][0] != f.name or ss["pmt_upload_raw"][1] != data:
-                ss["pmt_upload_raw"] = (f.name, data)
-                ss["pmt_upload_error"] = None
-                for k in ("pmt_upload_target", "pmt_upload_features"):
-                    ss.pop(k, None)
+        _take_file(f)
         raw = ss.get("pmt_upload_raw")
         if raw is not None:
             try:
