@@ -58,8 +58,8 @@ def _fig_rd(v: View):
     rc, ru = (v.res_c.rd_paper, v.res_u.rd_paper) if form == "paper" else (v.res_c.rd_exact, v.res_u.rd_exact)
     notes = None
     if form == "paper":
-        notes = {v.label_c: f"(reported after the authors' outlier filter: max {P.fmt_bound(rc.max)})",
-                 "unclipped": f"(reported after the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
+        notes = {v.label_c: f"(the authors' outlier filter: max {P.fmt_bound(rc.max)})",
+                 "unclipped": f"(the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
     return P.rd_distribution_figure({v.label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)
 
 
