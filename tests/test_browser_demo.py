@@ -1,7 +1,7 @@
 """Real browser at 1440 x 900: the answer above the fold, no truncated label, phone layout.
 
-For the PMT and NVDP pages (normal and presenter mode) the main figure's bounding box and the headline
-metrics lie inside the first viewport, without scrolling; no widget label or metric label is cut off
+For the PMT and NVDP pages (normal and presenter mode) the verdict, the headline metrics and the whole main
+figure's bounding box lie inside the first viewport, without scrolling; no widget label or metric label is cut off
 (``scrollWidth > clientWidth`` on the label's text elements); the NVDP sidebar shows no PMT setting.
 At 390 x 844 (phone) the PMT figure's title, subtitle and x-axis title lie inside the figure; on the NVDP page
 and in Learn lesson 1, at both sizes, no figure's title, panel title, axis title, annotation or legend entry is
@@ -51,7 +51,8 @@ FOLD_JS = """() => {
   const plot = Array.from(document.querySelectorAll('.js-plotly-plot')).map(vis).filter(Boolean)[0] || null;
   const metrics = Array.from(document.querySelectorAll('[data-testid="stMetric"]')).map(vis).filter(Boolean);
   const box = (r) => r && {top: r.top, bottom: r.bottom, left: r.left, right: r.right};
-  return {plot: box(plot), metrics: metrics.map(box), scrollY: window.scrollY, vh: window.innerHeight,
+  const verdict = document.querySelector('[class*="st-key-verdict_"]');
+  return {plot: box(plot), metrics: metrics.map(box), verdict: box(verdict && vis(verdict)), scrollY: window.scrollY, vh: window.innerHeight,
           vw: window.innerWidth};
 }"""
 
@@ -166,9 +167,10 @@ def _assert_fold(page, what: str):
     assert st["plot"] is not None, f"{what}: no figure drawn"
     assert st["scrollY"] == 0
     p = st["plot"]
-    # the verdict in words and the headline numbers lead; the main figure starts on the first screen (at least
-    # 120 px of it visible, so a reader sees that it is there) and lies within the width
-    assert 0 <= p["top"] and p["top"] + 120 <= st["vh"] and p["right"] <= st["vw"], f"{what}: figure {p} not on the first screen ({st['vh']})"
+    # the verdict in words and the headline numbers lead, and the whole main figure follows on the first screen
+    assert 0 <= p["top"] and p["bottom"] <= st["vh"] and p["right"] <= st["vw"], f"{what}: figure {p} not inside {st['vh']}"
+    v = st["verdict"]
+    assert v is not None and 0 <= v["top"] and v["bottom"] <= p["top"], f"{what}: verdict {v} not above the figure"
     assert st["metrics"], f"{what}: no headline metric"
     first_row = [m for m in st["metrics"] if m["top"] < p["top"]]
     assert first_row and all(m["bottom"] <= st["vh"] for m in first_row), f"{what}: headline metrics {st['metrics']}"
