@@ -310,7 +310,7 @@ def _lesson_4() -> None:
          "even PMT needs more rows: raise n to 100,000. Shrinking the public sample to 10 rows still gives "
          "enough of the shape.")
     st.markdown("**On real data** (opens the PMT page with these settings; share the link):\n"
-                + markdown_links(["conditioning"]))
+                + markdown_links(["conditioning", "pmt_beats_baselines"]))
     with st.expander("The formulas"):
         st.markdown("Public second moment (uncentered) and whitening:")
         st.latex(r"\Sigma_{\text{pub}} = \tfrac1m X_{\text{pub}}^\top X_{\text{pub}},\qquad "
@@ -358,6 +358,8 @@ def _lesson_5() -> None:
     _try("Raise A's spread above 0.66 (with lambda = 1.1): without clipping the divergence becomes infinite, "
          "because B is too narrow compared with A. Clipping raises B's spread to the floor and keeps it finite. "
          "Then drag A's mean far out: the clipped curve stays flat.")
+    st.markdown("**On real sentences** (opens the NVDP page with these caps; share the link):\n"
+                + markdown_links(["clipping_rules"]))
     with st.expander("The formulas"):
         st.markdown(r"Renyi divergence of order $\lambda > 1$ between two 1-D Gaussians (in nats), with "
                     r"$s^2 = \lambda s_B^2 + (1 - \lambda) s_A^2$:")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import nvdp_controls, nvdp_headline, nvdp_state, nvdp_tabs
-from ui.layout import RESULTS_ANCHOR, page_header
+from ui.layout import RESULTS_ANCHOR, intro, page_header
 from ui.nvdp_models import load_models
 from ui.nvdp_parts import INTRO
 from ui.state import ensure_frame, init_state
@@ -37,14 +37,12 @@ ensure_frame()
 init_state()
 url_problems = nvdp_state.load()  # the page's defaults, and a shared link's settings (once per session)
 
-# ---- header and plain-words introduction ----
+# ---- header ----
 presenter = page_header("NVDP embeddings: private sentence vectors", url_problems)
-_intro = st.expander("What am I looking at? NVDP, RD, BDP and clipping in plain words") if not presenter \
-    else st.container(key="teach_intro")
-_intro.markdown(INTRO)
-
 ctrl, main = st.columns([1, 3], gap="large")
 main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.layout: phones)
+with ctrl:  # the plain-words introduction tops the controls, so the verdict, numbers and figure keep the first screen
+    intro("What am I looking at? NVDP, RD, BDP and clipping in plain words", INTRO, presenter)
 
 # ---- model choice (left) and training / loading (right); stops until both models exist ----
 with ctrl:

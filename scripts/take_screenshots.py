@@ -31,8 +31,14 @@ def main(out: Path) -> None:
             if name in ("pmt", "nvdp"):
                 page.wait_for_selector(".js-plotly-plot .main-svg", timeout=600_000)
                 page.wait_for_selector('[class*="st-key-verdict_"]', timeout=600_000)  # the verdict leads
+            if name == "data":  # the tables and the uploader drawn, not their grey placeholders
+                for sel in ('[data-testid="stDataFrame"] canvas', '[data-testid="stFileUploader"]', '[data-testid="stSelectbox"]'):
+                    page.wait_for_selector(sel, state="visible", timeout=600_000)
             if name == "nvdp":  # the accuracy of the caps, not "computing ..."
                 page.wait_for_function("() => !document.body.innerText.includes('computing ...')", timeout=600_000)
+            # every element drawn: no skeleton placeholder (tables load after the page) and no run in progress
+            page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')"
+                                   " && !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=600_000)
             page.wait_for_timeout(4000)
             page.screenshot(path=str(out / f"page_{name}.png"))
             print("saved", out / f"page_{name}.png")

@@ -35,7 +35,7 @@ def test_rd_distribution_shares_counts_and_rules():
 
 def test_rd_distribution_paper_units_and_errors():
     fig = P.rd_distribution_figure({"clipped": [0.02, 0.05]}, form="paper")
-    assert "per latent position" in fig.layout.xaxis.title.text
+    assert "per position" in fig.layout.xaxis.title.text and "dimension-averaged" in fig.layout.title.text
     with pytest.raises(ValueError, match="series is empty"):
         P.rd_distribution_figure({})
     with pytest.raises(ValueError, match="form"):
@@ -128,8 +128,9 @@ def test_paired_figure_scatter_and_diff_count_the_same_pairs():
     assert list(pts[0].x) == [0.2, 0.1, 0.4] and list(pts[0].y) == [0.1, 0.3, 0.2]
     assert list(pts[1].x) == [2.0, 1.0] and list(pts[1].y) == [1.0, 3.0]
     titles = [a.text for a in fig.layout.annotations]
-    assert "lower with clipping on 2 of 4 pairs, higher on 2<br>no finite bound: 1 clipped, 0 unclipped" in titles[0]
-    assert "lower with clipping on 1 of 3 pairs, higher on 1<br>no finite bound: 1 clipped, 1 unclipped" in titles[1]
+    # counts of pairs where clipping lowers / raises the RD, and the infinite ones (clipped vs unclipped)
+    assert "4 pairs, with clipping<br>lower on 2, higher on 2<br>infinite: 1 vs 0" in titles[0]
+    assert "3 pairs, with clipping<br>lower on 1, higher on 1<br>infinite: 1 vs 1" in titles[1]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     diag = [t for t in fig.data if t.mode == "lines"]
     assert list(diag[0].x) == [0.1, 0.4] == list(diag[0].y)

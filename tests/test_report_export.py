@@ -240,6 +240,18 @@ def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, 
     assert not at.exception, [e.message for e in at.exception]
     metrics = {m.label: m.value for m in at.metric}
     html = _text(downloads["nvdp_report.html"])
+    # the page's verdict (its coloured lead) and what it says about its numbers come first, before the numbers
+    from engine.nvdp.headline import headline_verdict
+
+    lead = next(m.value for m in at.markdown if m.value.startswith((":red[**", ":green[**", ":blue[**")))
+    body = html[html.index("<body>"):]
+    verdict_at, headline_at = body.index("id='verdict'"), body.index("Headline numbers")
+    text = lead.split("[**", 1)[1].removesuffix("**]").replace("\\$", "$")
+    assert html_lib.escape(text, quote=True) in body[verdict_at:headline_at], (text, body[verdict_at:headline_at][:800])
+    assert text.startswith(("No finite guarantee here", "BDP epsilon"))
+    warn_at = body.index("id='warnings'")  # the headline's direction check (the page's line under the privacy figure)
+    assert verdict_at < warn_at < headline_at and "worst case over the" in body[warn_at:headline_at]
+    assert len(html.encode()) < 2_000_000, len(html.encode())
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     path = tmp_path / "nvdp_report.html"
     path.write_text(html, encoding="utf-8")

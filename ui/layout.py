@@ -17,8 +17,10 @@ from ui.state import persist
 #: Root font size in presenter mode (px; Streamlit's default is 16).
 PRESENTER_ROOT_PX = 20
 
-#: Height (px) of a page's main figure: normal mode, presenter mode (fits 900 px with the headline).
-FIGURE_HEIGHT = {False: 390, True: 450}
+#: Height (px) of the PMT page's main figure: normal mode, presenter mode. The verdict, the headline and the whole
+#: figure fit the first screen at 1440 x 900 (tests/test_browser_demo.py); presenter mode's figure is wider (no
+#: sidebar) and its text larger, so it is a little lower.
+FIGURE_HEIGHT = {False: 370, True: 345}
 #: The NVDP page's main figure: its verdict and two rows of numbers come first, and the figure must still end
 #: on the first screen at 1440 x 900 (tests/test_browser_demo.py).
 NVDP_FIGURE_HEIGHT = {False: 310, True: 330}
@@ -57,11 +59,16 @@ CHIPS_CSS = (" [data-testid='stMultiSelectTagsContainer'], [data-testid='stMulti
              " {max-height: none !important; height: auto !important; min-height: 40px;}")
 
 
+#: The verdict's box (``st.container(key="verdict_<tone>", border=True)``, :func:`ui.verdict.show`): a tighter padding,
+#: so that the verdict, the headline numbers and the main figure share the first screen.
+VERDICT_CSS = " [class*='st-key-verdict_'] {padding: 0.55rem 0.9rem !important;}"
 #: Presenter mode, for a room: the sidebar is hidden (the page's own controls stay; switching presenter off
 #: brings it back), the tabs wrap onto a second line instead of hiding behind a scroll arrow, and a picker's
 #: chosen value wraps instead of being cut ("L2 estimation (").
 PRESENTER_CSS = (" [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'] {display: none !important;}"
-                 " [data-testid='stTabs'] [role='tablist'] {flex-wrap: wrap !important; overflow: visible !important;}"
+                 " [data-testid='stTabs'] [role='tablist'] {flex-wrap: wrap !important; overflow: visible !important;"
+                 " gap: 0.9rem !important;} [data-testid='stTabs'] button[role='tab'] p {font-size: 0.85rem !important;}"
+                 " [data-testid='stMainBlockContainer'], .block-container {padding-top: 1.6rem !important;}"
                  " [data-testid='stTabs'] [role='tablist'] ~ button, [data-testid='stTabs'] button[aria-label*='croll']"
                  " {display: none !important;}"
                  " [data-testid='stSelectbox'] [data-baseweb='select'] *, [data-testid='stSelectbox'] [role='combobox'] *"
@@ -81,7 +88,7 @@ def page_style(presenter: bool) -> None:
            " {flex-direction: column-reverse;}} "
            "[data-testid='stMainBlockContainer'], .block-container {padding-top: 2.6rem; padding-bottom: 3rem;}"
            " h1 {font-size: 2rem !important; padding: 0.1rem 0 0.3rem 0 !important;}"
-           + PHONE_CSS + CHIPS_CSS)
+           + PHONE_CSS + CHIPS_CSS + VERDICT_CSS)
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
         css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}" + PRESENTER_CSS
@@ -114,6 +121,14 @@ def page_header(title: str, url_problems) -> bool:
     for msg in url_problems:
         st.warning(msg, icon=":material/link_off:")
     return presenter
+
+
+def intro(label: str, text: str, presenter: bool) -> None:
+    """A page's plain-words introduction: an expander (drawn where it is called: the top of the controls column,
+    so that the results column starts with the verdict); in presenter mode a container that :func:`page_style`
+    hides (the audience hears it)."""
+    box = st.container(key="teach_intro") if presenter else st.expander(label)
+    box.markdown(text)
 
 
 #: The scroll of :func:`scroll_to_results`. Its names live in a function of their own: the page runs each such

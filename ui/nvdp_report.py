@@ -1,6 +1,7 @@
 """The NVDP page's "Download report" (no Streamlit): one self-contained HTML file.
 
-Built by :func:`engine.figures.report.html_report` from what the page shows: the headline numbers
+Built by :func:`engine.figures.report.html_report` from what the page shows: first its verdict in words and
+its warnings (as the PMT report), then the headline numbers
 (RD max / mean and BDP epsilon in the papers' protocol, accuracy; clipped vs unclipped), the figures on
 screen, the settings (including the two typed sentences, escaped), the privacy-bound table, the data's
 provenance and licence (UCI Sentiment Labelled Sentences, CC BY 4.0), and the CLI commands.
@@ -31,7 +32,7 @@ def sentiment_provenance() -> dict:
 
 
 def nvdp_report_html(*, label_c: str, res_c, res_u, figures: list, bounds: pd.DataFrame, settings: dict,
-                     commands: list[str], notes: list[str] = ()) -> str:
+                     commands: list[str], notes: list[str] = (), verdict=None, warnings=()) -> str:
     """The HTML report of the NVDP page.
 
     Parameters
@@ -47,6 +48,11 @@ def nvdp_report_html(*, label_c: str, res_c, res_u, figures: list, bounds: pd.Da
         Setting name -> value (typed sentences included; every value is escaped).
     commands : list of str
     notes : list of str
+    verdict : engine.figures.verdict.Verdict, optional
+        The page's lead sentence (:func:`engine.figures.verdict.nvdp_verdict`): the report's first line, coloured.
+    warnings : sequence of str
+        What the page says about its numbers (the headline's direction check under the privacy figure,
+        numerical failures), right after the verdict and before the numbers.
     """
     from engine.figures.report import html_report
 
@@ -60,7 +66,8 @@ def nvdp_report_html(*, label_c: str, res_c, res_u, figures: list, bounds: pd.Da
         title="NVDP embeddings: clipped vs unclipped",
         subtitle=f"{label_c} vs unclipped, {res_c.n_test} held-out sentences; smaller RD and BDP = more private",
         headline=cards, figures=figures, settings=settings, ledgers={"Privacy bounds (both forms)": bounds},
-        provenance=sentiment_provenance(), commands=commands, notes=list(notes))
+        provenance=sentiment_provenance(), commands=commands, notes=list(notes),
+        verdict=None if verdict is None else (verdict.text, verdict.tone), warnings=list(warnings))
 
 
 def package_versions() -> dict:

@@ -58,8 +58,8 @@ def _fig_rd(v: View):
     rc, ru = (v.res_c.rd_paper, v.res_u.rd_paper) if form == "paper" else (v.res_c.rd_exact, v.res_u.rd_exact)
     notes = None
     if form == "paper":
-        notes = {v.label_c: f"(reported after the authors' outlier filter: max {P.fmt_bound(rc.max)})",
-                 "unclipped": f"(reported after the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
+        notes = {v.label_c: f"(the authors' outlier filter: max {P.fmt_bound(rc.max)})",
+                 "unclipped": f"(the authors' outlier filter: max {P.fmt_bound(ru.max)})"}
     return P.rd_distribution_figure({v.label_c: rc.values, "unclipped": ru.values}, form=form, notes=notes)
 
 
@@ -281,6 +281,24 @@ def _report_figures(v: View) -> list:
     return figs
 
 
+def report_verdict(v: View):
+    """The page's lead sentence (the same call as :func:`ui.nvdp_headline.show_lead`), for the report."""
+    from engine.figures.verdict import nvdp_verdict
+
+    return nvdp_verdict(v.res_c, v.res_u, label=v.label_c, n_eval=N_EVAL)
+
+
+def report_warnings(v: View) -> list[str]:
+    """What the page says about its numbers, for the report: the headline's direction check (under the privacy
+    figure) and, if any, the numerical failures (:func:`ui.nvdp_headline.show_accuracy`)."""
+    from engine.nvdp.headline import headline_verdict
+
+    out = [headline_verdict(v.res_c, v.res_u, v.label_c)]
+    if v.res_c.nan_count or v.res_u.nan_count:
+        out.append(f"Numerical failures: {v.res_c.nan_count} NaN values with clipping, {v.res_u.nan_count} without.")
+    return out
+
+
 def _tab_export(v: View) -> None:
     from engine.figures.report import safe_csv
     from ui.nvdp_report import evaluate_command, export_notes, nvdp_report_html, package_versions
@@ -307,7 +325,7 @@ def _tab_export(v: View) -> None:
 
     report = functools.partial(
         lambda **kw: nvdp_report_html(figures=_report_figures(v), bounds=bounds_table(v), **kw), label_c=label_c,
-        res_c=res_c, res_u=res_u,
+        res_c=res_c, res_u=res_u, verdict=report_verdict(v), warnings=report_warnings(v),
         settings={**settings.to_dict(), "applied clipping": json.dumps(clip.to_dict()), "apply to": ss["nvdp_target"],
                   "sentence A": ss.get("nvdp_sent_a", ""), "sentence B": ss.get("nvdp_sent_b", "")},
         commands=cli_lines)

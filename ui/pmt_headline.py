@@ -1,8 +1,10 @@
-"""The PMT page's headline: the metric picker and the row of numbers at the chosen epsilon.
+"""The PMT page's headline: the metric picker, the data computed on and the numbers at the chosen epsilon.
 
-Median error per method, PMT against the best baseline as a ratio, kappa after PMT (raw kappa
-beside it), the fraction of rows truncated and mu (docs/DASHBOARD.md, "Layout per page"). Every
-number comes from the cached sweep and diagnostics (:mod:`ui.pmt_run`); nothing is computed here.
+Median error per method (:func:`headline`, under the verdict), then, under the tabs (:func:`diagnostics`),
+PMT against the best baseline as a ratio, kappa after PMT (raw kappa beside it), the fraction of rows
+truncated and mu (docs/DASHBOARD.md, "Layout per page"): the verdict, the method numbers and the main
+figure share the first screen at 1440 x 900. Every number comes from the cached sweep and diagnostics
+(:mod:`ui.pmt_run`); nothing is computed here.
 """
 
 from __future__ import annotations
@@ -34,12 +36,15 @@ class Headline:
         One row per method at the chosen epsilon (median and quartiles over seeds).
     ratio_text : str
         PMT's median over the best baseline's, formatted ("n/a" without a baseline).
+    ratio_help : str
+        What the ratio means (its tooltip).
     """
 
     metric: str
     label: str
     head: pd.DataFrame
     ratio_text: str
+    ratio_help: str = ""
 
 
 def headline(results: dict, task: str, presenter: bool) -> Headline:
@@ -72,11 +77,22 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     if metric in C.REFERENCE_IS_TARGET:  # the non-private fit is the target: its error is 0 by definition
         head = head[head["method"] != "Non-private"]
     h_l, h_r = st.columns([5, 2], vertical_alignment="center")
+    from ui.verdict import data_line
+
+    better = f"{'lower' if lower_better else 'higher'} is better"
+    n_warn = len(results["warnings"])
+    # presenter mode (larger text): one line each, so that the figure stays on the first screen
     h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = "
-                 f"{spec['epsilon']:g}** ({'lower' if lower_better else 'higher'} is better)"
-                 + (f" · :orange[**{len(results['warnings'])} warning{'s' * (len(results['warnings']) > 1)} under "
-                    "the figure**]" if results["warnings"] else ""),
-                 help=f"Median over {spec['seeds']} noise seeds at your epsilon. Unit: {unit}.")
+                 f"{spec['epsilon']:g}**" + ("" if presenter else f" ({better})")
+                 + (f" · :orange[**{n_warn} warning{'s' * (n_warn > 1)} "
+                    f"{'below' if presenter else 'under the figure'}**]" if n_warn else ""),
+                 help=f"Median over {spec['seeds']} noise seeds at your epsilon ({better}). Unit: {unit}.")
+    # the data computed on, named where the numbers are (as the sidebar); presenter: short, beside the picker
+    if presenter:
+        with h_l:
+            data_line(results, short=True)
+    else:
+        data_line(results)
     h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
                   label_visibility="collapsed", **persist("metric"),
                   help="The error metric of the headline numbers and the figures: "
@@ -111,17 +127,25 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
                  f"{row['q25']:.3g} and {row['q75']:.3g}. Unit: {unit}.")
     if presenter:  # one row for a room: the methods and the ratio
         row1[-1].metric("PMT / best", ratio_text, help="PMT / best baseline: " + ratio_help)
-    else:
-        r1, r2, r3, r4 = st.columns(4)
-        r1.metric("PMT / best baseline", ratio_text, help=ratio_help)
-        r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
-                  delta_color="off", **NO_ARROW,
-                  help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
-                  "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
-        r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
-                  help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
-                  "scaled onto the sphere of radius R.")
-        r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
-                  help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
-                  f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
-    return Headline(metric=metric, label=label, head=head, ratio_text=ratio_text)
+    return Headline(metric=metric, label=label, head=head, ratio_text=ratio_text, ratio_help=ratio_help)
+
+
+def diagnostics(results: dict, hl: Headline, presenter: bool) -> None:
+    """The second row of numbers (normal mode): PMT / best baseline, kappa after PMT (raw kappa beside it), the
+    rows truncated and mu. Drawn under the tabs, so that the verdict, the method numbers and the main figure
+    share the first screen at 1440 x 900; presenter mode shows the ratio in the first row instead."""
+    if presenter:
+        return
+    spec, diag = results["spec"], results["diag"]
+    r1, r2, r3, r4 = st.columns(4)
+    r1.metric("PMT / best baseline", hl.ratio_text, help=hl.ratio_help)
+    r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
+              delta_color="off", **NO_ARROW,
+              help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
+              "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
+    r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
+              help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
+              "scaled onto the sphere of radius R.")
+    r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
+              help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
+              f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")

@@ -65,9 +65,13 @@ def non_private_badge() -> None:
                "without noise, never released", help=NON_PRIVATE_NOTE)
 
 
-def data_line(results: dict) -> None:
-    """One line above the verdict naming the data the numbers are computed on (the sidebar names the same)."""
+def data_line(results: dict, short: bool = False) -> None:
+    """One line under the verdict naming the data the numbers are computed on (the sidebar names the same);
+    ``short`` for presenter mode (its larger text), where the sidebar is hidden."""
     ds, prep = results["ds"], results["prep"]
+    if short:
+        st.caption(f":material/table: **{ds.name}**: {ds.n:,} rows, {prep.n_pub:,} public rows, {prep.n_priv:,} private")
+        return
     st.caption(f":material/table: Computed on **{ds.name}**: {ds.n:,} rows, {prep.n_pub:,} public "
                f"({'random split' if prep.public_is_split else 'separate public file'}), {prep.n_priv:,} private "
                "training rows.")

@@ -155,9 +155,11 @@ def figure_epsilon_delta(epsilon: float, delta: float, *, n_points: int = 201) -
     mu = gdp_mu(eps, dlt)
     alpha = np.linspace(0.0, 1.0, n_points)
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.12,
-        subplot_titles=("What an attacker can do", "The price list: delta at each epsilon"),
+        rows=1, cols=2, horizontal_spacing=0.2,  # room for the right panel's tick labels and title on a phone
+        # two short lines each: side by side on a phone (390 px) a title has about 150 px
+        subplot_titles=("What an attacker<br>can do", "The price list:<br>delta at each epsilon"),
     )
+    fig.update_annotations(font_size=14)
     fig.add_trace(go.Scatter(x=alpha, y=1 - alpha, name="perfect privacy (output ignores you)",
                              line=dict(color=COLORS["muted"], dash="dot"), hoverinfo="skip"), 1, 1)
     fig.add_trace(go.Scatter(x=alpha, y=dp_tradeoff(alpha, eps, dlt), name=f"(epsilon={eps:g}, delta={dlt:g}) guarantee",
@@ -179,8 +181,12 @@ def figure_epsilon_delta(epsilon: float, delta: float, *, n_points: int = 201) -
     fig.update_xaxes(title_text="epsilon (nats)", row=1, col=2)
     fig.update_yaxes(title_text="delta (log scale)", type="log", range=[math.log10(max(dlt, 1e-12)) - 4, 0],
                      dtick=2, exponentformat="power", row=1, col=2)
-    return _layout(fig, title=f"epsilon = {eps:g}, delta = {dlt:g}  =  a Gaussian mechanism with mu = {mu:.3f}",
-                   height=430)
+    fig = _layout(fig, title=f"epsilon = {eps:g}, delta = {dlt:g}<br><sup>= a Gaussian mechanism with mu = {mu:.3f}</sup>",
+                  height=450)
+    # the title's two lines at the top, above the panels' two-line titles (centred in the margin, they overlapped
+    # them on a phone)
+    fig.update_layout(margin=dict(t=115), title=dict(yref="container", y=0.97, yanchor="top"))
+    return fig
 
 
 # ============================================================================================

@@ -79,7 +79,8 @@ def rd_distribution_figure(
     bins : int, default 40
         Log-spaced bins shared by all series (>= 2).
     unit : str, optional
-        x-axis unit text (default: "nats" for exact, "normalised nats" for paper).
+        x-axis unit text (default: "nats" for exact, "nats per position" for paper: the authors' dimension-averaged
+        normalisation, said in the default title).
     notes : mapping name -> str, optional
         Text appended to a series' legend entry (e.g. the paper protocol's max after its outlier
         filter, which differs from the max over all pairs drawn here).
@@ -110,8 +111,8 @@ def rd_distribution_figure(
         raise ValueError(f"form must be 'exact' or 'paper', got {form!r}")
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
         raise ValueError(f"bins must be an int >= 2, got {bins!r}")
-    unit = unit or ("nats, summed over components and dimensions" if form == "exact"
-                    else "nats per latent position, dimension-averaged (the authors' normalisation)")
+    # short units: the axis title must fit a phone's figure width (about 330 px); the subtitle says the rest
+    unit = unit or ("nats" if form == "exact" else "nats per position")
     arrays = {k: np.asarray(v, dtype=float).ravel() for k, v in series.items()}
     pos = np.concatenate([a[np.isfinite(a) & (a > 0)] for a in arrays.values()])
     if pos.size:
@@ -133,13 +134,13 @@ def rd_distribution_figure(
         y = np.repeat(share, 2)
         mx = float(np.max(a[~np.isnan(a)])) if np.any(~np.isnan(a)) else float("nan")
         mean = float(np.mean(a[~np.isnan(a)])) if np.any(~np.isnan(a)) else float("nan")
-        label = f"{name}: {a.size} pairs, max {fmt_bound(mx)}, mean {fmt_bound(mean)}"
+        # short lines (a legend entry is not wrapped, and a phone's figure is about 330 px wide)
+        label = f"{name}: {a.size} pairs<br>max {fmt_bound(mx)}, mean {fmt_bound(mean)}"
         if notes and name in notes:
-            label += f" {notes[name]}"
-        if n_inf:
-            label += f" ({n_inf} infinite, not drawn)"
-        if n_other:
-            label += f" ({n_other} zero or NaN, not drawn)"
+            label += f"<br>{notes[name]}"
+        if n_inf or n_other:
+            label += "<br>" + ", ".join(([f"{n_inf} infinite"] if n_inf else [])
+                                        + ([f"{n_other} zero or NaN"] if n_other else [])) + ", not drawn"
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=c, width=2), fill="tozeroy",
                                  fillcolor=_rgba(c, 0.18), name=label,
                                  hovertemplate="bound %{x:.3g}<br>share of pairs in this bin %{y:.1%}<extra>" + name + "</extra>"))
@@ -148,13 +149,19 @@ def rd_distribution_figure(
             fig.add_vline(x=fmax, line=dict(color=c, dash="dash", width=1.5),
                           annotation_text=f"max {name}", annotation_position="top left" if i % 2 else "top right",
                           annotation_font_color=c)
-    fig.update_xaxes(type="log", title=f"RD bound of a pair of test sentences ({unit})", exponentformat="power",
+    fig.update_xaxes(type="log", title=f"RD bound of a sentence pair ({unit})", exponentformat="power",
                      range=[math.log10(edges[0]) - 0.05, math.log10(edges[-1]) + 0.1])
     fig.update_yaxes(title="share of pairs", tickformat=".0%", rangemode="tozero")
     if title is None:
-        title = (f"Renyi-divergence (RD) bound over pairs of sentences, {form} form"
-                 "<br><sup>further left = the two sentences' shared samples are harder to tell apart = more private</sup>")
-    return _layout(fig, title=title, height=440)
+        # short lines: the title must fit a phone's figure width (about 330 px)
+        how = "exact form, in nats" if form == "exact" else "paper form: dimension-averaged"
+        title = (f"Renyi-divergence (RD) bound<br><sup>test-sentence pairs; {how}<br>"
+                 "further left = harder to tell apart = more private</sup>")
+    fig = _layout(fig, title=title, height=440)
+    # the title's lines from the figure's top down (centred in the top margin, its last line reached into the plot
+    # and met the y-axis title on a phone, where the plot is short)
+    fig.update_layout(title=dict(yref="container", y=0.95, yanchor="top"))
+    return fig
 
 
 def accuracy_figure(
@@ -423,7 +430,10 @@ def inspector_figure(tables: Sequence[pd.DataFrame], names: Sequence[str] = ("se
     return fig
 
 
-_FORM_TITLES = {"paper": "paper protocol (per latent position)", "exact": "guarantee form (exact, nats)"}
+_FORM_TITLES = {"paper": "paper protocol", "exact": "exact form (nats)"}
+#: Font size of the panels' titles (the ``<sup>`` lines are 70 % of it): two panels side by side on a phone
+#: (390 px) leave about 130 px per title, so every line is kept under about 24 characters.
+PANEL_TITLE_SIZE = 14
 
 
 def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = "clipped") -> go.Figure:
@@ -459,11 +469,14 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
         raise ValueError(f"kind must be 'scatter' or 'diff'; got {kind!r}")
     titles = []
     for c in comparisons:
-        # two short lines per panel: side-by-side panels leave about half the figure's width for each title
-        titles.append(f"{_FORM_TITLES.get(c.form, c.form)}<br><sup>lower with clipping on {c.n_lower} of {c.n_pairs} "
-                      f"pairs, higher on {c.n_higher}<br>no finite bound: {c.n_inf_clipped} {label}, "
-                      f"{c.n_inf_unclipped} unclipped</sup>")
-    fig = make_subplots(rows=1, cols=len(comparisons), subplot_titles=titles, horizontal_spacing=0.12)
+        # short lines per panel: on a phone side-by-side panels leave about 130 px for each title (longer lines
+        # overlapped the neighbour's and ran off the figure); "infinite: a vs b" is clipped vs unclipped, as the
+        # axes are (y clipped, x unclipped)
+        titles.append(f"{_FORM_TITLES.get(c.form, c.form)}<br><sup>{c.n_pairs} pairs, with clipping<br>"
+                      f"lower on {c.n_lower}, higher on {c.n_higher}<br>"
+                      f"infinite: {c.n_inf_clipped} vs {c.n_inf_unclipped}</sup>")
+    fig = make_subplots(rows=1, cols=len(comparisons), subplot_titles=titles, horizontal_spacing=0.2)
+    fig.update_annotations(font_size=PANEL_TITLE_SIZE)
     color = NVDP_COLORS["clipped"]
     for i, c in enumerate(comparisons, start=1):
         if kind == "scatter":
@@ -482,9 +495,9 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
                 hi = float(max(x.max(), y.max()))
                 fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=_RULE, showlegend=False,
                                          hoverinfo="skip", name="y = x"), row=1, col=i)
-            axis = "log" if log else "linear"
-            fig.update_xaxes(title_text="RD unclipped", type=axis, row=1, col=i)
-            fig.update_yaxes(title_text=f"RD {label}", type=axis, row=1, col=i)
+            axis = dict(type="log", dtick=1) if log else dict(type="linear", nticks=4)  # decades only: room on a phone
+            fig.update_xaxes(title_text="RD unclipped", row=1, col=i, **axis)
+            fig.update_yaxes(title_text=f"RD {label}", row=1, col=i, **axis)
         else:
             d = np.asarray(c.diff, dtype=float)
             fig.add_trace(go.Histogram(x=d, nbinsx=40, marker_color=color, opacity=0.8, showlegend=False,
@@ -495,7 +508,8 @@ def paired_figure(comparisons: Sequence, *, kind: str = "scatter", label: str = 
             fig.update_xaxes(title_text=f"RD {label} - RD unclipped (median {med})", row=1, col=i)
             fig.update_yaxes(title_text="pairs", row=1, col=i)
     _layout(fig, title=None, height=400)
-    fig.update_layout(margin=dict(t=110, b=60))
+    # no legend here: a vertical one, so that the page's sizing keeps no room for a legend under the plot
+    fig.update_layout(margin=dict(t=110, b=60), showlegend=False, legend=dict(orientation="v"))
     return fig
 
 
