@@ -247,7 +247,7 @@ def _pair_products(ctx, Z, tag: tuple, runs: int):
     # (engine.privacy.sum_rounding_factor), so noisy_newton needs no per-call conversion
     dt = np.dtype(ctx.newton_dtype)
     return _split_memo.memo(ctx.split_key, ("K",) + tag + (dt.str, "f8"),
-                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt).astype(np.float64))
+                            lambda: pair_products(np.asarray(Z, dtype=float), dtype=dt, out_dtype=np.float64))
 
 
 def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
