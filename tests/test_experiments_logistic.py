@@ -212,3 +212,16 @@ def test_convergence_flag_separates_diverging_runs(synthetic):
     assert (~f_fixed["converged"]).sum() >= 10
     assert f_auto["converged"].all()
     assert (f_fixed["eig_floor"] == 1e-3).all() and (f_auto["eig_floor"] > 1e-3).all()
+
+
+def test_methods_side_by_side_give_the_numbers_of_one_after_the_other(monkeypatch):
+    """run_sweep runs the logistic methods two at a time (engine.pmt.sweep._run_methods): the same frame."""
+    import engine.pmt.sweep_logistic as SL
+
+    X, y, Xq, yq, Xt, yt = _small_split(seed=4)
+    data = (np.vstack([Xq, X, Xt]), np.concatenate([yq, y, yt]))
+    kw = dict(task="logistic", epsilons=[0.5, 2.0], seeds=20, lams=[1e-3, 0.1], n_pubs=[300], test_size=0.2)
+    assert SL.LogisticSweepContext.concurrent_methods
+    side = run_sweep(data, **kw)
+    monkeypatch.setattr(SL.LogisticSweepContext, "concurrent_methods", False)
+    pd.testing.assert_frame_equal(side, run_sweep(data, **kw))

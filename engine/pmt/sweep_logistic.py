@@ -172,6 +172,10 @@ class LogisticSweepContext:
     """
 
     extra_columns = EXTRA_COLUMNS
+    #: the methods run side by side (:func:`engine.pmt.sweep._run_methods`), the costliest first: DP-GD's
+    #: 100 steps, then the two noisy Newtons
+    concurrent_methods = True
+    method_cost = {"dp-gd": 3, "pmt": 2, "dp-newton": 2}
 
     @_single_blas
     def __init__(self, X, y, X_pub, y_pub, X_test, y_test, *, lams, delta, eta, neighbouring, fit_intercept=True,
