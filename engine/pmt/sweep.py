@@ -392,7 +392,8 @@ def _run_methods(ctx, specs, eps_list, run_seeds, name, standardize) -> list:
     first: a runner's arithmetic does not depend on what runs beside it (its runs, their grouping and BLAS's
     single thread are the same), so every number is the one the methods give one after the other, while
     the sweep at one epsilon (20 runs a method, where DP-GD runs on one thread) uses both cores. BLAS is held
-    at one thread around the pool, so no runner's exit restores a count another one relies on.
+    at one thread around the pool, so no runner's exit restores a count another one relies on, and the
+    caller's :func:`engine.pmt._split_memo.bypass` (an upload: nothing kept) holds in the pool's threads.
     """
     def one(spec):
         out = spec.runner(ctx, eps_list, run_seeds)
@@ -400,13 +401,21 @@ def _run_methods(ctx, specs, eps_list, run_seeds, name, standardize) -> list:
 
     if not getattr(ctx, "concurrent_methods", False) or len(specs) < 2:
         return [one(spec) for spec in specs]
+    import contextlib
     from concurrent.futures import ThreadPoolExecutor
 
+    from engine.pmt import _split_memo
     from engine.pmt._blas import blas_limit
+
+    off = _split_memo.bypassed()  # thread-local: an upload's sweep keeps nothing, in the pool's threads too
+
+    def in_pool(i):
+        with _split_memo.bypass() if off else contextlib.nullcontext():
+            return one(specs[i])
 
     order = sorted(range(len(specs)), key=lambda i: -getattr(ctx, "method_cost", {}).get(specs[i].key, 0))
     with blas_limit(1), ThreadPoolExecutor(min(METHOD_THREADS, len(specs)), thread_name_prefix="sweep-method") as ex:
-        done = dict(zip(order, ex.map(lambda i: one(specs[i]), order)))
+        done = dict(zip(order, ex.map(in_pool, order)))
     return [done[i] for i in range(len(specs))]
 
 
