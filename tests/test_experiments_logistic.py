@@ -111,6 +111,27 @@ def test_roc_auc_columns_matches_sklearn_with_ties():
     assert got[3] == 0.5
 
 
+def test_roc_auc_columns_equals_the_rank_sum_of_scipy_rankdata_bit_for_bit():
+    """The integer rank count gives the very float of ``rankdata``'s average ranks (ties, +-inf, NaN)."""
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        n, k = int(rng.integers(2, 3000)), int(rng.integers(1, 9))
+        S = rng.normal(size=(n, k))
+        if trial % 2:
+            S = np.round(S, 1)  # many ties
+        S[0, 0], S[-1, -1] = np.inf, -np.inf
+        if trial % 3 == 0:
+            S[n // 2, k - 1] = np.nan
+        y = (rng.random(n) < 0.2 + 0.05 * trial).astype(int)
+        y[0], y[-1] = 1, 0
+        n1, n0 = int(y.sum()), int((1 - y).sum())
+        want = (rankdata(S, axis=0)[y == 1].sum(axis=0) - n1 * (n1 + 1) / 2) / (n1 * n0)
+        np.testing.assert_array_equal(roc_auc_columns(S, y), want)
+        assert np.isnan(roc_auc_columns(S, y)[k - 1]) == (trial % 3 == 0)
+
+
 def test_bad_labels_in_a_sweep_raise_before_noise(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("noise drawn before validation")
@@ -191,3 +212,16 @@ def test_convergence_flag_separates_diverging_runs(synthetic):
     assert (~f_fixed["converged"]).sum() >= 10
     assert f_auto["converged"].all()
     assert (f_fixed["eig_floor"] == 1e-3).all() and (f_auto["eig_floor"] > 1e-3).all()
+
+
+def test_methods_side_by_side_give_the_numbers_of_one_after_the_other(monkeypatch):
+    """run_sweep runs the logistic methods two at a time (engine.pmt.sweep._run_methods): the same frame."""
+    import engine.pmt.sweep_logistic as SL
+
+    X, y, Xq, yq, Xt, yt = _small_split(seed=4)
+    data = (np.vstack([Xq, X, Xt]), np.concatenate([yq, y, yt]))
+    kw = dict(task="logistic", epsilons=[0.5, 2.0], seeds=20, lams=[1e-3, 0.1], n_pubs=[300], test_size=0.2)
+    assert SL.LogisticSweepContext.concurrent_methods
+    side = run_sweep(data, **kw)
+    monkeypatch.setattr(SL.LogisticSweepContext, "concurrent_methods", False)
+    pd.testing.assert_frame_equal(side, run_sweep(data, **kw))

@@ -243,3 +243,15 @@ def test_figure_builders_return_labelled_figures():
     np.testing.assert_allclose(curve.y, stats.norm.cdf(stats.norm.ppf(1 - np.asarray(curve.x)) - mu), atol=1e-12)
     # lesson 5 with an infinite unclipped divergence says so instead of drawing it
     assert any("infinite" in (a.text or "") for a in figs[6].layout.annotations)
+
+
+def test_lesson_one_imports_neither_pandas_nor_the_pmt_engine():
+    """The Learn page opens on lesson 1: its figure needs no pandas and no engine.pmt (imported on first use)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, engine.figures.lessons as L; L.figure_epsilon_delta(1.0, 1e-5); "
+            "print(sorted(m for m in ('pandas', 'engine.pmt', 'engine.figures.pmt', 'torch') if m in sys.modules)); "
+            "L.whitening_demo; L.figure_renyi; print('engine.pmt' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]" and out[1] == "True"

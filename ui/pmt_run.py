@@ -170,16 +170,57 @@ def sweep_args(results: dict, kind: str):
     return results["dkey"], C.dumps(C.sweep_spec(spec, "n_pub", results["npub_grid"]))
 
 
-def lazy_sweep(results: dict, kind: str):
-    """The lam / n_pub sweep through the page cache (computed the first time its tab is opened)."""
+def lazy_sweep(results: dict, kind: str, on_part=None):
+    """The lam / n_pub sweep through the page cache (computed the first time its tab is opened).
+
+    The n_pub sweep (a random split) runs one public sample size at a time, each through the cache
+    (:func:`npub_parts`), and the chosen n_pub is the chosen epsilon's own sweep (``results["eps_point"]``,
+    the very same runs: each n_pub is its own split, swept on its own), so it costs nothing;
+    ``on_part(frame, done, total)``, when given, is called with the rows so far (in the grid's order)
+    before each size this session has not computed yet (the tab draws the figure as it fills in). The concatenation equals one ``run_sweep``
+    over the whole grid row for row.
+    """
     args = sweep_args(results, kind)
     if args is None:
         return None
     spec = results["spec"]
-    what = (f"{len(LAM_OPTIONS)} values of lam" if kind == "lam" else f"{len(results['npub_grid'])} public sample sizes")
+    if kind == "n_pub":
+        return _npub_sweep(results, on_part)
+    what = f"{len(LAM_OPTIONS)} values of lam"
     with st.spinner(f"Computing the {kind} sweep: {what} x {spec['seeds']} seeds x {len(spec['methods'])} methods "
                     "(cached afterwards) ..."):
         return sweep(args[0], results["prep"], args[1])
+
+
+def npub_parts(results: dict) -> list:
+    """``(n_pub, spec JSON or None)`` per public sample size of the n_pub sweep, in the grid's order; None
+    marks the chosen n_pub, whose rows are the chosen epsilon's sweep (labelled public rows only)."""
+    spec = results["spec"]
+    reuse = spec.get("public_mode", "labelled") == "labelled"
+    return [(int(v), None if reuse and int(v) == int(spec["n_pub"]) else C.dumps(C.sweep_spec(spec, "n_pub", [v])))
+            for v in results["npub_grid"]]
+
+
+def _npub_sweep(results: dict, on_part) -> pd.DataFrame:
+    spec = results["spec"]
+    parts = npub_parts(results)
+    done = ss.setdefault("_pmt_done", set())  # what this session has computed (see run_stages)
+    got = {}
+    for i, (_, spec_json) in enumerate(parts):
+        if spec_json is None:  # the chosen n_pub: the chosen epsilon's rows, first
+            got[i] = results["eps_point"].copy()
+            got[i]["sweep"] = "n_pub"
+    for i, (n_pub, spec_json) in enumerate(parts):
+        if spec_json is None:
+            continue
+        new = (results["dkey"], spec_json) not in done
+        if new and on_part is not None and got:
+            on_part(pd.concat([got[k] for k in sorted(got)], ignore_index=True), len(got), len(parts))
+        with st.spinner(f"Computing the n_pub sweep: n_pub = {n_pub} ({len(got) + 1} of {len(parts)} public sample "
+                        f"sizes) x {spec['seeds']} seeds x {len(spec['methods'])} methods (cached afterwards) ..."):
+            got[i] = sweep(results["dkey"], results["prep"], spec_json)
+        done.add((results["dkey"], spec_json))
+    return pd.concat([got[k] for k in range(len(parts))], ignore_index=True)
 
 
 def compute(task: str, problems: list[str]) -> dict | None:

@@ -187,11 +187,20 @@ def _npub_tab(v: _View, is_open: bool) -> None:
                 "nothing to sweep. Choose the random split to see this figure.")
     elif is_open:
         try:
-            npub_frame = R.lazy_sweep(v.results, "n_pub")
+            title = f"{v.hl.label} vs the public sample size at epsilon = {spec['epsilon']:g}"
+            slot = st.empty()
+
+            def part(frame, done, total):  # the figure fills in while the other sizes are computed
+                fig = plots.error_vs_n_pub_figure(v.summ(frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
+                                                  log_y=v.log_y, title=f"{title} ({done} of {total} sizes so far)")
+                with slot.container():
+                    v.show(fig, f"fig_npub_part{done}")
+
+            npub_frame = R.lazy_sweep(v.results, "n_pub", on_part=part)
             fig = v.fig(plots.error_vs_n_pub_figure, v.summ(npub_frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
-                                              log_y=v.log_y, title=f"{v.hl.label} vs the public sample size at "
-                                              f"epsilon = {spec['epsilon']:g}")
-            v.show(fig, "fig_npub")
+                        log_y=v.log_y, title=title)
+            with slot.container():
+                v.show(fig, "fig_npub")
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.figures import template_kw
-from engine.figures.pmt import METHOD_COLORS
+from engine.figures._colors import METHOD_COLORS
 
 #: Okabe-Ito colours of the lessons (colour-blind safe); "whitened"/"clipped" share the PMT blue
 #: and "raw"/"unclipped" the NVDP-unclipped vermillion of :data:`engine.figures.pmt.METHOD_COLORS`.

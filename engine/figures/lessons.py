@@ -42,20 +42,33 @@ from engine.figures.lessons_accounting import (
     noise_for_total,
     privacy_profile,
 )
-from engine.figures.lessons_nvdp import clip_gaussian, figure_renyi, renyi_clipping_curve
-from engine.figures.lessons_pmt import (
-    NoisyInverseDemo,
-    WhiteningDemo,
-    clipped_mean_moments,
-    elongated_cloud,
-    figure_noisy_inverse,
-    figure_truncation,
-    figure_whitening,
-    noisy_inverse_demo,
-    simulate_clipped_mean,
-    truncation_tradeoff,
-    whitening_demo,
-)
+
+#: Lessons 3-5 are imported on first use (PEP 562 ``__getattr__``): the Learn page opens on lesson 1, which
+#: needs neither pandas nor :mod:`engine.pmt` (their import was most of the page's first-load CPU time).
+_LAZY = {
+    "engine.figures.lessons_nvdp": ("clip_gaussian", "figure_renyi", "renyi_clipping_curve"),
+    "engine.figures.lessons_pmt": ("NoisyInverseDemo", "WhiteningDemo", "clipped_mean_moments", "elongated_cloud",
+                                   "figure_noisy_inverse", "figure_truncation", "figure_whitening",
+                                   "noisy_inverse_demo", "simulate_clipped_mean", "truncation_tradeoff",
+                                   "whitening_demo"),
+}
+_WHERE = {name: mod for mod, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str):
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value  # later lookups skip this hook
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "COLORS",

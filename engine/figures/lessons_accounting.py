@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy.special import ndtr, ndtri
@@ -227,6 +226,8 @@ def composition_table(mu_per_release: float, ks, *, delta: float = 1e-5) -> pd.D
         total = compose_gdp([mu] * k)
         rows.append({"k": k, "mu_total": total, "epsilon_gdp": gdp_epsilon(total, dlt),
                      "epsilon_basic": k * gdp_epsilon(mu, dlt / k)})
+    import pandas as pd  # on first use: lesson 1 (the first figure of the Learn page) needs no pandas
+
     return pd.DataFrame(rows, columns=["k", "mu_total", "epsilon_gdp", "epsilon_basic"])
 
 
@@ -254,6 +255,8 @@ def noise_for_total(epsilon: float, delta: float, ks, *, sensitivity: float = 1.
         k = _int_at_least(k, "k (number of releases)", 1)
         m = split_mu(mu, k)
         rows.append({"k": k, "mu_per_release": m, "sigma_per_release": gaussian_sigma(sensitivity, m)})
+    import pandas as pd  # on first use
+
     return pd.DataFrame(rows, columns=["k", "mu_per_release", "sigma_per_release"])
 
 

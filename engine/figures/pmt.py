@@ -19,23 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.figures import template_kw
-
-#: One colour per method, everywhere (Okabe-Ito; colour-blind safe).
-METHOD_COLORS: dict[str, str] = {
-    "PMT": "#0072B2",
-    "DP-RR": "#E69F00",
-    "DP-RR (oracle C, non-private tuning)": "#F0E442",
-    "DP-GD": "#009E73",
-    "DP-Newton": "#CC79A7",
-    "Public-only": "#56B4E9",
-    "PMT-pooled": "#D55E00",
-    "Non-private": "#000000",
-    # NVDP
-    "NVDP clipped": "#0072B2",
-    "NVDP unclipped": "#D55E00",
-    "clipped": "#0072B2",
-    "unclipped": "#D55E00",
-}
+from engine.figures._colors import METHOD_COLORS  # one colour per method, everywhere (defined there, without pandas)
 
 #: Line dash per method (references and non-privately tuned variants are dashed).
 METHOD_DASH: dict[str, str] = {

@@ -277,13 +277,18 @@ def newton_noise_stack(seeds, n_steps: int, d: int) -> tuple[np.ndarray, np.ndar
 PAIR_BLOCK_ROWS = 512
 
 
-def pair_products(Z, *, dtype=np.float64) -> np.ndarray:
+def pair_products(Z, *, dtype=np.float64, out_dtype=None) -> np.ndarray:
     """Row-wise upper-triangle products ``z_ij z_ik`` (j <= k, row-major), shape (n, d(d+1)/2).
 
     Built with d contiguous broadcast products per block of :data:`PAIR_BLOCK_ROWS` rows (much faster
     than fancy indexing; the blocks keep the writes in cache: 2.5x less CPU than whole columns on bank).
     Each entry is one product, so the result does not depend on the blocking. Memory ``n d(d+1)/2``
-    entries of ``dtype`` (bank, n = 36k, d = 42, float32: 130 MB).
+    entries of ``out_dtype`` (bank, n = 36k, d = 42, float32: 130 MB).
+
+    ``dtype`` is the dtype the products are computed (rounded) in; ``out_dtype`` (default ``dtype``) the
+    dtype of the array returned. ``pair_products(Z, dtype=np.float32, out_dtype=np.float64)`` equals
+    ``pair_products(Z, dtype=np.float32).astype(np.float64)`` bit for bit (each float32 product is written
+    into the float64 array as it is rounded), without the float32 array and the second pass.
 
     Examples
     --------
@@ -292,12 +297,13 @@ def pair_products(Z, *, dtype=np.float64) -> np.ndarray:
     """
     Z = np.asarray(Z).astype(dtype, copy=False)
     n, d = Z.shape
-    K = np.empty((n, d * (d + 1) // 2), dtype=dtype)
+    K = np.empty((n, d * (d + 1) // 2), dtype=dtype if out_dtype is None else out_dtype)
     for s0 in range(0, n, PAIR_BLOCK_ROWS):
         Zb, Kb = Z[s0:s0 + PAIR_BLOCK_ROWS], K[s0:s0 + PAIR_BLOCK_ROWS]
         o = 0
         for i in range(d):
-            np.multiply(Zb[:, i:i + 1], Zb[:, i:], out=Kb[:, o:o + d - i])
+            # computed in ``dtype`` (the ufunc's loop), then stored in K's dtype
+            np.multiply(Zb[:, i:i + 1], Zb[:, i:], out=Kb[:, o:o + d - i], dtype=dtype)
             o += d - i
     return K
 

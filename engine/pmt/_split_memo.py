@@ -31,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["MEMO_PUBLIC", "MEMO_SPLITS", "bypass", "clear", "fingerprint", "memo", "memo_public"]
+__all__ = ["MEMO_PUBLIC", "MEMO_SPLITS", "bypass", "bypassed", "clear", "fingerprint", "memo", "memo_public"]
 
 #: Splits whose quantities are kept (least recently used dropped first).
 MEMO_SPLITS = 1
@@ -54,6 +54,11 @@ def bypass():
         yield
     finally:
         _LOCAL.off = prev
+
+
+def bypassed() -> bool:
+    """True inside :func:`bypass` in this thread (a pool that runs work for this thread must pass it on)."""
+    return bool(getattr(_LOCAL, "off", False))
 
 
 def fingerprint(*arrays) -> str:

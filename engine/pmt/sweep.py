@@ -376,10 +376,47 @@ def run_sweep(
             P.check_delta(delta, len(y_tr))  # warns when delta > 1/n (n public under replace-one)
             ctx = prepare(X_tr, y_tr, X_pub, y_pub, X_te, y_te, lams=lam_list, delta=delta, eta=eta, neighbouring=neighbouring,
                           fit_intercept=fit_intercept, penalize_intercept=penalize_intercept, **options)
-            for spec in specs:
-                out = spec.runner(ctx, eps_list, run_seeds)
-                frames.append(_frame_columns(ctx, spec, out, eps_list, run_seeds, name, standardize))
+            frames.extend(_run_methods(ctx, specs, eps_list, run_seeds, name, standardize))
     return _build_frame(frames)
+
+
+#: Methods of one split run two at a time when the task's context allows it (``concurrent_methods``).
+METHOD_THREADS = 2
+
+
+def _run_methods(ctx, specs, eps_list, run_seeds, name, standardize) -> list:
+    """Every method's rows on one split, in the order of ``specs``.
+
+    A context with ``concurrent_methods = True`` (the logistic task, whose runners each hold BLAS at one
+    thread and only read the context) has its methods run :data:`METHOD_THREADS` at a time, the longest
+    first: a runner's arithmetic does not depend on what runs beside it (its runs, their grouping and BLAS's
+    single thread are the same), so every number is the one the methods give one after the other, while
+    the sweep at one epsilon (20 runs a method, where DP-GD runs on one thread) uses both cores. BLAS is held
+    at one thread around the pool, so no runner's exit restores a count another one relies on, and the
+    caller's :func:`engine.pmt._split_memo.bypass` (an upload: nothing kept) holds in the pool's threads.
+    """
+    def one(spec):
+        out = spec.runner(ctx, eps_list, run_seeds)
+        return _frame_columns(ctx, spec, out, eps_list, run_seeds, name, standardize)
+
+    if not getattr(ctx, "concurrent_methods", False) or len(specs) < 2:
+        return [one(spec) for spec in specs]
+    import contextlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    from engine.pmt import _split_memo
+    from engine.pmt._blas import blas_limit
+
+    off = _split_memo.bypassed()  # thread-local: an upload's sweep keeps nothing, in the pool's threads too
+
+    def in_pool(i):
+        with _split_memo.bypass() if off else contextlib.nullcontext():
+            return one(specs[i])
+
+    order = sorted(range(len(specs)), key=lambda i: -getattr(ctx, "method_cost", {}).get(specs[i].key, 0))
+    with blas_limit(1), ThreadPoolExecutor(min(METHOD_THREADS, len(specs)), thread_name_prefix="sweep-method") as ex:
+        done = dict(zip(order, ex.map(in_pool, order)))
+    return [done[i] for i in range(len(specs))]
 
 
 def _frame_columns(ctx, spec, out, epsilons, seeds, name, standardize) -> dict:
