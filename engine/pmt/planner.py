@@ -268,12 +268,14 @@ def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float 
     # typically max(n lambda_j, s_A / 2) (+ n lam); indefinite -> about half of the k directions with
     # n lambda_j < 2 s_A are raised to the floor 1e-3 trace(A_priv) / d ~ 1e-3 n mean(lambda) and inverted
     # (their eigenvectors random mixes of those directions: weight their mean lambda).
-    from scipy.stats import norm
+    # log Phi without SciPy (engine.privacy._ndtr, within a few ulp of scipy.stats.norm.logcdf): importing
+    # scipy.stats for it cost about 0.5 s of the PMT page's first load. p_pd only picks a branch (>= 0.5).
+    from engine.privacy._ndtr import log_ndtr
 
     nl = nf[:, None] * lj[None, :]
     # second order, the other eigenvalues push the smallest down by about s_A^2 (d - 1) / (n mean(lambda))
     push = s_A**2 * (d - 1) / (nf * float(np.mean(lj)))
-    p_pd = np.exp(np.sum(norm.logcdf((nl - push[:, None]) / s_A[:, None]), axis=1))
+    p_pd = np.exp(np.sum(log_ndtr((nl - push[:, None]) / s_A[:, None]), axis=1))
     Dj = np.maximum(nl, s_A[:, None] / 2.0) + nf[:, None] * lam
     pd_err = np.sum(lj * (v_raw[:, None] / Dj**2 + bj**2 * (1.0 - nl / Dj) ** 2), axis=1)
     unstable = nl < 2.0 * s_A[:, None]
