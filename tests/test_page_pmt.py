@@ -379,7 +379,8 @@ def test_data_page_choice_and_pmt_choice_are_shared():
 
 def test_each_figure_tab_draws_its_chart_when_opened():
     at = _app(seeds=5).run()
-    assert len(at.get("plotly_chart")) == 1  # only the open tab's figure is built
+    # only the open tab's figure is built; the first run also sends the hidden empty chart (ui.pmt_run.warm_plotly)
+    assert [bool(json.loads(c.proto.spec)["data"]) for c in at.get("plotly_chart")] == [False, True]
     for tab in ("Error vs lam", "Error vs n_pub", "Conditioning", "Truncation"):
         at.session_state["pmt_tab"] = tab
         at.run()

@@ -181,6 +181,29 @@ def lazy_sweep(results: dict, kind: str):
         return sweep(args[0], results["prep"], args[1])
 
 
+#: Key of the hidden container of :func:`warm_plotly` (hidden by the CSS written with it).
+PLOTLY_WARMUP_KEY = "pmt_plotly_warmup"
+
+
+def warm_plotly() -> None:
+    """On a session's first run, a hidden empty Plotly chart, sent before anything is computed.
+
+    Streamlit's browser side loads its Plotly component (about 4.7 MB of JavaScript to fetch, compile and
+    run) only when the first chart arrives; after a fresh start that came after the headline and added a
+    second or more on a laptop to the first figure. Sent first, it loads while the server computes.
+    The chart is empty and hidden (``display: none``): nothing on screen changes. Later runs send nothing
+    (the browser keeps the loaded component).
+    """
+    if ss.get("_pmt_plotly_warm"):
+        return
+    ss["_pmt_plotly_warm"] = True
+    import plotly.graph_objects as go
+
+    with st.container(key=PLOTLY_WARMUP_KEY):
+        st.html(f"<style>.st-key-{PLOTLY_WARMUP_KEY} {{display: none !important;}}</style>")
+        st.plotly_chart(go.Figure(), key=f"{PLOTLY_WARMUP_KEY}_chart", config={"staticPlot": True})
+
+
 def compute(task: str, problems: list[str]) -> dict | None:
     """Load the chosen data and run every stage the view needs; on bad settings show why and return None.
 
@@ -200,6 +223,7 @@ def compute(task: str, problems: list[str]) -> dict | None:
         diagnostics ``diag`` and the advisories ``warnings``; None after an error box.
     """
     results = None
+    warm_plotly()
     try:
         if problems:
             raise ValueError(" ".join(problems))
