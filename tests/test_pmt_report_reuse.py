@@ -1,5 +1,5 @@
-"""The HTML report reuses what the page built, with the same numbers; the page's first run sends a hidden
-empty chart first (the browser then loads its Plotly code while the server computes).
+"""The HTML report reuses what the page built, with the same numbers; the page sends a hidden empty chart
+first (the browser then loads its Plotly code while the server computes).
 
 - A ledger converts each distinct mu to epsilon once (DP-GD records one release per step, all with the
   same mu; converting each took about 0.5 s of every report click): every row's epsilon equals the
@@ -69,7 +69,7 @@ def test_the_reports_figures_through_the_cache_equal_the_directly_built_ones(ccp
     FC.clear()
 
 
-def test_the_first_pmt_run_sends_a_hidden_empty_chart_before_the_figures_then_no_more():
+def test_each_pmt_run_sends_a_hidden_empty_chart_and_metric_before_the_figures():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
@@ -80,6 +80,9 @@ def test_the_first_pmt_run_sends_a_hidden_empty_chart_before_the_figures_then_no
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert len(specs) == 2
     assert specs[0]["data"] == [] and "epsilon" in specs[1]["layout"]["xaxis"]["title"]["text"]  # warm-up first
+    assert at.metric[0].label == "warm-up" and at.metric[0].value == ""
+    assert any(m.label == "PMT" and m.value for m in at.metric)
+    before = specs[1]
     at.select_slider(key="epsilon").set_value(0.7).run()
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert len(specs) == 1 and specs[0]["data"]  # later runs: the figure only
+    assert len(specs) == 2 and specs[0]["data"] == [] and specs[1] != before  # the same hidden chart, a new figure
