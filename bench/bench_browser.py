@@ -22,7 +22,9 @@ before the page stayed still (no running indicator) for a second. Rows:
 - ``nvdp_first``: NVDP page, first visit with an empty ``NVDP_CACHE_DIR`` (shipped models; same fresh
   server as ``learn_first``, after it): headline bounds on screen; accuracy on screen;
 - ``nvdp_moves``: C_mu, alpha_max and Renyi order keys -> new bounds (headline metrics) on screen;
-- ``cli``: ``python -m engine pmt ...`` wall time, fresh interpreter each (no browser).
+- ``cli``: ``python -m engine pmt ...`` wall time, fresh interpreter each (no browser); the sweep's command is
+  also split into start-up (process start to ``run_sweep`` entered: interpreter, imports, argument parsing) and
+  the rest (computation and output).
 
 Median and max over ``--repeat`` (>= 5) moves; each move waits for the page to settle before the next
 key (a key landing mid-rerun may be dropped). The load average (1, 5, 15 min) is printed with every
@@ -95,6 +97,17 @@ def _load() -> str:
     return "load %.2f %.2f %.2f" % os.getloadavg()
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used so far (``/proc/PID/stat``; Linux)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: pid of the streamlit server of the running block (for its CPU time); set by :func:`server`
+SERVER_PID: list[int] = []
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -127,6 +140,7 @@ def server(repo: Path, cache_dir: str):
             if proc.poll() is not None or time.time() > deadline:
                 raise RuntimeError(f"streamlit did not start (see {log.name})")
             time.sleep(0.1)
+        SERVER_PID[:] = [proc.pid]
         yield url, time.perf_counter() - t
     finally:
         proc.terminate()
@@ -242,10 +256,12 @@ PMT_READY = {"headline": f"() => /[0-9]/.test({METRIC_VALUE}('PMT') || '')",
 def bench_pmt(browser, url: str, repeat: int, server_s: float) -> None:
     p = Page(browser)
     try:
+        cpu0 = _cpu_s(SERVER_PID[0])
         first = p.first_load(f"{url}/pmt", PMT_READY)
+        cpu = _cpu_s(SERVER_PID[0]) - cpu0  # the server's CPU for this page load (less sensitive to load than wall)
         _one("PMT first load, fresh process (headline+figure)", max(first["headline"], first["figure"]), "<= 2 s",
              f"  (headline {first['headline']:.2f} s, figure {first['figure']:.2f} s, settled {first['settled']:.2f} s;"
-             f" server start-up {server_s:.2f} s before it)")
+             f" server CPU {cpu:.2f} s; server start-up {server_s:.2f} s before it)")
         page = p.page
         eps = _slider(page, "epsilon (privacy budget")
         keys = ["ArrowLeft", "ArrowRight"]  # 1 -> 0.7 -> 1 -> ... (both values seen after the first two moves)
@@ -343,22 +359,65 @@ def bench_learn_nvdp(browser, url: str, repeat: int, server_s: float, rows: set)
         p.close()
 
 
+#: ``python -m engine`` with a marker: prints the wall clock (``time.time()``) and the process's CPU seconds
+#: when ``run_sweep`` is entered, i.e. when the computation starts (argument parsing and every import before
+#: it are the start-up).
+_CLI_MARKED = (
+    "import runpy, sys, time\n"
+    "import engine.pmt.sweep as S\n"
+    "_run = S.run_sweep\n"
+    "def _marked(*a, **k):\n"
+    "    if not getattr(_marked, 'done', False):\n"
+    "        _marked.done = True\n"
+    "        sys.stderr.write('\\nCOMPUTE_STARTS %.6f %.6f\\n' % (time.time(), time.process_time()))\n"
+    "    return _run(*a, **k)\n"
+    "S.run_sweep = _marked\n"
+    "sys.argv = ['engine'] + sys.argv[1:]\n"
+    "runpy.run_module('engine', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def bench_cli(repo: Path, repeat: int) -> None:
     py = repo / ".venv" / "bin" / "python"
     py = str(py if py.exists() else sys.executable)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0")
+    sweep = ["--dataset", "ccpp", "--epsilon", "1", "--seeds", "1", "--methods", "pmt", "--standardize"]
     cmds = [("python -m engine pmt --help", ["--help"]),
-            ("python -m engine pmt (ccpp, 1 eps, 1 seed, pmt)",
-             ["--dataset", "ccpp", "--epsilon", "1", "--seeds", "1", "--methods", "pmt", "--standardize"])]
+            ("python -m engine pmt (ccpp, 1 eps, 1 seed, pmt)", sweep)]
     for label, argv in cmds:
-        ts = []
+        ts, cpus = [], []
         for _ in range(repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _children_cpu_s()
             res = subprocess.run([py, "-m", "engine", "pmt", *argv], cwd=repo, env=env, capture_output=True, text=True)
             ts.append(time.perf_counter() - t)
+            cpus.append(_children_cpu_s() - c)
             if res.returncode:
                 raise RuntimeError(res.stderr[-800:])
-        _row(label, ts, "<= 0.4 s")
+        _row(label, ts, ("<= 0.4 s" if argv[0] == "--help" else "- (start-up below)")
+             + f"; CPU median {statistics.median(cpus):.2f} s")
+    # the same sweep, split at the moment run_sweep is entered: start-up (interpreter, imports, parsing) and the rest
+    starts, rests, start_cpu = [], [], []
+    for _ in range(repeat):
+        t_wall = time.time()
+        t = time.perf_counter()
+        res = subprocess.run([py, "-c", _CLI_MARKED, "pmt", *sweep], cwd=repo, env=env, capture_output=True, text=True)
+        total = time.perf_counter() - t
+        marks = [ln for ln in res.stderr.splitlines() if ln.startswith("COMPUTE_STARTS ")]
+        if res.returncode or not marks:
+            raise RuntimeError(res.stderr[-800:])
+        starts.append(float(marks[-1].split()[1]) - t_wall)
+        start_cpu.append(float(marks[-1].split()[2]))  # the child's CPU seconds up to that moment
+        rests.append(total - starts[-1])
+    _row("python -m engine pmt (ccpp ...): start-up", starts, f"<= 0.4 s; CPU median {statistics.median(start_cpu):.2f} s")
+    _row("python -m engine pmt (ccpp ...): computation+output", rests, "-")
 
 
 def _guarded(name: str, fn) -> None:

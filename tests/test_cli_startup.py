@@ -90,3 +90,5 @@ def test_pmt_sweep_never_imports_sklearn_or_torch(argv, stats):
     assert "engine.pmt.ridge" in names and "engine.pmt._sklearn_api" in names
     assert not _top_level(names) & set(HEAVY), sorted(_top_level(names) & set(HEAVY))
     assert ("scipy.stats" in names) is stats
+    if not stats:  # a ridge sweep never evaluates the logistic sigmoid (engine.pmt._special imports it on first use)
+        assert "scipy.special" not in names and "engine.pmt.sweep_logistic" in names

@@ -110,6 +110,8 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
         if t[6].open:
             _planner_tab(v)
     with t[7]:
+        if t[7].open:
+            X.warm_report()
         _export_tab(v)
     if not presenter:
         ds, spec, prep = results["ds"], results["spec"], results["prep"]
@@ -314,13 +316,15 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
         diag = C.with_fits(diag, C.estimator_fits(results["prep"], results["spec"]))
     diag = {**diag, "ledgers": {m: C.ledger_frame(led) for m, led in diag["ledgers"].items()}}
     summ = C.summarize(results["eps"], metric, "epsilon")
+    # through the figure cache (bundled data): the error-vs-epsilon figure is the one on the page, built already
+    fig = functools.partial(FC.figure, shared=not C.uses_upload(results["spec"]))
     figs = [("Error vs epsilon (median, 50 % and 90 % bands over seeds)",
-             plots.error_vs_epsilon_figure(summ, metric=metric, epsilon=spec["epsilon"],
-                                           log_y=metric not in ("accuracy", "auc"))),
-            ("Conditioning: kappa before and after PMT", plots.conditioning_figure(diag["kappas"], diag["spectra"])),
+             fig(plots.error_vs_epsilon_figure, summ, metric=metric, epsilon=spec["epsilon"],
+                 log_y=metric not in ("accuracy", "auc"))),
+            ("Conditioning: kappa before and after PMT", fig(plots.conditioning_figure, diag["kappas"], diag["spectra"])),
             ("Truncation: row lengths before and after whitening",
-             plots.truncation_figure(diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
-                                     clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
+             fig(plots.truncation_figure, diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                 clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
     from ui.verdict import pmt_verdict
 
     return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,

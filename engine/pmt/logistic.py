@@ -24,7 +24,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy.special import expit
+from engine.pmt._special import expit  # scipy.special, imported on first use
 
 from engine.pmt._base import (
     _check_lam,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.special import expit
+from engine.pmt._special import expit  # scipy.special, imported on first use
 
 from engine.pmt._base import _check_on_singular, _dp_report_for, _mu, _store_params, _validate_glm_data, release_rng
 from engine.pmt._newton import (

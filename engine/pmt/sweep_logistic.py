@@ -50,7 +50,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy.special import expit
+from engine.pmt._special import expit  # scipy.special, imported on first use
 from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller: no new threadpool scan per call
 
 from engine.pmt import _split_memo

@@ -481,9 +481,12 @@ class PrivacyLedger:
     def to_records(self) -> list[dict]:
         """One dict per release plus its own epsilon at ``self.delta``, then a ``total`` row."""
         rows = []
+        eps_of: dict = {}  # one conversion per distinct mu: DP-GD records one release per step, all alike
         for r in self.releases:
             row = asdict(r)
-            row["epsilon"] = r.epsilon(self.delta)
+            if r.mu not in eps_of:
+                eps_of[r.mu] = r.epsilon(self.delta)
+            row["epsilon"] = eps_of[r.mu]
             row["delta"] = self.delta
             rows.append(row)
         rows.append(
