@@ -73,14 +73,14 @@ def test_audit_still_registers_its_choices_when_it_runs():
     assert "engine.audit" in names
 
 
-@pytest.mark.parametrize("argv, stats", [
+@pytest.mark.parametrize("argv, stats, special", [
     (["pmt", "--dataset", "ccpp", "--epsilon", "1", "--seeds", "1", "--methods", "pmt", "dp-rr", "--standardize",
-      "--json"], False),
+      "--json"], False, False),
     # the logistic sweep's ROC AUC counts ranks itself (engine.pmt.sweep_logistic.roc_auc_columns): no scipy.stats
     (["pmt", "--task", "logistic", "--dataset", "synthetic", "--n-rows", "3000", "--d", "3", "--epsilon", "1",
-      "--seeds", "1", "--methods", "pmt", "non-private", "--json"], False),
+      "--seeds", "1", "--methods", "pmt", "non-private", "--json"], False, True),
 ])
-def test_pmt_sweep_never_imports_sklearn_or_torch(argv, stats):
+def test_pmt_sweep_never_imports_sklearn_or_torch(argv, stats, special):
     # the estimators follow scikit-learn's conventions without importing it (engine.pmt._sklearn_api):
     # importing it would cost about 1 s of start-up that a sweep never uses
     names, res = _imported(*argv)
@@ -90,5 +90,7 @@ def test_pmt_sweep_never_imports_sklearn_or_torch(argv, stats):
     assert "engine.pmt.ridge" in names and "engine.pmt._sklearn_api" in names
     assert not _top_level(names) & set(HEAVY), sorted(_top_level(names) & set(HEAVY))
     assert ("scipy.stats" in names) is stats
-    if not stats:  # a ridge sweep never evaluates the logistic sigmoid (engine.pmt._special imports it on first use)
-        assert "scipy.special" not in names and "engine.pmt.sweep_logistic" in names
+    # a ridge sweep never evaluates the logistic sigmoid (engine.pmt._special imports it on first use); a
+    # logistic sweep does
+    assert ("scipy.special" in names) is special
+    assert "engine.pmt.sweep_logistic" in names
