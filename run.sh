@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/bootstrap.sh requirements.txt
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-exec .venv/bin/python -m streamlit run app.py "$@"
+# ui/serve.py imports the libraries and loads the compiled kernels first (EXPLORER_PRELOAD=none skips it),
+# then runs `streamlit run app.py` with these arguments.
+exec .venv/bin/python -m ui.serve app.py "$@"

@@ -1,8 +1,9 @@
 """``streamlit run`` with a timing hook, for the load benchmarks (never used by the app itself).
 
 Usage: ``BENCH_TIMING_LOG=/tmp/t.jsonl python bench/_served.py app.py --server.port 8600 ...``
-(the arguments are those of ``streamlit run``). Without ``BENCH_TIMING_LOG`` it is plain
-``streamlit run``.
+(the arguments are those of ``streamlit run``), run from the checkout's root. It starts the server as
+``run.sh`` does (:mod:`ui.serve`: the preload named by ``EXPLORER_PRELOAD``, then ``streamlit run``); without
+``BENCH_TIMING_LOG`` nothing is hooked.
 
 The hook wraps two methods of Streamlit's ``AppSession`` (checked on Streamlit 1.67):
 ``handle_backmsg`` (a browser's message arrives: for a ``rerun_script`` message the time is noted per
@@ -64,10 +65,10 @@ def main() -> None:
     path = os.environ.get("BENCH_TIMING_LOG")
     if path:
         install(path)
-    from streamlit.web import cli
+    sys.path.insert(0, os.getcwd())  # the checkout (run from its root, as deploy/room.sh does)
+    from ui.serve import main as serve
 
-    sys.argv = ["streamlit", "run", *sys.argv[1:]]
-    sys.exit(cli.main())
+    sys.exit(serve(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Benchmark: speed as the user feels it, from a key press to the changed pixels in a real browser.
 
-Starts ``streamlit run app.py`` (``--server.headless true``, a free localhost port) from a chosen
+Starts the server as ``run.sh`` does (``python -m ui.serve app.py``: the preload of :mod:`ui.serve`, then
+``streamlit run``; ``--plain``, or a checkout without ``ui/serve.py``: ``streamlit run app.py``;
+``--server.headless true``, a free localhost port) from a chosen
 checkout (``--repo``, default this one; e.g. a worktree of an older commit for a before/after
 comparison, with its own ``.venv`` or a symlink to one) and drives Debian's Chromium
 (``/usr/bin/chromium``, through Playwright's ``executable_path``; never ``playwright install``).
@@ -30,7 +32,7 @@ Median and max over ``--repeat`` (>= 5) moves; each move waits for the page to s
 key (a key landing mid-rerun may be dropped). The load average (1, 5, 15 min) is printed with every
 row: the machine is shared, read the figures against it.
 
-Run: ``.venv/bin/python bench/bench_browser.py [--repo DIR] [--repeat 5] [--only pmt,logistic,...]``.
+Run: ``.venv/bin/python bench/bench_browser.py [--repo DIR] [--repeat 5] [--only pmt,logistic,...] [--plain]``.
 Tests never assert times.
 """
 
@@ -104,6 +106,8 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+#: True: start a plain ``streamlit run`` even where the checkout has ``ui/serve.py`` (``--plain``)
+PLAIN: list[bool] = [False]
 #: pid of the streamlit server of the running block (for its CPU time); set by :func:`server`
 SERVER_PID: list[int] = []
 
@@ -116,12 +120,18 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def server(repo: Path, cache_dir: str):
-    """``streamlit run app.py`` from ``repo`` (its ``.venv``) until the block ends; yields (url, start-up s)."""
+    """The server from ``repo`` (its ``.venv``) until the block ends; yields (url, start-up s).
+
+    ``python -m ui.serve app.py`` (what ``run.sh`` starts: the preload, then ``streamlit run``) where the
+    checkout has it and ``--plain`` is not given, else ``python -m streamlit run app.py``. The start-up is
+    from the process start to the first healthy answer, the preload included."""
     port = _free_port()
     py = repo / ".venv" / "bin" / "python"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0",
                NVDP_CACHE_DIR=cache_dir)
-    cmd = [str(py if py.exists() else sys.executable), "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    # the launcher run.sh uses (ui/serve.py: preloads, then ``streamlit run``); a checkout older than it: plain
+    launcher = ["-m", "ui.serve"] if (repo / "ui" / "serve.py").exists() and not PLAIN[0] else ["-m", "streamlit", "run"]
+    cmd = [str(py if py.exists() else sys.executable), *launcher, "app.py", "--server.port", str(port),
            "--server.headless", "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     log = tempfile.NamedTemporaryFile("w+", prefix="bench_browser_", suffix=".log", delete=False)
@@ -433,7 +443,10 @@ def main() -> None:
     ap.add_argument("--repo", type=Path, default=ROOT, help="checkout to serve (default: this one)")
     ap.add_argument("--repeat", type=int, default=5, help="moves per row (>= 5)")
     ap.add_argument("--only", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    ap.add_argument("--plain", action="store_true",
+                    help="start a plain `streamlit run` (no preload) even where the checkout has ui/serve.py")
     args = ap.parse_args()
+    PLAIN[0] = args.plain
     rows = set(args.only.split(","))
     repo = args.repo.resolve()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()

@@ -52,10 +52,11 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _streamlit_server(log_name: str, extra_env: dict | None = None):
-    """Run ``streamlit run app.py`` on a free localhost port until the block ends; yields its URL."""
+    """Run the server as ``run.sh`` does (``python -m ui.serve app.py``: the preload, then ``streamlit run``) on a
+    free localhost port until the block ends; yields its URL."""
     port = _free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(extra_env or {}))
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "ui.serve", "app.py", "--server.port", str(port), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w")

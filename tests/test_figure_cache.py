@@ -65,3 +65,50 @@ def test_bounded_in_number_and_age(monkeypatch):
     time.sleep(0.01)
     FC.figure(build, _frame(4), title="n")
     assert len(CALLS) == 7 and FC.stats()["entries"] == 1
+
+
+def test_copy_false_hands_every_caller_the_same_finished_figure():
+    a = FC.figure(build, _frame(), title="page", copy=False)
+    b = FC.figure(build, _frame(), title="page", copy=False)
+    assert a is b and CALLS == ["page"]
+    assert a.to_dict() == build(_frame(), title="page").to_dict()
+    c = FC.figure(build, _frame(), title="page")  # a copy is another entry: never the shared object
+    assert c is not a and c.to_dict() == a.to_dict()
+    assert FC.figure(build, _frame(), title="up", shared=False, copy=False) is not FC.figure(
+        build, _frame(), title="up", shared=False, copy=False)  # an upload's: built every time
+
+
+def _table(frame, scale=1.0):
+    CALLS.append("table")
+    return frame * scale
+
+
+def test_values_are_computed_once_per_arguments_or_named_key_and_never_for_uploads():
+    f = _frame()
+    a = FC.value(_table, f, scale=2.0)
+    assert FC.value(_table, _frame(), scale=2.0) is a and CALLS == ["table"]  # equal data: a hit, the same frame
+    FC.value(_table, f, scale=3.0)
+    FC.value(_table, _frame(1e-12), scale=2.0)
+    assert CALLS == ["table"] * 3
+    # a named key stands for the arguments (they are not hashed): the same key is a hit whatever is passed
+    k = FC.value(_table, f, key=("results-1", "eps"))
+    assert FC.value(_table, _frame(5.0), key=("results-1", "eps")) is k and len(CALLS) == 4
+    assert FC.value(_table, f, key=("results-2", "eps")) is not k and len(CALLS) == 5
+    FC.value(_table, f, shared=False)
+    FC.value(_table, f, shared=False)
+    assert len(CALLS) == 7
+
+
+@pytest.mark.parametrize("change", [
+    lambda f: f.assign(m=["a", "b", "c "]),  # a string one character longer
+    lambda f: f.assign(m=["a", "b", 3]),  # a number where a string was
+    lambda f: f.astype({"x": "float32"}),  # another dtype, equal values
+    lambda f: f.rename(columns={"x": "z"}),
+    lambda f: f.set_axis([0, 1, 3]),  # another index
+    lambda f: f[["m", "x", "y"]],  # the columns in another order
+    lambda f: f.assign(y=[0.5, 0.25, 0.125000001]),
+])
+def test_the_key_of_a_frame_changes_with_anything_that_makes_it_another_frame(change):
+    base = _frame().assign(m=["a", "b", "c"])[["x", "y", "m"]]
+    assert FC.key_of(_table, (base,), {}) == FC.key_of(_table, (base.copy(),), {})
+    assert FC.key_of(_table, (change(base),), {}) != FC.key_of(_table, (base,), {})

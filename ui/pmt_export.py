@@ -6,6 +6,7 @@ returned; nothing is computed from private data. No Streamlit import.
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import shlex
@@ -84,15 +85,21 @@ def _privacy_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 _PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "plotly", "streamlit")
 
 
-def package_versions() -> dict:
-    """Versions of Python and the packages the numbers depend on."""
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple:
     out = {"python": platform.python_version()}
     for p in _PACKAGES:
         try:
             out[p] = metadata.version(p)
         except metadata.PackageNotFoundError:  # pragma: no cover
             out[p] = None
-    return out
+    return tuple(out.items())
+
+
+def package_versions() -> dict:
+    """Versions of Python and the packages the numbers depend on (read once per process: the installed
+    packages do not change under a running server)."""
+    return dict(_versions())
 
 
 def settings_json(spec: dict, *, ds, prep: PreparedData, public_name: str | None = None) -> str:

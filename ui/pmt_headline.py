@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.figures import pmt as plots
+from ui import figure_cache as FC
 from ui import pmt_compute as C
 from ui.layout import NO_ARROW
 from ui.state import DEFAULTS, persist
@@ -47,6 +48,14 @@ class Headline:
     ratio_help: str = ""
 
 
+def rows(results: dict, metric: str) -> pd.DataFrame:
+    """The headline rows of ``metric`` at the chosen epsilon (:func:`engine.figures.pmt.headline_table`): for
+    bundled data through the cross-session cache (:func:`ui.figure_cache.value`; the same frame for every
+    session, read only), for an upload computed for this run."""
+    return FC.value(plots.headline_table, results["eps_point"], metric=metric, epsilon=results["spec"]["epsilon"],
+                    shared=not C.uses_upload(results["spec"]), key=(results["key"], results["diag_json"], "eps_point", metric))
+
+
 def headline(results: dict, task: str, presenter: bool) -> Headline:
     """Draw the headline heading, the metric picker and the metrics row(s); return what the tabs reuse.
 
@@ -69,7 +78,7 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     metric = ss.get("metric", DEFAULTS["metric"])
     if metric not in metric_cols:
         metric = ss["metric"] = metric_cols[0]
-    head = plots.headline_table(results["eps_point"], metric=metric, epsilon=spec["epsilon"])
+    head = rows(results, metric)
     label = plots.metric_label(metric)
     unit = plots.METRICS.get(metric, ("", "", True))[1]
     lower_better = plots.METRICS.get(metric, ("", "", True))[2]
@@ -105,8 +114,7 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
 
     # the coefficient L2 error beside a prediction metric; a diverged logistic reference flagged beside L2 numbers
     l2 = (None if metric in C.REFERENCE_IS_TARGET or "l2_error" not in results["eps_point"].columns else
-          plots.headline_table(results["eps_point"], metric="l2_error", epsilon=spec["epsilon"])
-          .set_index("method")["median"])
+          rows(results, "l2_error").set_index("method")["median"])
     ref_bad = task == "classification" and reference_diverged(results["eps_point"])
     row1 = st.columns(max(len(head), 1) + int(presenter))
     for c, (_, row) in zip(row1, head.iterrows()):

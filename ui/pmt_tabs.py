@@ -47,21 +47,56 @@ class _View:
     def log_y(self) -> bool:
         return self.hl.metric not in ("accuracy", "auc")
 
-    def summ(self, frame: pd.DataFrame, by: str) -> pd.DataFrame:
-        return C.summarize(frame, self.hl.metric, by)
+    @property
+    def shared(self) -> bool:
+        """Bundled data: tables and figures go through the cross-session cache (an upload's never do)."""
+        return not C.uses_upload(self.results["spec"])
 
-    def fig(self, builder, *args, **kwargs):
-        """``builder(*args, **kwargs)`` through the cross-session figure cache (:mod:`ui.figure_cache`) for
-        bundled data; built directly, never stored, for an upload."""
-        return FC.figure(builder, *args, shared=not C.uses_upload(self.results["spec"]), **kwargs)
+    def summ(self, frame: pd.DataFrame, by: str, source: tuple | None = None) -> pd.DataFrame:
+        """The bands of ``frame`` per method and ``by`` (:func:`ui.pmt_compute.summarize`); shared, read only.
+        ``source``: the cache key of the results ``frame`` is (saves hashing it), e.g. :func:`ui.pmt_run.sweep_args`."""
+        key = None if source is None else (*source, self.hl.metric, by)
+        return FC.value(C.summarize, frame, self.hl.metric, by, shared=self.shared, key=key)
+
+    @property
+    def style(self) -> tuple:
+        """What :func:`_styled` needs: the figure height, presenter mode, the metric's label."""
+        return (FIGURE_HEIGHT[self.presenter], self.presenter, self.hl.label)
+
+    def chart(self, key: str, builder, *args, hline: tuple | None = None, **kwargs) -> None:
+        """Draw ``builder(*args, **kwargs)`` styled for this page (:func:`_styled`), as ``st.plotly_chart(key=key)``.
+
+        Bundled data: the styled figure is built once per server and the same object is drawn for every
+        session (:func:`ui.figure_cache.figure` with ``copy=False``: no copy, no restyling per rerun);
+        an upload's is built for this run only."""
+        fig = FC.figure(_styled, builder, self.style, hline, *args, shared=self.shared, copy=False, **kwargs)
+        st.plotly_chart(fig, config=PLOTLY_CONFIG, key=key)
 
     def show(self, fig, key: str) -> None:
-        fig.update_layout(height=FIGURE_HEIGHT[self.presenter])
-        if self.presenter:  # for a room: larger figure text; the y title shortened to the metric (it must fit the axis)
-            fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15)), margin=dict(b=135))
-            if str(fig.layout.yaxis.title.text or "").startswith(self.hl.label):
-                fig.update_yaxes(title_text=self.hl.label)
-        st.plotly_chart(fig, config=PLOTLY_CONFIG, key=key)
+        """Style ``fig`` for this page in place and draw it (a figure of this run only, e.g. a partial one)."""
+        st.plotly_chart(_style(fig, self.style), config=PLOTLY_CONFIG, key=key)
+
+
+def _style(fig, style: tuple):
+    """``fig`` restyled in place for the page: its height; presenter mode (for a room) larger text and the y
+    title shortened to the metric's label (it must fit the axis). Returns ``fig``."""
+    height, presenter, label = style
+    fig.update_layout(height=height)
+    if presenter:
+        fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15)), margin=dict(b=135))
+        if str(fig.layout.yaxis.title.text or "").startswith(label):
+            fig.update_yaxes(title_text=label)
+    return fig
+
+
+def _styled(builder, style: tuple, hline: tuple | None, *args, **kwargs):
+    """``builder(*args, **kwargs)`` styled (:func:`_style`), with a horizontal reference rule ``hline`` =
+    ``(y, text)`` (e.g. the majority-class accuracy) when given: the whole figure as the page draws it."""
+    fig = builder(*args, **kwargs)
+    if hline is not None:
+        fig.add_hline(y=hline[0], line=dict(color="#888888", dash="dashdot", width=2), annotation_text=hline[1],
+                      annotation_position="bottom right")
+    return _style(fig, style)
 
 
 def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
@@ -122,14 +157,12 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
 
 def _epsilon_figure(v: _View) -> None:
     results, metric = v.results, v.hl.metric
-    fig = v.fig(plots.error_vs_epsilon_figure, v.summ(results["eps"], "epsilon"), metric=metric,
-                                        epsilon=results["spec"]["epsilon"], log_y=v.log_y)
+    hline = None
     if metric == "accuracy":  # a classifier is only useful above "always predict the majority class"
         label_maj, acc_maj = C.majority_class_accuracy(results["prep"])
-        fig.add_hline(y=acc_maj, line=dict(color="#888888", dash="dashdot", width=2),
-                      annotation_text=f"majority class ({label_maj}) {acc_maj:.3f}",
-                      annotation_position="bottom right")
-    v.show(fig, "fig_eps")
+        hline = (acc_maj, f"majority class ({label_maj}) {acc_maj:.3f}")
+    v.chart("fig_eps", plots.error_vs_epsilon_figure, v.summ(results["eps"], "epsilon", (results["key"], results["diag_json"], "eps")), metric=metric,
+            epsilon=results["spec"]["epsilon"], log_y=v.log_y, hline=hline)
 
 
 def _planner_tab(v: _View) -> None:
@@ -168,9 +201,8 @@ def _lam_tab(v: _View, is_open: bool) -> None:
     if is_open:
         try:
             lam_frame = R.lazy_sweep(v.results, "lam")
-            fig = v.fig(plots.error_vs_lam_figure, v.summ(lam_frame, "lam"), metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y,
-                                            title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
-            v.show(fig, "fig_lam")
+            v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.results, "lam")), metric=v.hl.metric, lam=spec["lam"],
+                    log_y=v.log_y, title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -199,10 +231,10 @@ def _npub_tab(v: _View, is_open: bool) -> None:
                     v.show(fig, f"fig_npub_part{done}")
 
             npub_frame = R.lazy_sweep(v.results, "n_pub", on_part=part)
-            fig = v.fig(plots.error_vs_n_pub_figure, v.summ(npub_frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
-                        log_y=v.log_y, title=title)
             with slot.container():
-                v.show(fig, "fig_npub")
+                v.chart("fig_npub", plots.error_vs_n_pub_figure, v.summ(npub_frame, "n_pub", (*R.sweep_args(v.results, "n_pub"), v.results["diag_json"])),
+                        metric=v.hl.metric,
+                        n_pub=spec["n_pub"], log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -217,9 +249,8 @@ def _npub_tab(v: _View, is_open: bool) -> None:
 def _conditioning_tab(v: _View, is_open: bool) -> None:
     if is_open:
         cdiag = R.diag_with_fits(v.results)
-        v.show(v.fig(plots.conditioning_figure, cdiag["kappas"], cdiag["spectra"],
-                                         labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"}),
-               "fig_cond")
+        v.chart("fig_cond", plots.conditioning_figure, cdiag["kappas"], cdiag["spectra"],
+                labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"})
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
@@ -236,9 +267,8 @@ def _conditioning_tab(v: _View, is_open: bool) -> None:
 def _truncation_tab(v: _View, is_open: bool) -> None:
     diag, spec = v.results["diag"], v.results["spec"]
     if is_open:
-        v.show(v.fig(plots.truncation_figure, diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
-                                       clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]),
-               "fig_trunc")
+        v.chart("fig_trunc", plots.truncation_figure, diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
+                clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"])
     by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
           "clipped); " if np.isfinite(diag["B_y"]) else "")
     st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"

@@ -36,7 +36,9 @@ def pmt_verdict(results: dict, metric: str, head) -> Verdict:
     lower_better = plots.METRICS.get(metric, ("", "", True))[2]
     accuracy = majority = None
     if spec["task"] == "classification" and "accuracy" in results["eps_point"].columns:
-        acc = plots.headline_table(results["eps_point"], metric="accuracy", epsilon=spec["epsilon"])
+        from ui.pmt_headline import rows
+
+        acc = rows(results, "accuracy")
         accuracy = dict(zip(acc["method"], acc["median"].astype(float)))
         majority = C.majority_class_accuracy(prep)[1]
     return _pmt_verdict(head, metric_label=plots.metric_label(metric), lower_better=lower_better,

@@ -107,7 +107,17 @@ class Dataset:
         return X, y
 
     def fingerprint(self) -> str:
-        """A short sha256 hex digest of the data (features, target, task), usable as a cache key."""
+        """A short sha256 hex digest of the data (features, target, task), usable as a cache key.
+
+        Computed once per object (a Dataset is frozen; its frames are not to be changed in place) and kept
+        on it: a dashboard rerun asks for it several times."""
+        got = self.__dict__.get("_fingerprint")
+        if got is None:
+            got = self._digest()
+            object.__setattr__(self, "_fingerprint", got)
+        return got
+
+    def _digest(self) -> str:
         h = hashlib.sha256()
         h.update(self.task.encode())
         h.update("\x1f".join(self.feature_names).encode())

@@ -766,3 +766,21 @@ def pairwise_rd_bound(
         n_latent=int(n_latent) if form == "paper" else K,
         n_undefined=n_undefined,
     )
+
+
+def warm_kernels() -> int:
+    """Run :func:`engine.nvdp.divergence.pairwise_rd_bound` on 6 small random inputs per precision and form."""
+    g = torch.Generator().manual_seed(0)
+    B, K, D = 6, 5, 8
+    calls = 0
+    for dtype in (torch.float32, torch.float64):
+        lengths = torch.tensor([1, 2, 3, 4, 4, 2])
+        mask = torch.arange(K)[None, :] <= lengths[:, None]
+        mu = torch.randn(B, K, D, generator=g, dtype=dtype)
+        sigma = 0.5 + 0.5 * torch.rand(B, K, D, generator=g, dtype=dtype)
+        alpha = torch.where(mask, torch.full((B, K), 0.5, dtype=dtype), torch.zeros(B, K, dtype=dtype))
+        mu[:, 0], sigma[:, 0], alpha[:, 0] = 0.0, 1.0, 1.0
+        for form in ("exact", "paper"):
+            pairwise_rd_bound(mu, sigma, alpha, mask, form=form, dtype=dtype)
+            calls += 1
+    return calls

@@ -390,3 +390,26 @@ def dp_gd_logistic_path(Xa, y, *, clip_norm: float, lam, Pm, step_size, sigma, n
 
     return _dp_gd_loop(residuals, n=n, d=d, runs=runs, C=C, lam=lam, step=step, sigma=sigma, Pm=Pm, noise=noise,
                        n_steps=n_steps, Ut=Ut, dtype=dtype, chunk_rows=chunk_rows, n_jobs=n_jobs)
+
+
+def warm_kernels(ds=None, dtypes=("float32", "float64")) -> list[tuple[int, str, float]]:
+    """Compile (or load from :func:`engine.pmt._gd_kernel.kernel_dir`) the fused DP-GD ridge kernels for
+    ``d`` in ``ds`` (default 1 .. :data:`engine.pmt._gd_kernel.MAX_KERNEL_D`) and the given dtypes, by
+    running :func:`engine.pmt._gd.dp_gd_ridge_path` on a small random problem with enough runs to take the
+    fused path (the exact argument types a sweep uses). Returns ``(d, dtype, seconds)`` per kernel.
+    """
+    import time
+
+    from engine.pmt._gd_kernel import MAX_KERNEL_D
+
+    out = []
+    rng = np.random.default_rng(0)
+    for d in (range(1, MAX_KERNEL_D + 1) if ds is None else ds):
+        for dt in dtypes:
+            n, runs, T = 40, 64, 2
+            t0 = time.perf_counter()
+            dp_gd_ridge_path(rng.standard_normal((n, d)), rng.standard_normal(n), clip_norm=1.0, lam=0.1,
+                             Pm=np.eye(d), step_size=0.1, sigma=np.full(runs, 0.1),
+                             noise=rng.standard_normal((T, d, runs)), n_steps=T, dtype=np.dtype(dt), n_jobs=2)
+            out.append((d, str(dt), time.perf_counter() - t0))
+    return out

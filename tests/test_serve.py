@@ -1,0 +1,69 @@
+"""The launcher ``python -m ui.serve`` (run.sh): what EXPLORER_PRELOAD accepts, what a preload loads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ui.serve import PARTS, parse_parts
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("value, parts", [
+    (None, ("pmt", "nvdp")), ("", ()), ("none", ()), (" NONE ", ()), ("nvdp", ("nvdp",)),
+    ("nvdp, pmt", ("pmt", "nvdp")), ("pmt,pmt", ("pmt",)),
+])
+def test_explorer_preload_names_a_subset_of_the_parts(value, parts):
+    assert parse_parts(value) == parts
+
+
+@pytest.mark.parametrize("value", ["pmt,torch", "all", "pmt;nvdp", "none,pmt"])
+def test_an_unknown_part_is_an_error_that_lists_the_accepted_names(value):
+    with pytest.raises(ValueError, match="accepted: a comma-separated list of pmt, nvdp"):
+        parse_parts(value)
+
+
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **env))
+
+
+def test_the_launcher_refuses_an_unknown_part_before_starting_anything():
+    out = _run("import sys; from ui.serve import main; rc = main(['app.py']); "
+               "print(rc, 'streamlit.web.bootstrap' in sys.modules, 'pandas' in sys.modules)",
+               EXPLORER_PRELOAD="pmt,gpu")
+    assert out.stdout.split() == ["2", "False", "False"], out.stderr
+    assert "unknown part(s) gpu" in out.stderr
+
+
+def test_the_pmt_preload_loads_the_pmt_libraries_and_kernels_and_not_torch_or_any_page_cache():
+    code = (
+        "import sys\n"
+        "from ui.serve import preload\n"
+        "times = preload(('pmt',))\n"
+        "from engine.pmt import _gd_kernel as K\n"
+        "print(list(times))\n"
+        "print(K._compiled.cache_info().currsize, K.MAX_KERNEL_D)\n"
+        "print(all(m in sys.modules for m in ('pandas', 'plotly.graph_objects', 'engine.pmt.sweep', 'engine.figures.pmt')))\n"
+        "print('torch' in sys.modules, any(m.startswith('ui.pmt') for m in sys.modules))\n"
+    )
+    out = _run(code)
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "['pmt imports', 'DP-GD kernels']", out.stderr
+    compiled, max_d = map(int, lines[1].split())
+    assert compiled == max_d  # one (m, d) kernel pair per d = 1 .. MAX_KERNEL_D (both dtypes share it)
+    assert lines[2] == "True"
+    assert lines[3] == "False False"  # no PyTorch for a PMT-only preload, and no page module (no cache filled)
+
+
+def test_parts_are_the_documented_ones():
+    import ui.serve as S
+
+    assert PARTS == ("pmt", "nvdp") and S.DEFAULT == "pmt,nvdp"
+    for part in PARTS:
+        assert f"``{part}``" in S.__doc__
