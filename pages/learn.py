@@ -13,9 +13,11 @@ import streamlit as st
 from engine.figures import lessons
 from ui.presets import markdown_links
 from engine.privacy import gdp_mu
+from ui.layout import warm_browser_code
 from ui.state import ensure_frame
 
 ensure_frame()  # a first deep link to this page must still run inside the app.py frame
+warm_browser_code()  # the browser loads the chart code while the lesson computes
 
 # --------------------------------------------------------------------------------------------
 # cached engine calls (moving a slider back is instant)

@@ -28,13 +28,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import nvdp_controls, nvdp_headline, nvdp_state, nvdp_tabs
-from ui.layout import RESULTS_ANCHOR, intro, page_header
+from ui.layout import RESULTS_ANCHOR, intro, page_header, warm_browser_code
 from ui.nvdp_models import load_models
 from ui.nvdp_parts import INTRO
 from ui.state import ensure_frame, init_state
 
 ensure_frame()
 init_state()
+warm_browser_code()  # the browser loads the chart code while the models load and the bounds are computed
 url_problems = nvdp_state.load()  # the page's defaults, and a shared link's settings (once per session)
 
 # ---- header ----

@@ -73,7 +73,7 @@ def test_the_first_pmt_run_has_the_browser_load_the_chart_and_metric_code_first_
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from ui import pmt_run as R
+    from ui import layout as R
 
     names = R._chunk_names()
     assert {n.split(".")[0] for n in names} == set(R.WARM_CHUNKS)  # this Streamlit's files are found

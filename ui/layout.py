@@ -8,7 +8,9 @@ rem, so a larger root font enlarges headings, metrics and labels alike).
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 
 import streamlit as st
 
@@ -147,3 +149,43 @@ def scroll_to_results() -> None:
     if not st.session_state.pop("_scroll_to_results", False):
         return
     st.html(f"<script>{SCROLL_SCRIPT}</script>", unsafe_allow_javascript=True)  # a fixed script, no user text in it
+
+
+#: Streamlit's browser code that the first screen needs and loads only on first use (file-name prefixes of
+#: its chunks in ``streamlit/static/static/js``): the Plotly chart (about 4.7 MB) and the metric.
+WARM_CHUNKS = ("PlotlyChart", "Metric")
+
+
+@functools.lru_cache(maxsize=1)
+def _chunk_names() -> tuple[str, ...]:
+    """The file names of :data:`WARM_CHUNKS` in this Streamlit's static folder (none found: empty)."""
+    import re
+    from pathlib import Path
+
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return ()
+    return tuple(n for n in names if any(re.fullmatch(rf"{c}\.[\w-]+\.js", n) for c in WARM_CHUNKS))
+
+
+def warm_browser_code() -> None:
+    """Have the browser load the code of the Plotly chart and the metric while the server computes.
+
+    Called by the pages that draw a Plotly figure (PMT: as its computation starts; Learn and NVDP: first).
+    Streamlit's browser side fetches, compiles and runs the code of a chart or metric only when the first
+    one arrives: on a first visit the figure then waited for about 4.7 MB of JavaScript after the numbers
+    had been computed (a second or more on a laptop). A fixed script (no user text in it) imports the same
+    files, by the URL of Streamlit's own entry script, as soon as the page starts; when the figure arrives its
+    code is already loaded (the browser keeps one copy of each module). Nothing is drawn. Sent once per
+    session; a Streamlit whose files are named otherwise gets nothing (the page works as before).
+    """
+    if st.session_state.get("_browser_code_warmed") or not _chunk_names():
+        return
+    st.session_state["_browser_code_warmed"] = True
+    files = json.dumps(list(_chunk_names()))
+    st.html("<script>(() => { const entry = Array.from(document.querySelectorAll('script[type=module][src]'))"
+            ".map(e => e.src).find(u => /\\/static\\/js\\/index\\.[\\w-]+\\.js/.test(u)); if (!entry) return; "
+            f"for (const f of {files}) import(new URL(f, entry).href).catch(() => {{}}); }})();</script>",
+            unsafe_allow_javascript=True)  # a fixed script: file names from Streamlit's own folder

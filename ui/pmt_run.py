@@ -11,7 +11,6 @@ a DP quantity itself: it calls :mod:`ui.pmt_compute` and the engine.
 
 from __future__ import annotations
 
-import functools
 import json
 import warnings
 
@@ -21,6 +20,7 @@ import streamlit as st
 from engine.datasets import list_datasets, load_dataset, read_csv_upload
 from ui import pmt_compute as C
 from ui.data_choice import computed_on
+from ui.layout import warm_browser_code
 from ui.pmt_upload import Named
 from ui.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
@@ -222,45 +222,6 @@ def _npub_sweep(results: dict, on_part) -> pd.DataFrame:
             got[i] = sweep(results["dkey"], results["prep"], spec_json)
         done.add((results["dkey"], spec_json))
     return pd.concat([got[k] for k in range(len(parts))], ignore_index=True)
-
-
-#: Streamlit's browser code that the first screen needs and loads only on first use (file-name prefixes of
-#: its chunks in ``streamlit/static/static/js``): the Plotly chart (about 4.7 MB) and the metric.
-WARM_CHUNKS = ("PlotlyChart", "Metric")
-
-
-@functools.lru_cache(maxsize=1)
-def _chunk_names() -> tuple[str, ...]:
-    """The file names of :data:`WARM_CHUNKS` in this Streamlit's static folder (none found: empty)."""
-    import re
-    from pathlib import Path
-
-    folder = Path(st.__file__).parent / "static" / "static" / "js"
-    try:
-        names = sorted(p.name for p in folder.iterdir())
-    except OSError:
-        return ()
-    return tuple(n for n in names if any(re.fullmatch(rf"{c}\.[\w-]+\.js", n) for c in WARM_CHUNKS))
-
-
-def warm_browser_code() -> None:
-    """Have the browser load the code of the Plotly chart and the metric while the server computes.
-
-    Streamlit's browser side fetches, compiles and runs the code of a chart or metric only when the first
-    one arrives: on a first visit the figure then waited for about 4.7 MB of JavaScript after the numbers
-    had been computed (a second or more on a laptop). A fixed script (no user text in it) imports the same
-    files, by the URL of Streamlit's own entry script, as soon as the page starts; when the figure arrives its
-    code is already loaded (the browser keeps one copy of each module). Nothing is drawn. Sent once per
-    session; a Streamlit whose files are named otherwise gets nothing (the page works as before).
-    """
-    if ss.get("_pmt_code_warmed") or not _chunk_names():
-        return
-    ss["_pmt_code_warmed"] = True
-    files = json.dumps(list(_chunk_names()))
-    st.html("<script>(() => { const entry = Array.from(document.querySelectorAll('script[type=module][src]'))"
-            ".map(e => e.src).find(u => /\\/static\\/js\\/index\\.[\\w-]+\\.js/.test(u)); if (!entry) return; "
-            f"for (const f of {files}) import(new URL(f, entry).href).catch(() => {{}}); }})();</script>",
-            unsafe_allow_javascript=True)  # a fixed script: file names from Streamlit's own folder
 
 
 def compute(task: str, problems: list[str]) -> dict | None:
