@@ -180,6 +180,12 @@ def lazy_sweep(results: dict, kind: str, on_part=None):
     ``on_part(frame, done, total)``, when given, is called with the rows so far (in the grid's order)
     before each size this session has not computed yet (the tab draws the figure as it fills in). The concatenation equals one ``run_sweep``
     over the whole grid row for row.
+
+    The lam sweep is one ``run_sweep`` over the lam grid (its 8 x seeds runs of a method in one batch: the
+    cheapest way, and its numbers); when this session has not computed it yet, ``on_part`` is first called with
+    the chosen lam's rows, the chosen epsilon's sweep (``results["eps_point"]``, on screen already), so the tab can
+    draw that point while the other lams are computed. The batch's rows at the chosen lam are the same runs in
+    another batch: equal to float64 rounding.
     """
     args = sweep_args(results, kind)
     if args is None:
@@ -187,10 +193,17 @@ def lazy_sweep(results: dict, kind: str, on_part=None):
     spec = results["spec"]
     if kind == "n_pub":
         return _npub_sweep(results, on_part)
+    done = ss.setdefault("_pmt_done", set())  # what this session has computed (see run_stages)
+    if on_part is not None and tuple(args) not in done and results.get("eps_point") is not None:
+        first = results["eps_point"].copy()
+        first["sweep"] = kind
+        on_part(first, 1, len(LAM_OPTIONS))
     what = f"{len(LAM_OPTIONS)} values of lam"
     with st.spinner(f"Computing the {kind} sweep: {what} x {spec['seeds']} seeds x {len(spec['methods'])} methods "
                     "(cached afterwards) ..."):
-        return sweep(args[0], results["prep"], args[1])
+        frame = sweep(args[0], results["prep"], args[1])
+    done.add(tuple(args))
+    return frame
 
 
 def npub_parts(results: dict) -> list:

@@ -31,7 +31,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["MEMO_PUBLIC", "MEMO_SPLITS", "bypass", "bypassed", "clear", "fingerprint", "memo", "memo_public"]
+__all__ = ["MEMO_PUBLIC", "MEMO_ROWS", "MEMO_SPLITS", "bypass", "bypassed", "clear", "fingerprint", "kept", "memo",
+           "memo_public", "memo_rows"]
 
 #: Splits whose quantities are kept (least recently used dropped first).
 MEMO_SPLITS = 1
@@ -39,8 +40,14 @@ MEMO_SPLITS = 1
 #: Quantities of public rows kept by :func:`memo_public` (least recently used dropped first).
 MEMO_PUBLIC = 8
 
+#: Splits themselves (the rows :func:`engine.pmt.sweep.run_sweep` draws and standardises) kept by
+#: :func:`memo_rows` (least recently used dropped first): a dashboard sweeps the same split at every epsilon
+#: and lam move, and an n_pub sweep has one split per size (bank: about 15 MB each).
+MEMO_ROWS = 8
+
 _LOCK = threading.Lock()
 _STORE: "OrderedDict[str, dict]" = OrderedDict()
+_ROWS: "OrderedDict[tuple, tuple]" = OrderedDict()
 _PUBLIC: "OrderedDict[tuple, object]" = OrderedDict()
 _LOCAL = threading.local()
 
@@ -100,6 +107,15 @@ def _freeze(value):
     return value
 
 
+def kept(split_key: str, key: tuple) -> bool:
+    """True when :func:`memo` would return a kept value for ``(split_key, key)`` (False inside :func:`bypass`)."""
+    if getattr(_LOCAL, "off", False):
+        return False
+    with _LOCK:
+        entry = _STORE.get(split_key)
+        return entry is not None and key in entry
+
+
 def memo(split_key: str, key: tuple, build: Callable):
     """``build()`` for ``(split_key, key)``, computed once while the split stays among the kept ones.
 
@@ -152,8 +168,29 @@ def memo_public(rows: np.ndarray, key: tuple, build: Callable, freeze: Callable 
     return value
 
 
+def memo_rows(key: tuple, build: Callable) -> tuple:
+    """``build()`` (a tuple of arrays: a split's rows) for ``key``, kept for the :data:`MEMO_ROWS` most recently
+    used keys; every call gets its own copies (the caller may write to them). The key must name the data by
+    content (:func:`fingerprint`) and every setting the split depends on. Inside :func:`bypass`: ``build()``,
+    not kept."""
+    if getattr(_LOCAL, "off", False):
+        return build()
+    with _LOCK:
+        value = _ROWS.get(key)
+        if value is not None:
+            _ROWS.move_to_end(key)
+    if value is None:
+        value = tuple(build())
+        with _LOCK:
+            value = _ROWS.setdefault(key, value)
+            while len(_ROWS) > MEMO_ROWS:
+                _ROWS.popitem(last=False)
+    return tuple(np.array(a, copy=True) for a in value)
+
+
 def clear() -> None:
     """Drop every kept quantity."""
     with _LOCK:
         _STORE.clear()
         _PUBLIC.clear()
+        _ROWS.clear()

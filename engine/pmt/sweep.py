@@ -190,6 +190,27 @@ def _split(X, y, n_pub, seed, test_size, standardize, center_y=False, public=Non
     return Xp, yp, Xq[train], yq[train], Xq[test], yq[test]
 
 
+def _kept_split(X, y, n_pub, seed, test_size, standardize, center_y=False, public=None):
+    """:func:`_split`, kept for the same data (by content: :func:`engine.pmt._split_memo.fingerprint`) and
+    settings (:func:`engine.pmt._split_memo.memo_rows`), so a sweep on a split seen before does not draw and
+    standardise it again (bank: about 0.1 s per sweep, a dashboard's every epsilon or lam move).
+
+    The split is a deterministic function of the data and the settings (no noise): a kept one is the one a
+    fresh call gives, bit for bit; each call gets its own copies. Inside :func:`engine.pmt._split_memo.bypass`
+    (an upload) nothing is kept or reused."""
+    from engine.pmt import _split_memo
+
+    def build():
+        return _split(X, y, n_pub, seed, test_size, standardize, center_y, public)
+
+    if _split_memo.bypassed():
+        return build()
+    key = ("split", _split_memo.fingerprint(X, y, *(() if public is None else public)),
+           None if public is not None else int(n_pub), int(seed), float(test_size), bool(standardize), bool(center_y),
+           public is None)
+    return _split_memo.memo_rows(key, build)
+
+
 def run_sweep(
     data,
     *,
@@ -368,9 +389,9 @@ def run_sweep(
     split_plan = [(s, [s]) for s in seed_list] if resample_split else [(split_seed, seed_list)]
     for n_pub in pub_list:
         for sseed, run_seeds in split_plan:
-            X_pub, y_pub, X_tr, y_tr, X_te, y_te = _split(X, y, n_pub, sseed, float(test_size), standardize,
-                                                          True if center_y is None else bool(center_y),
-                                                          public)
+            X_pub, y_pub, X_tr, y_tr, X_te, y_te = _kept_split(X, y, n_pub, sseed, float(test_size), standardize,
+                                                               True if center_y is None else bool(center_y),
+                                                               public)
             if len(y_tr) < d:
                 raise ValueError(f"n < d: {len(y_tr)} private training rows for d={d} columns")
             P.check_delta(delta, len(y_tr))  # warns when delta > 1/n (n public under replace-one)

@@ -95,6 +95,15 @@ def _single_blas(fn):
 #: Default methods of the logistic task.
 LOGISTIC_METHODS = ("pmt", "dp-newton", "dp-gd", "non-private")
 
+#: Up to this many runs, a method's noisy Newton runs in one group (one thread) instead of two: the Hessians are
+#: one product ``W^T K`` of the weights (runs x n) by the split's pair products (n x d(d+1)/2, bank: 260 MB in
+#: float64), whose cost is reading K; one product of 20 rows reads it once per step, two of 10 rows read it
+#: twice and use the BLAS kernel less well (bank, 20 seeds: 0.25 s instead of 0.36 s of CPU per method). The
+#: sweep runs two methods side by side (:func:`engine.pmt.sweep._run_methods`), so the second core is busy with
+#: DP-GD meanwhile. Larger batches (the epsilon grid, the lam sweep) keep two groups. The float64 sums are the
+#: same sums in another BLAS blocking: the Hessians agree to float64 rounding with the two-group ones.
+NEWTON_ONE_GROUP_MAX_RUNS = 40
+
 #: Per-run columns the logistic runners add to the sweep frame.
 EXTRA_COLUMNS = ("converged", "eig_fixes", "n_steps", "eig_floor", "last_step", "sigma_g", "sigma_H")
 
@@ -155,12 +164,36 @@ def _glm_design(ctx, family, *, fit_intercept: bool, penalize_intercept: bool) -
                                      lambda: _kappa_from_eigs(np.linalg.eigvalsh(ctx.Xa.T @ ctx.Xa / ctx.n)))
     ctx.moment = public_moment(ctx.X_pub, fit_intercept=fit_intercept, on_singular="regularize")
     ctx.kappa_pub = ctx.moment.kappa
-    refs = [_split_memo.memo(ctx.split_key, ("ref", family.name, float(lam), fit_intercept, penalize_intercept),
-                             functools.partial(glm_reference_solve, ctx.Xa, ctx.y, lam, ctx.Pm, family))
-            for lam in ctx.lams]
+    refs = _reference_fits(ctx, family, fit_intercept, penalize_intercept)
     ctx.theta_ref = np.stack([r[0] for r in refs])
     ctx.ref_converged = np.array([r[1] for r in refs])
     ctx.Xt = add_intercept(ctx.X_test) if fit_intercept else ctx.X_test
+
+def _reference_fits(ctx, family, fit_intercept: bool, penalize_intercept: bool) -> list:
+    """The non-private reference fit per lam (:func:`glm_reference_solve`), kept for the split; the fits not yet
+    kept run two at a time (a lam sweep's eight fits are independent; each is the same call as alone, with BLAS at
+    one thread, so every fit is the one computed alone, bit for bit). An upload's :func:`_split_memo.bypass`
+    holds in the pool's threads."""
+    def one(lam):
+        return _split_memo.memo(ctx.split_key, ("ref", family.name, float(lam), fit_intercept, penalize_intercept),
+                                functools.partial(glm_reference_solve, ctx.Xa, ctx.y, lam, ctx.Pm, family))
+
+    lams = [float(v) for v in ctx.lams]
+    if len(lams) < 2 or all(_split_memo.kept(ctx.split_key, ("ref", family.name, v, fit_intercept,
+                                                             penalize_intercept)) for v in lams):
+        return [one(v) for v in lams]
+    import contextlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    off = _split_memo.bypassed()
+
+    def in_pool(lam):
+        with _split_memo.bypass() if off else contextlib.nullcontext():
+            return one(lam)
+
+    with threadpool_limits(1), ThreadPoolExecutor(2, thread_name_prefix="sweep-ref") as ex:
+        return list(ex.map(in_pool, lams))
+
 
 class LogisticSweepContext:
     """Per-split quantities shared by all logistic methods and seeds.
@@ -283,7 +316,7 @@ def _newton_runs(ctx, Z, R, pen_w, epsilons, seeds, tag: tuple):
     floor = newton_eig_floor(ctx.eig_floor, ctx.d, sH[ei])
     res = noisy_newton(Z, ctx.y, family=LOGISTIC, pen=pens, sigma_g=sg[ei], sigma_H=sH[ei], noise_g=gn[:, si],
                        noise_H=Hn[:, si], n_steps=T, eig_floor=floor, tol=ctx.tol, dtype=ctx.newton_dtype,
-                       K=_pair_products(ctx, Z, tag, len(li)))
+                       K=_pair_products(ctx, Z, tag, len(li)), n_jobs=1 if len(li) <= NEWTON_ONE_GROUP_MAX_RUNS else None)
     return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=res.theta, eig_fix=res.eig_fixes > 0,
                 eig_fixes=res.eig_fixes, converged=res.converged, kappa_noisy=res.kappa_noisy, n_steps=T,
                 eig_floor=floor, last_step=res.last_step, sigma_g=sg[ei], sigma_H=sH[ei], sigma_A=sH[ei],
