@@ -200,9 +200,21 @@ def _lam_tab(v: _View, is_open: bool) -> None:
     spec = v.results["spec"]
     if is_open:
         try:
-            lam_frame = R.lazy_sweep(v.results, "lam")
-            v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.results, "lam")), metric=v.hl.metric, lam=spec["lam"],
-                    log_y=v.log_y, title=f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}")
+            title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}"
+            slot = st.empty()
+
+            def part(frame, done, total):  # the chosen lam's point (the headline's runs) while the others compute
+                fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=spec["lam"],
+                                                log_y=v.log_y, title=f"{title} (your lam; the other {total - done} values "
+                                                "are being computed)")
+                with slot.container():
+                    v.show(fig, "fig_lam_part")
+
+            # ridge's lam sweep takes milliseconds: no partial figure; a noisy Newton / DP-GD sweep takes seconds
+            lam_frame = R.lazy_sweep(v.results, "lam", on_part=part if v.task != "regression" else None)
+            with slot.container():
+                v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.results, "lam")),
+                        metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -232,9 +244,9 @@ def _npub_tab(v: _View, is_open: bool) -> None:
 
             npub_frame = R.lazy_sweep(v.results, "n_pub", on_part=part)
             with slot.container():
-                v.chart("fig_npub", plots.error_vs_n_pub_figure, v.summ(npub_frame, "n_pub", (*R.sweep_args(v.results, "n_pub"), v.results["diag_json"])),
-                        metric=v.hl.metric,
-                        n_pub=spec["n_pub"], log_y=v.log_y, title=title)
+                v.chart("fig_npub", plots.error_vs_n_pub_figure,
+                        v.summ(npub_frame, "n_pub", (*R.sweep_args(v.results, "n_pub"), v.results["diag_json"])),
+                        metric=v.hl.metric, n_pub=spec["n_pub"], log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
