@@ -56,7 +56,7 @@ from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public n
     validate_renyi_order,
 )
 from engine.nvdp.paper_protocol import outlier_filter
-from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows, _sum_log_var
+from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows, _sum_log_var, memo_put
 
 __all__ = [
     "validate_renyi_order",
@@ -201,6 +201,10 @@ def _one_sided(mask, I, J):
     return group[I] != group[J]
 
 
+#: Entries per block of :func:`_nanmean_entries` (its (block x D) float64 temporaries stay in cache).
+_NANMEAN_CHUNK = 512
+
+
 def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
     """The authors' NaN-mean over dims for D(b || a) at the given (pair, position) entries.
 
@@ -210,27 +214,41 @@ def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
     ``mu_w`` and ``sig_w`` are in the working precision, padding read as position 0 (``mask``);
     v = 1 / (1 / sigma^2) with the working precision's square and reciprocal, then float64.
     Returns a float64 tensor with one value per entry.
+
+    v and ln v belong to an (input, position) cell, not to a pair: they are computed once per cell
+    that the entries read (many entries share a cell) and gathered per entry, the same elementwise
+    operations on the same values; the per-entry arithmetic (s2, the term, the sum over dims of a
+    contiguous row) is unchanged, in blocks of :data:`_NANMEAN_CHUNK` entries. The values are those
+    of computing v and ln v per entry (``tests/test_nvdp_order_reuse.py``).
     """
     out = torch.empty(p_idx.numel(), dtype=torch.float64)
-    for s in range(0, p_idx.numel(), 4096):
-        pi, ki = p_idx[s : s + 4096], k_idx[s : s + 4096]
-        ia, ib = I[pi], J[pi]
-        ka = torch.where(mask[ia, ki], ki, 0)  # padding: the input's prior component
-        kb = torch.where(mask[ib, ki], ki, 0)
-        va = torch.reciprocal(torch.reciprocal(sig_w[ia, ka].square()).to(torch.float64))
-        vb = torch.reciprocal(torch.reciprocal(sig_w[ib, kb].square()).to(torch.float64))
-        d2 = (mu_w[ia, ka].to(torch.float64) - mu_w[ib, kb].to(torch.float64)).square()
+    if p_idx.numel() == 0:
+        return out
+    K = mask.shape[1]
+    ia, ib = I[p_idx], J[p_idx]
+    ka = torch.where(mask[ia, k_idx], k_idx, 0)  # padding: the input's prior component
+    kb = torch.where(mask[ib, k_idx], k_idx, 0)
+    fa, fb = ia * K + ka, ib * K + kb
+    cells, inv = torch.unique(torch.cat([fa, fb]), return_inverse=True)
+    ra, rb = inv[: fa.numel()], inv[fa.numel():]
+    v = torch.reciprocal(torch.reciprocal(sig_w.reshape(-1, D)[cells].square()).to(torch.float64))
+    lv = torch.log(v)
+    mu_c = mu_w.reshape(-1, D)[cells]
+    for s in range(0, p_idx.numel(), _NANMEAN_CHUNK):
+        a, b = ra[s : s + _NANMEAN_CHUNK], rb[s : s + _NANMEAN_CHUNK]
+        va, vb = v[a], v[b]
+        d2 = (mu_c[a].to(torch.float64) - mu_c[b].to(torch.float64)).square()
         s2 = lam * va + (1.0 - lam) * vb
         ok = s2 > 0
         s2s = torch.where(ok, s2, torch.ones_like(s2))
         # D(b || a) per dim: lam d2 / (2 s2) + (1/(1-lam)) (0.5 ln s2 - lam/2 ln v_a - (1-lam)/2 ln v_b)
-        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - 0.5 * lam * torch.log(va)
-                                         - 0.5 * (1.0 - lam) * torch.log(vb)) / (1.0 - lam)
+        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - 0.5 * lam * lv[a]
+                                         - 0.5 * (1.0 - lam) * lv[b]) / (1.0 - lam)
         cnt = ok.sum(-1)
         mean = torch.where(ok, term, torch.zeros_like(term)).sum(-1) / cnt.clamp_min(1)
         mean = torch.where(cnt > 0, mean, torch.zeros_like(mean))
         mean = torch.where((s2 == 0).any(-1), torch.full_like(mean, math.inf), mean)
-        out[s : s + 4096] = mean * D
+        out[s : s + _NANMEAN_CHUNK] = mean * D
     return out
 
 
@@ -440,13 +458,14 @@ def pairwise_rd_bound(
         afterwards (one worker per core instead of small ops split across cores, which did not
         scale). The chunks and the arithmetic per pair do not depend on ``n_workers``: values are
         bit-identical for any number of workers.
-    memo : (dict, bytes) or None, default None
+    memo : (dict, bytes, ...) or None, default None
         Reuse of the Gaussian pair sums between calls whose ``mu``, ``sigma`` and ``mask`` are the
         same (e.g. a move of alpha only): a dict owned by the caller and a digest of the content of
         ``mu``, ``sigma`` and ``mask`` that the caller vouches for
         (:func:`engine.nvdp.protocol.evaluate_bounds` computes it). The sums are keyed by that
         digest and every option they depend on, so a hit returns the very values a recomputation
-        would. Not used when some input has a numerical failure.
+        would. Not used when some input has a numerical failure. Further elements of the tuple
+        (:func:`engine.nvdp.paper_protocol.paper_bdp`'s key of mu alone) are ignored here.
 
     Returns
     -------
@@ -587,7 +606,7 @@ def pairwise_rd_bound(
         sg_lo, sg_hi = torch.aminmax(sigma)
         ok_ms = bool(torch.isfinite(mu_lo) & torch.isfinite(mu_hi) & (sg_lo > 0) & torch.isfinite(sg_hi))
         if fkey is not None:
-            memo[0][fkey] = ok_ms
+            memo_put(memo[0], fkey, ok_ms)
     if ok_ms:
         bad = torch.zeros(B, dtype=torch.bool)  # fast path: nothing to flag in mu / sigma
     else:
@@ -621,7 +640,7 @@ def pairwise_rd_bound(
     nanmean = form == "paper" and undefined == "nanmean"
     mkey = None
     if memo is not None and not bool(bad.any()):
-        memo_dict, digest = memo
+        memo_dict, digest = memo[0], memo[1]
         mkey = ("gauss", digest, form, padding, pairs, int(batch_size), lam, str(dtype), nanmean,
                 int(max_chunk_elements), (B, K, D))
     hit = memo_dict.get(mkey) if mkey is not None else None
@@ -631,9 +650,7 @@ def pairwise_rd_bound(
         gs_fwd, gs_bwd = _gauss_terms(form, padding, nanmean, mu_w, sig_w, lam, mask, I, J, batch_ids, rows,
                                       max_chunk_elements, n_workers, logvar_k, D)
         if mkey is not None:
-            if len(memo_dict) > 64:
-                memo_dict.clear()
-            memo_dict[mkey] = (gs_fwd, gs_bwd)
+            memo_put(memo_dict, mkey, (gs_fwd, gs_bwd))
 
     if form == "exact":
         one = torch.ones((), dtype=torch.float64)

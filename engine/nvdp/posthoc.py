@@ -460,9 +460,11 @@ class LiveEvaluator:
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
             mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
             post = self.clip(clip)[0] if post is None else post
-            if len(self._memo) > 512:  # a long session's many settings: start again (values do not depend on it)
+            if len(self._memo) > 512:  # each kind is bounded (rd_kernel.memo_put); a safety net (values do not depend on it)
                 self._memo.clear()
-            out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
+            # the mu-only key: what depends on mu alone (the paper accountant's distances) outlives an order move
+            out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey,
+                                  memo_mu_key=repr(self.clipper.mu_key(clip)).encode())
             if len(self._bounds_cache) > 32:
                 self._bounds_cache.clear()
             self._bounds_cache[key] = out

@@ -18,6 +18,28 @@ import torch
 
 from engine.nvdp import _rd_numba
 
+#: Most entries of one kind (a memo key's first element) that :func:`memo_put` keeps in a caller's memo.
+MEMO_LIMITS = {"gauss": 64, "finite_mu_sigma": 64, "paper_d2": 64, "paper_dir": 128}
+
+
+def memo_put(memo: dict, key: tuple, value) -> None:
+    """``memo[key] = value``, then drop the oldest entries of the same kind (``key[0]``) beyond its limit.
+
+    The memo of :func:`engine.nvdp.protocol.evaluate_bounds` holds entries of several kinds: pair
+    terms that change with every C_mu or order move (the Gaussian sums) and terms that outlive many
+    moves (the paper accountant's Dirichlet terms, which depend on the pseudo-counts alone). Bounding
+    each kind by itself (:data:`MEMO_LIMITS`, 64 for a kind not named there) keeps the long-lived
+    ones when the short-lived ones come and go (clearing the whole memo when it filled up threw
+    them away every few moves). The values never depend on what is kept.
+    """
+    memo.pop(key, None)
+    memo[key] = value
+    kind = key[0]
+    same = [k for k in memo if isinstance(k, tuple) and k and k[0] == kind]
+    for k in same[: max(0, len(same) - MEMO_LIMITS.get(kind, 64))]:
+        del memo[k]
+
+
 def _pair_rows(n_inputs: int, pairs: str, batch_size: int):
     """Rows of pairs: (i, j0, j1, batch) meaning pairs (i, j) for j0 <= j < j1, all in one batch."""
     rows = []
