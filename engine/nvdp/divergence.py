@@ -215,11 +215,12 @@ def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
     v = 1 / (1 / sigma^2) with the working precision's square and reciprocal, then float64.
     Returns a float64 tensor with one value per entry.
 
-    v and ln v belong to an (input, position) cell, not to a pair: they are computed once per cell
-    that the entries read (many entries share a cell) and gathered per entry, the same elementwise
-    operations on the same values; the per-entry arithmetic (s2, the term, the sum over dims of a
-    contiguous row) is unchanged, in blocks of :data:`_NANMEAN_CHUNK` entries. The values are those
-    of computing v and ln v per entry (``tests/test_nvdp_order_reuse.py``).
+    What belongs to an (input, position) cell and not to a pair (v, ln v and their scalar multiples,
+    mu in float64) is computed once per cell that the entries read (many entries share a cell) and
+    gathered per entry: the same elementwise operations on the same values. The per-entry arithmetic
+    (s2, the term, the sum over dims of a contiguous row) is unchanged, in blocks of
+    :data:`_NANMEAN_CHUNK` entries; the values are those of computing everything per entry
+    (``tests/test_nvdp_order_reuse.py``).
     """
     out = torch.empty(p_idx.numel(), dtype=torch.float64)
     if p_idx.numel() == 0:
@@ -233,21 +234,22 @@ def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
     ra, rb = inv[: fa.numel()], inv[fa.numel():]
     v = torch.reciprocal(torch.reciprocal(sig_w.reshape(-1, D)[cells].square()).to(torch.float64))
     lv = torch.log(v)
-    mu_c = mu_w.reshape(-1, D)[cells]
+    lam_v, oml_v = lam * v, (1.0 - lam) * v  # s2 = lam v_a + (1 - lam) v_b
+    h_a, h_b = (0.5 * lam) * lv, (0.5 * (1.0 - lam)) * lv  # lam/2 ln v_a, (1-lam)/2 ln v_b
+    mu64 = mu_w.reshape(-1, D)[cells].to(torch.float64)
+    one, zero = torch.ones((), dtype=torch.float64), torch.zeros((), dtype=torch.float64)
     for s in range(0, p_idx.numel(), _NANMEAN_CHUNK):
         a, b = ra[s : s + _NANMEAN_CHUNK], rb[s : s + _NANMEAN_CHUNK]
-        va, vb = v[a], v[b]
-        d2 = (mu_c[a].to(torch.float64) - mu_c[b].to(torch.float64)).square()
-        s2 = lam * va + (1.0 - lam) * vb
+        s2 = lam_v[a] + oml_v[b]
+        d2 = (mu64[a] - mu64[b]).square()
         ok = s2 > 0
-        s2s = torch.where(ok, s2, torch.ones_like(s2))
+        s2s = torch.where(ok, s2, one)
         # D(b || a) per dim: lam d2 / (2 s2) + (1/(1-lam)) (0.5 ln s2 - lam/2 ln v_a - (1-lam)/2 ln v_b)
-        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - 0.5 * lam * lv[a]
-                                         - 0.5 * (1.0 - lam) * lv[b]) / (1.0 - lam)
+        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - h_a[a] - h_b[b]) / (1.0 - lam)
         cnt = ok.sum(-1)
-        mean = torch.where(ok, term, torch.zeros_like(term)).sum(-1) / cnt.clamp_min(1)
-        mean = torch.where(cnt > 0, mean, torch.zeros_like(mean))
-        mean = torch.where((s2 == 0).any(-1), torch.full_like(mean, math.inf), mean)
+        mean = torch.where(ok, term, zero).sum(-1) / cnt.clamp_min(1)
+        mean = torch.where(cnt > 0, mean, zero)
+        mean = torch.where((s2 == 0).any(-1), math.inf, mean)
         out[s : s + _NANMEAN_CHUNK] = mean * D
     return out
 
