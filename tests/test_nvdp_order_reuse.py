@@ -197,3 +197,32 @@ def test_live_evaluator_order_moves_give_the_values_of_fresh_posteriors(tiny_liv
             post, _ = live.raw.clip(clip)
             _same(got, evaluate_bounds(post, lam, proto))
     assert any(k[0] == "paper_d2" and b"mukey" in k[1] for k in live._memo)
+
+
+@pytest.mark.parametrize("n_eval", [36, 40])  # a short last eval batch left out of the paper form, or none
+def test_evaluate_bounds_is_the_three_pair_computations_made_separately(n_eval):
+    """Within one call the three pair computations share mu and sigma's copy, the finiteness check and
+    sum_d ln sigma^2 (a memo private to the call): the results are those of calling each separately."""
+    from engine.nvdp.bdp import bdp_from_posteriors
+
+    raw = _post(n=44, K=6, D=16, seed=2)
+    proto = EvalProtocol(n_eval=n_eval, batch_size=8)
+    lam = 2.0
+    post, _ = raw.clip(ClipConfig(C_mu=2.5, alpha_min=0.2, alpha_max=1.0, renyi_order=lam))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        b = evaluate_bounds(post, lam, proto)
+        n = min(n_eval, len(post))
+        k = max(2, int(post.mask[:n].sum(1).max()))
+        m = n - n % 8
+        mu, sg, al, mk = post.mu[:n, :k], post.sigma[:n, :k], post.alpha[:n, :k], post.mask[:n, :k]
+        ex = pairwise_rd_bound(mu, sg, al, mk, renyi_order=lam, form="exact", padding="strict")
+        pa = pairwise_rd_bound(mu[:m], sg[:m], al[:m], mk[:m], renyi_order=lam, form="paper", batch_size=8,
+                               n_latent=post.mu.shape[1])
+        bdp, _ = bdp_from_posteriors(mu, sg, al, mk, renyi_order=lam, batch_size=8, padding="strict")
+        pb = paper_bdp(mu[:m], sg[:m], al[:m], mk[:m], renyi_order=lam, batch_size=8, n_eval=m,
+                       n_latent=post.mu.shape[1])
+    assert np.array_equal(b.rd_exact.values, ex.values, equal_nan=True) and b.rd_exact.n_inf == ex.n_inf
+    assert np.array_equal(b.rd_paper.values, pa.values, equal_nan=True) and b.rd_paper.max == pa.max
+    assert b.bdp.epsilon == bdp.epsilon and b.bdp_paper["batch_costs"] == pb["batch_costs"]
+    assert np.isfinite(b.rd_paper.values).sum() > 10  # not a comparison of infinities only

@@ -624,7 +624,14 @@ def pairwise_rd_bound(
         mu_w = torch.where(bad[:, None, None], torch.zeros_like(mu_w), mu_w)
         sig_w = torch.where(bad[:, None, None], torch.ones_like(sig_w), sig_w)
         al_f = torch.where(bad[:, None], torch.ones_like(al_f), al_f)
-    logvar_k = _sum_log_var(sig_w, mask)  # (B, K): sum_d ln v
+    # (B, K): sum_d ln v, a function of sigma and the mask alone: the exact form, the paper form and
+    # the accountant's order lambda + 1 of one evaluation share it through the content-keyed memo
+    vkey = ("logvar", memo[1], str(dtype), (B, K, D)) if memo is not None and not bool(bad.any()) else None
+    logvar_k = memo[0].get(vkey) if vkey is not None else None
+    if logvar_k is None:
+        logvar_k = _sum_log_var(sig_w, mask)
+        if vkey is not None:
+            memo_put(memo[0], vkey, logvar_k)
 
     rows = _pair_rows(B, pairs, batch_size)
     if not rows:

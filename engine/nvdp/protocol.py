@@ -208,7 +208,13 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
         raise ValueError(f"need at least 2 inputs for pairwise bounds; got {len(post)}")
     n_latent = int(post.mu.shape[1]) if n_latent is None else int(n_latent)
     k = max(2, int(post.mask[:n].sum(1).max()))
-    p = Posteriors(post.mu[:n, :k], post.sigma[:n, :k], post.alpha[:n, :k], post.mask[:n, :k])
+    # one contiguous copy of mu and sigma for the three pair computations below (each made its own)
+    p = Posteriors(post.mu[:n, :k].contiguous(), post.sigma[:n, :k].contiguous(), post.alpha[:n, :k],
+                   post.mask[:n, :k])
+    if memo is None:
+        # a memo private to this call (its inputs do not change within it): the three pair computations
+        # share what depends on mu, sigma and the mask alone (the finiteness check, sum_d ln sigma^2)
+        memo, memo_key, memo_mu_key = {}, b"this call", b"this call"
     mt = None
     if memo is not None:
         mt = (memo, _digest(p.mu, p.sigma, p.mask) if memo_key is None else b"key:%d:%d:" % (n, k) + bytes(memo_key))
