@@ -56,7 +56,8 @@ from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public n
     validate_renyi_order,
 )
 from engine.nvdp.paper_protocol import outlier_filter
-from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows, _sum_log_var, memo_put
+from engine.nvdp.rd_kernel import (_gauss_pair_sums, _log_beta_masked, _nanmean_entries, _pair_rows, _sum_log_var,
+                                   memo_put)
 
 __all__ = [
     "validate_renyi_order",
@@ -199,59 +200,6 @@ def _one_sided(mask, I, J):
     (bool of shape (n_pairs,); compared through the ids of the distinct mask rows)."""
     _, group = torch.unique(mask, dim=0, return_inverse=True)
     return group[I] != group[J]
-
-
-#: Entries per block of :func:`_nanmean_entries` (its (block x D) float64 temporaries stay in cache).
-_NANMEAN_CHUNK = 512
-
-
-def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
-    """The authors' NaN-mean over dims for D(b || a) at the given (pair, position) entries.
-
-    At these entries some dim has ``s2 = lambda v_a + (1 - lambda) v_b < 0``, so the sum over dims
-    is not finite. Each is recomputed in float64 as D times the mean over the dims with s2 > 0
-    (0 when none; +inf if some s2 == 0), so that dividing by D later gives the authors' ``nanmean``.
-    ``mu_w`` and ``sig_w`` are in the working precision, padding read as position 0 (``mask``);
-    v = 1 / (1 / sigma^2) with the working precision's square and reciprocal, then float64.
-    Returns a float64 tensor with one value per entry.
-
-    What belongs to an (input, position) cell and not to a pair (v, ln v and their scalar multiples,
-    mu in float64) is computed once per cell that the entries read (many entries share a cell) and
-    gathered per entry: the same elementwise operations on the same values. The per-entry arithmetic
-    (s2, the term, the sum over dims of a contiguous row) is unchanged, in blocks of
-    :data:`_NANMEAN_CHUNK` entries; the values are those of computing everything per entry
-    (``tests/test_nvdp_order_reuse.py``).
-    """
-    out = torch.empty(p_idx.numel(), dtype=torch.float64)
-    if p_idx.numel() == 0:
-        return out
-    K = mask.shape[1]
-    ia, ib = I[p_idx], J[p_idx]
-    ka = torch.where(mask[ia, k_idx], k_idx, 0)  # padding: the input's prior component
-    kb = torch.where(mask[ib, k_idx], k_idx, 0)
-    fa, fb = ia * K + ka, ib * K + kb
-    cells, inv = torch.unique(torch.cat([fa, fb]), return_inverse=True)
-    ra, rb = inv[: fa.numel()], inv[fa.numel():]
-    v = torch.reciprocal(torch.reciprocal(sig_w.reshape(-1, D)[cells].square()).to(torch.float64))
-    lv = torch.log(v)
-    lam_v, oml_v = lam * v, (1.0 - lam) * v  # s2 = lam v_a + (1 - lam) v_b
-    h_a, h_b = (0.5 * lam) * lv, (0.5 * (1.0 - lam)) * lv  # lam/2 ln v_a, (1-lam)/2 ln v_b
-    mu64 = mu_w.reshape(-1, D)[cells].to(torch.float64)
-    one, zero = torch.ones((), dtype=torch.float64), torch.zeros((), dtype=torch.float64)
-    for s in range(0, p_idx.numel(), _NANMEAN_CHUNK):
-        a, b = ra[s : s + _NANMEAN_CHUNK], rb[s : s + _NANMEAN_CHUNK]
-        s2 = lam_v[a] + oml_v[b]
-        d2 = (mu64[a] - mu64[b]).square()
-        ok = s2 > 0
-        s2s = torch.where(ok, s2, one)
-        # D(b || a) per dim: lam d2 / (2 s2) + (1/(1-lam)) (0.5 ln s2 - lam/2 ln v_a - (1-lam)/2 ln v_b)
-        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - h_a[a] - h_b[b]) / (1.0 - lam)
-        cnt = ok.sum(-1)
-        mean = torch.where(ok, term, zero).sum(-1) / cnt.clamp_min(1)
-        mean = torch.where(cnt > 0, mean, zero)
-        mean = torch.where((s2 == 0).any(-1), math.inf, mean)
-        out[s : s + _NANMEAN_CHUNK] = mean * D
-    return out
 
 
 def _gauss_same_mask_pairs(mu_w, sig_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k):
