@@ -443,6 +443,14 @@ class RepeatedClipper:
             self._alpha_real = self.alpha[self._real]
         self._valid = True
 
+    def validated(self) -> bool:
+        """Validate the inputs now (once, as the first call would): True if valid, False if every call raises."""
+        try:
+            self._setup()
+        except ValueError:
+            return False
+        return True
+
     def mu_key(self, cfg: ClipConfig):
         """What the clipped mu depends on (a part of a content key for these inputs)."""
         return ("mu", cfg.C_mu if cfg.enabled else None)

@@ -56,7 +56,8 @@ from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public n
     validate_renyi_order,
 )
 from engine.nvdp.paper_protocol import outlier_filter
-from engine.nvdp.rd_kernel import _gauss_pair_sums, _log_beta_masked, _pair_rows, _sum_log_var
+from engine.nvdp.rd_kernel import (_gauss_pair_sums, _log_beta_masked, _nanmean_entries, _pair_rows, _sum_log_var,
+                                   memo_put)
 
 __all__ = [
     "validate_renyi_order",
@@ -199,39 +200,6 @@ def _one_sided(mask, I, J):
     (bool of shape (n_pairs,); compared through the ids of the distinct mask rows)."""
     _, group = torch.unique(mask, dim=0, return_inverse=True)
     return group[I] != group[J]
-
-
-def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
-    """The authors' NaN-mean over dims for D(b || a) at the given (pair, position) entries.
-
-    At these entries some dim has ``s2 = lambda v_a + (1 - lambda) v_b < 0``, so the sum over dims
-    is not finite. Each is recomputed in float64 as D times the mean over the dims with s2 > 0
-    (0 when none; +inf if some s2 == 0), so that dividing by D later gives the authors' ``nanmean``.
-    ``mu_w`` and ``sig_w`` are in the working precision, padding read as position 0 (``mask``);
-    v = 1 / (1 / sigma^2) with the working precision's square and reciprocal, then float64.
-    Returns a float64 tensor with one value per entry.
-    """
-    out = torch.empty(p_idx.numel(), dtype=torch.float64)
-    for s in range(0, p_idx.numel(), 4096):
-        pi, ki = p_idx[s : s + 4096], k_idx[s : s + 4096]
-        ia, ib = I[pi], J[pi]
-        ka = torch.where(mask[ia, ki], ki, 0)  # padding: the input's prior component
-        kb = torch.where(mask[ib, ki], ki, 0)
-        va = torch.reciprocal(torch.reciprocal(sig_w[ia, ka].square()).to(torch.float64))
-        vb = torch.reciprocal(torch.reciprocal(sig_w[ib, kb].square()).to(torch.float64))
-        d2 = (mu_w[ia, ka].to(torch.float64) - mu_w[ib, kb].to(torch.float64)).square()
-        s2 = lam * va + (1.0 - lam) * vb
-        ok = s2 > 0
-        s2s = torch.where(ok, s2, torch.ones_like(s2))
-        # D(b || a) per dim: lam d2 / (2 s2) + (1/(1-lam)) (0.5 ln s2 - lam/2 ln v_a - (1-lam)/2 ln v_b)
-        term = lam * d2 / (2.0 * s2s) + (0.5 * torch.log(s2s) - 0.5 * lam * torch.log(va)
-                                         - 0.5 * (1.0 - lam) * torch.log(vb)) / (1.0 - lam)
-        cnt = ok.sum(-1)
-        mean = torch.where(ok, term, torch.zeros_like(term)).sum(-1) / cnt.clamp_min(1)
-        mean = torch.where(cnt > 0, mean, torch.zeros_like(mean))
-        mean = torch.where((s2 == 0).any(-1), torch.full_like(mean, math.inf), mean)
-        out[s : s + 4096] = mean * D
-    return out
 
 
 def _gauss_same_mask_pairs(mu_w, sig_w, lam, mask, I, J, batch_ids, max_chunk_elements, n_workers, logvar_k):
@@ -440,13 +408,14 @@ def pairwise_rd_bound(
         afterwards (one worker per core instead of small ops split across cores, which did not
         scale). The chunks and the arithmetic per pair do not depend on ``n_workers``: values are
         bit-identical for any number of workers.
-    memo : (dict, bytes) or None, default None
+    memo : (dict, bytes, ...) or None, default None
         Reuse of the Gaussian pair sums between calls whose ``mu``, ``sigma`` and ``mask`` are the
         same (e.g. a move of alpha only): a dict owned by the caller and a digest of the content of
         ``mu``, ``sigma`` and ``mask`` that the caller vouches for
         (:func:`engine.nvdp.protocol.evaluate_bounds` computes it). The sums are keyed by that
         digest and every option they depend on, so a hit returns the very values a recomputation
-        would. Not used when some input has a numerical failure.
+        would. Not used when some input has a numerical failure. Further elements of the tuple
+        (:func:`engine.nvdp.paper_protocol.paper_bdp`'s key of mu alone) are ignored here.
 
     Returns
     -------
@@ -587,7 +556,7 @@ def pairwise_rd_bound(
         sg_lo, sg_hi = torch.aminmax(sigma)
         ok_ms = bool(torch.isfinite(mu_lo) & torch.isfinite(mu_hi) & (sg_lo > 0) & torch.isfinite(sg_hi))
         if fkey is not None:
-            memo[0][fkey] = ok_ms
+            memo_put(memo[0], fkey, ok_ms)
     if ok_ms:
         bad = torch.zeros(B, dtype=torch.bool)  # fast path: nothing to flag in mu / sigma
     else:
@@ -603,7 +572,14 @@ def pairwise_rd_bound(
         mu_w = torch.where(bad[:, None, None], torch.zeros_like(mu_w), mu_w)
         sig_w = torch.where(bad[:, None, None], torch.ones_like(sig_w), sig_w)
         al_f = torch.where(bad[:, None], torch.ones_like(al_f), al_f)
-    logvar_k = _sum_log_var(sig_w, mask)  # (B, K): sum_d ln v
+    # (B, K): sum_d ln v, a function of sigma and the mask alone: the exact form, the paper form and
+    # the accountant's order lambda + 1 of one evaluation share it through the content-keyed memo
+    vkey = ("logvar", memo[1], str(dtype), (B, K, D)) if memo is not None and not bool(bad.any()) else None
+    logvar_k = memo[0].get(vkey) if vkey is not None else None
+    if logvar_k is None:
+        logvar_k = _sum_log_var(sig_w, mask)
+        if vkey is not None:
+            memo_put(memo[0], vkey, logvar_k)
 
     rows = _pair_rows(B, pairs, batch_size)
     if not rows:
@@ -621,7 +597,7 @@ def pairwise_rd_bound(
     nanmean = form == "paper" and undefined == "nanmean"
     mkey = None
     if memo is not None and not bool(bad.any()):
-        memo_dict, digest = memo
+        memo_dict, digest = memo[0], memo[1]
         mkey = ("gauss", digest, form, padding, pairs, int(batch_size), lam, str(dtype), nanmean,
                 int(max_chunk_elements), (B, K, D))
     hit = memo_dict.get(mkey) if mkey is not None else None
@@ -631,9 +607,7 @@ def pairwise_rd_bound(
         gs_fwd, gs_bwd = _gauss_terms(form, padding, nanmean, mu_w, sig_w, lam, mask, I, J, batch_ids, rows,
                                       max_chunk_elements, n_workers, logvar_k, D)
         if mkey is not None:
-            if len(memo_dict) > 64:
-                memo_dict.clear()
-            memo_dict[mkey] = (gs_fwd, gs_bwd)
+            memo_put(memo_dict, mkey, (gs_fwd, gs_bwd))
 
     if form == "exact":
         one = torch.ones((), dtype=torch.float64)

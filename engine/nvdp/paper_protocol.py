@@ -210,13 +210,16 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         Latent positions per input (default K); posteriors are padded with alpha 0 to it.
     confidence, alpha_cutoff : float
         Per-batch confidence (1 - 1e-16) and the pseudo-count cut-off (1e-4), the authors' values.
-    memo : (dict, bytes) or None
+    memo : (dict, bytes) or (dict, bytes, bytes) or None
         Reuse of the squared distances between calls with the same ``mu`` and ``mask``: a dict
         owned by the caller and a digest of the content of ``mu``, ``sigma`` and ``mask`` that the
-        caller vouches for (:func:`engine.nvdp.protocol.evaluate_bounds`); keyed with the kept
-        components, so a hit gives the values a recomputation would. The Dirichlet terms of each
-        batch and order are kept there too, keyed by a SHA-256 digest of the batch's kept
-        pseudo-counts (they depend on nothing else): a C_mu or order move reuses them.
+        caller vouches for (:func:`engine.nvdp.protocol.evaluate_bounds`), optionally followed by
+        the caller's key for the content of ``mu`` and ``mask`` alone (the squared distances do not
+        depend on ``sigma``, so an order move, which moves the sigma floor, then reuses them); keyed
+        with the kept components, so a hit gives the values a recomputation would. The Dirichlet
+        terms of each batch and order are kept there too, keyed by a SHA-256 digest of the batch's
+        kept pseudo-counts (they depend on nothing else): a C_mu or order move reuses them. Each
+        kind of entry is bounded by itself (:func:`engine.nvdp.rd_kernel.memo_put`).
 
     Returns
     -------
@@ -235,13 +238,18 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
     pseudo-counts are all exactly 1 are not reproduced. Source: nvdp_research.md section 2.5
     (Triastcyn & Faltings 2020, with the NVDP authors' scaled Renyi functions).
     """
+    from engine.nvdp.rd_kernel import memo_put  # (here: this module is imported without the kernel's)
+
     lam = validate_renyi_order(renyi_order)
     delta = validate_delta(delta)
-    mu = torch.as_tensor(mu).to(torch.float64).numpy()
+    mu_in = mu
+    mu = None  # float64 and masked below, only if some batch's squared distances are not in the memo
     sigma = torch.as_tensor(sigma).to(torch.float64).numpy()
     alpha = torch.as_tensor(alpha).to(torch.float64).numpy()
     mask = torch.as_tensor(mask).numpy().astype(bool)
-    B, K, D = mu.shape
+    B, K, D = sigma.shape
+    if tuple(np.shape(mu_in)) != (B, K, D):
+        raise ValueError(f"mu must have the shape of sigma {(B, K, D)}; got {tuple(np.shape(mu_in))}")
     n_latent = K if n_latent is None else int(n_latent)
     if n_latent < K:
         raise ValueError(f"n_latent must be >= K = {K}; got {n_latent}")
@@ -251,7 +259,6 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
     q = min(1.0, batch_size / n_eval) if subsample else 1.0
     keep = mask & (alpha > alpha_cutoff)
     al = np.where(keep, alpha, 0.0)
-    mu = np.where(keep[..., None], mu, 0.0)
     sg = np.where(keep[..., None], sigma, 1.0)
     lg_al = torch.lgamma(torch.as_tensor(al, dtype=torch.float64)).numpy()  # ln|Gamma| per input, gathered per pair
     moment = int(lam + 1.0)
@@ -274,18 +281,26 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         # (a - b)^2 == (b - a)^2 exactly, so the squared distances are computed once for both orientations
         dkey = None
         if memo is not None:
-            dkey = ("paper_d2", memo[1], keep[start:stop].tobytes(), start, stop, n_latent, (B, K, D))
+            mu_key = memo[2] if len(memo) > 2 and memo[2] is not None else memo[1]
+            dkey = ("paper_d2", mu_key, keep[start:stop].tobytes(), start, stop, n_latent, (B, K, D))
         d2 = memo[0].get(dkey) if dkey is not None else None
         if d2 is None:
+            if mu is None:
+                mu = np.where(keep[..., None], torch.as_tensor(mu_in).to(torch.float64).numpy(), 0.0)
             d2 = np.concatenate([_pair_d2(mu[i], mu[i + 1 : stop], n_latent) for i in range(start, stop - 1)])
             if dkey is not None:
-                memo[0][dkey] = d2
+                memo_put(memo[0], dkey, d2)
         # the Dirichlet terms depend on this batch's kept pseudo-counts alone (a few kB: hashed here)
         dm_lr = dm_rl = None
         if memo is not None:
             akey = hashlib.sha256(al[start:stop].tobytes()).digest()
-            dm_lr = memo[0].setdefault(("paper_dir", akey, "lr", stop - start, n_latent), {})
-            dm_rl = memo[0].setdefault(("paper_dir", akey, "rl", stop - start, n_latent), {})
+            dm = []
+            for side in ("lr", "rl"):
+                pkey = ("paper_dir", akey, side, stop - start, n_latent)
+                if pkey not in memo[0]:
+                    memo_put(memo[0], pkey, {})
+                dm.append(memo[0][pkey])
+            dm_lr, dm_rl = dm
         s_lr = _scaled_terms(k, None, s_l, al[I], None, s_r, al[J], n_latent, d2=d2, lg_al_l=lg_al[I], dir_memo=dm_lr)
         s_rl = _scaled_terms(k, None, s_r, al[J], None, s_l, al[I], n_latent, d2=d2, lg_al_l=lg_al[J], dir_memo=dm_rl)
         c_l = logsumexp(log_coef + s_lr, axis=1)

@@ -293,12 +293,14 @@ class LiveEvaluator:
         inv = torch.argsort(order)
         raw = Posteriors.cat(raws)
         self.raw = Posteriors(raw.mu[inv], raw.sigma[inv], raw.alpha[inv], raw.mask[inv])
-        # Finite raw posteriors stay finite under clipping (scaling by a factor in [0, 1] and clamps;
-        # clip_posteriors rejects non-finite inputs): their NaN / inf counts are then 0 without a pass.
-        self._raw_finite = all(bool(torch.isfinite(t).all()) for t in (self.raw.mu, self.raw.sigma, self.raw.alpha))
         # validates the raw posteriors once (a non-finite one raises on every call, before anything is
         # computed) and keeps each rule's output for the settings it depends on
         self.clipper = RepeatedClipper(self.raw.mu, self.raw.sigma, self.raw.alpha, self.raw.mask)
+        # Finite raw posteriors stay finite under clipping (scaling by a factor in [0, 1] and clamps;
+        # clip_posteriors rejects non-finite inputs): their NaN / inf counts are then 0 without a pass.
+        # The clipper's validation (done now, once) is that check: posteriors it refuses are never
+        # clipped, so no accuracy is computed from them whatever this flag says.
+        self._raw_finite = self.clipper.validated()
         self._acc_cache: dict = {}
         self._noise: dict = {}
         self._bounds_cache: dict = {}
@@ -460,9 +462,11 @@ class LiveEvaluator:
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
             mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
             post = self.clip(clip)[0] if post is None else post
-            if len(self._memo) > 512:  # a long session's many settings: start again (values do not depend on it)
+            if len(self._memo) > 512:  # each kind is bounded (rd_kernel.memo_put); a safety net (values do not depend on it)
                 self._memo.clear()
-            out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey)
+            # the mu-only key: what depends on mu alone (the paper accountant's distances) outlives an order move
+            out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey,
+                                  memo_mu_key=repr(self.clipper.mu_key(clip)).encode())
             if len(self._bounds_cache) > 32:
                 self._bounds_cache.clear()
             self._bounds_cache[key] = out

@@ -157,7 +157,7 @@ class Bounds:
 
 def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_PROTOCOL, *,
                     n_latent: int | None = None, with_bdp: bool = True, memo: dict | None = None,
-                    memo_key: bytes | None = None) -> Bounds:
+                    memo_key: bytes | None = None, memo_mu_key: bytes | None = None) -> Bounds:
     """RD bounds (both forms) and BDP epsilons (both) of clipped posteriors under ``protocol``.
 
     Parameters
@@ -184,6 +184,10 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
         It must change whenever the content of the first n rows does: :class:`engine.nvdp.posthoc.LiveEvaluator`
         uses the settings that mu and sigma are clipped with, its memo being private to its fixed
         raw posteriors and mask.
+    memo_mu_key : bytes, optional
+        Likewise, the caller's key for the content of the evaluated mu and mask alone (with ``memo_key``):
+        the paper accountant's squared distances depend on nothing else, so a move of the Renyi
+        order (which moves the sigma floor) reuses them. Without it they are keyed as the rest.
 
     Returns
     -------
@@ -204,16 +208,24 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
         raise ValueError(f"need at least 2 inputs for pairwise bounds; got {len(post)}")
     n_latent = int(post.mu.shape[1]) if n_latent is None else int(n_latent)
     k = max(2, int(post.mask[:n].sum(1).max()))
-    p = Posteriors(post.mu[:n, :k], post.sigma[:n, :k], post.alpha[:n, :k], post.mask[:n, :k])
+    # one contiguous copy of mu and sigma for the three pair computations below (each made its own)
+    p = Posteriors(post.mu[:n, :k].contiguous(), post.sigma[:n, :k].contiguous(), post.alpha[:n, :k],
+                   post.mask[:n, :k])
+    if memo is None:
+        # a memo private to this call (its inputs do not change within it): the three pair computations
+        # share what depends on mu, sigma and the mask alone (the finiteness check, sum_d ln sigma^2)
+        memo, memo_key, memo_mu_key = {}, b"this call", b"this call"
     mt = None
     if memo is not None:
         mt = (memo, _digest(p.mu, p.sigma, p.mask) if memo_key is None else b"key:%d:%d:" % (n, k) + bytes(memo_key))
+        if memo_key is not None and memo_mu_key is not None:
+            mt = mt + (b"mukey:%d:%d:" % (n, k) + bytes(memo_mu_key),)
     rd_exact = pairwise_rd_bound(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, form="exact",
                                  padding=protocol.padding, memo=mt)
     # the paper form and its accountant on whole eval batches only (see Bounds.n_paper)
     n_paper = n - n % protocol.batch_size if n >= protocol.batch_size else n
     pp = p if n_paper == n else Posteriors(p.mu[:n_paper], p.sigma[:n_paper], p.alpha[:n_paper], p.mask[:n_paper])
-    mtp = mt if n_paper == n or mt is None else (mt[0], mt[1] + b":paper%d" % n_paper)
+    mtp = mt if n_paper == n or mt is None else (mt[0],) + tuple(x + b":paper%d" % n_paper for x in mt[1:])
     rd_paper = pairwise_rd_bound(pp.mu, pp.sigma, pp.alpha, pp.mask, renyi_order=renyi_order, form="paper",
                                  batch_size=protocol.batch_size, outlier_z=protocol.outlier_z,
                                  outlier_ddof=protocol.outlier_ddof, undefined=protocol.paper_undefined,

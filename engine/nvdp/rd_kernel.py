@@ -18,6 +18,91 @@ import torch
 
 from engine.nvdp import _rd_numba
 
+#: Most entries of one kind (a memo key's first element) that :func:`memo_put` keeps in a caller's memo.
+MEMO_LIMITS = {"gauss": 64, "finite_mu_sigma": 64, "logvar": 8, "paper_d2": 64, "paper_dir": 128}
+
+
+def memo_put(memo: dict, key: tuple, value) -> None:
+    """``memo[key] = value``, then drop the oldest entries of the same kind (``key[0]``) beyond its limit.
+
+    The memo of :func:`engine.nvdp.protocol.evaluate_bounds` holds entries of several kinds: pair
+    terms that change with every C_mu or order move (the Gaussian sums) and terms that outlive many
+    moves (the paper accountant's Dirichlet terms, which depend on the pseudo-counts alone). Bounding
+    each kind by itself (:data:`MEMO_LIMITS`, 64 for a kind not named there) keeps the long-lived
+    ones when the short-lived ones come and go (clearing the whole memo when it filled up threw
+    them away every few moves). The values never depend on what is kept.
+    """
+    memo.pop(key, None)
+    memo[key] = value
+    kind = key[0]
+    same = [k for k in memo if isinstance(k, tuple) and k and k[0] == kind]
+    for k in same[: max(0, len(same) - MEMO_LIMITS.get(kind, 64))]:
+        del memo[k]
+
+
+#: Entries per block of :func:`_nanmean_entries` (its (block x D) float64 work buffers stay in cache).
+_NANMEAN_CHUNK = 512
+
+
+def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
+    """The authors' NaN-mean over dims for D(b || a) at the given (pair, position) entries.
+
+    At these entries some dim has ``s2 = lambda v_a + (1 - lambda) v_b < 0``, so the sum over dims
+    is not finite. Each is recomputed in float64 as D times the mean over the dims with s2 > 0
+    (0 when none; +inf if some s2 == 0), so that dividing by D later gives the authors' ``nanmean``.
+    ``mu_w`` and ``sig_w`` (B, K, D, C-contiguous) are in the working precision, padding read as
+    position 0 (``mask``); v = 1 / (1 / sigma^2) with the working precision's square and reciprocal,
+    then float64. Returns a float64 tensor with one value per entry (private to
+    :func:`engine.nvdp.divergence.pairwise_rd_bound`).
+
+    Per dim: ``lam d2 / (2 s2) + (0.5 ln s2 - (lam/2) ln v_a - ((1-lam)/2) ln v_b) / (1 - lam)``.
+    What belongs to an (input, position) cell and not to a pair (v, ln v, their scalar multiples,
+    mu in float64) is computed once per cell that the entries read (many entries share a cell) and
+    gathered per entry; the per-entry arithmetic (each operation of the formula in this order, the
+    sum over dims of a contiguous row) runs on blocks of :data:`_NANMEAN_CHUNK` entries in reused
+    buffers. The values are those of computing everything per entry (``tests/test_nvdp_order_reuse.py``).
+    """
+    out = torch.empty(p_idx.numel(), dtype=torch.float64)
+    if p_idx.numel() == 0:
+        return out
+    K = mask.shape[1]
+    ia, ib = I[p_idx], J[p_idx]
+    ka = torch.where(mask[ia, k_idx], k_idx, 0)  # padding: the input's prior component
+    kb = torch.where(mask[ib, k_idx], k_idx, 0)
+    fa, fb = ia * K + ka, ib * K + kb
+    cells, inv = torch.unique(torch.cat([fa, fb]), return_inverse=True)
+    ra, rb = inv[: fa.numel()], inv[fa.numel():]
+    v = torch.reciprocal(torch.reciprocal(sig_w.reshape(-1, D)[cells].square()).to(torch.float64))
+    lv = torch.log(v)
+    lam_v, oml_v = lam * v, (1.0 - lam) * v  # s2 = lam v_a + (1 - lam) v_b
+    h_a, h_b = (0.5 * lam) * lv, (0.5 * (1.0 - lam)) * lv  # (lam/2) ln v_a, ((1-lam)/2) ln v_b
+    mu64 = mu_w.reshape(-1, D)[cells].to(torch.float64)
+    one, zero = torch.ones((), dtype=torch.float64), torch.zeros((), dtype=torch.float64)
+    n = min(_NANMEAN_CHUNK, p_idx.numel())
+    s2_b, d2_b, t_b, u_b = (torch.empty((n, D), dtype=torch.float64) for _ in range(4))
+    ok_b, z_b = torch.empty((n, D), dtype=torch.bool), torch.empty((n, D), dtype=torch.bool)
+    for s in range(0, p_idx.numel(), _NANMEAN_CHUNK):
+        a, b = ra[s : s + _NANMEAN_CHUNK], rb[s : s + _NANMEAN_CHUNK]
+        m = a.numel()
+        s2, d2, t, u, ok, z = s2_b[:m], d2_b[:m], t_b[:m], u_b[:m], ok_b[:m], z_b[:m]
+        torch.index_select(lam_v, 0, a, out=s2)
+        s2.add_(torch.index_select(oml_v, 0, b, out=t))  # s2
+        torch.index_select(mu64, 0, a, out=d2)
+        d2.sub_(torch.index_select(mu64, 0, b, out=t)).square_()  # d2 = (mu_a - mu_b)^2
+        torch.gt(s2, 0, out=ok)
+        torch.eq(s2, 0, out=z)
+        torch.where(ok, s2, one, out=t)  # s2, 1 where undefined
+        d2.mul_(lam).div_(torch.mul(t, 2.0, out=u))  # lam d2 / (2 s2)
+        t.log_().mul_(0.5).sub_(torch.index_select(h_a, 0, a, out=u))
+        t.sub_(torch.index_select(h_b, 0, b, out=u)).div_(1.0 - lam)
+        term = d2.add_(t)
+        cnt = ok.sum(-1)
+        mean = torch.where(ok, term, zero).sum(-1) / cnt.clamp_min(1)
+        mean = torch.where(cnt > 0, mean, zero)
+        out[s : s + m] = torch.where(z.any(-1), math.inf, mean) * D
+    return out
+
+
 def _pair_rows(n_inputs: int, pairs: str, batch_size: int):
     """Rows of pairs: (i, j0, j1, batch) meaning pairs (i, j) for j0 <= j < j1, all in one batch."""
     rows = []
