@@ -67,3 +67,23 @@ def test_parts_are_the_documented_ones():
     assert PARTS == ("pmt", "nvdp") and S.DEFAULT == "pmt,nvdp"
     for part in PARTS:
         assert f"``{part}``" in S.__doc__
+
+
+def test_the_launcher_preloads_on_a_worker_thread_and_reraises_its_errors(monkeypatch):
+    """The kernels must not first run on the main thread: after that the logistic page's numpy / OpenBLAS
+    sweeps on the script threads ran 2x slower for the life of the process (see ui.serve.preload_in_thread)."""
+    import threading
+
+    import ui.serve as S
+
+    seen = []
+    monkeypatch.setattr(S, "preload", lambda parts: seen.append((threading.current_thread().name, parts)) or {"x": 0.0})
+    assert S.preload_in_thread(("pmt",)) == {"x": 0.0}
+    assert seen == [("preload", ("pmt",))] and threading.current_thread() is threading.main_thread()
+
+    def boom(parts):
+        raise RuntimeError("no kernels")
+
+    monkeypatch.setattr(S, "preload", boom)
+    with pytest.raises(RuntimeError, match="no kernels"):
+        S.preload_in_thread(("pmt",))

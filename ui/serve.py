@@ -116,6 +116,32 @@ def preload(parts: tuple[str, ...] = PARTS) -> dict[str, float]:
     return times
 
 
+def preload_in_thread(parts: tuple[str, ...] = PARTS) -> dict[str, float]:
+    """:func:`preload` on a worker thread (waited for), as the pages' scripts run: their own threads.
+
+    Not on the main thread: after the DP-GD kernels had run once on the main thread, the logistic page's
+    sweeps (numpy / OpenBLAS on the script threads) ran 2x slower for the life of the process (an epsilon
+    move 1.7-2.3 s instead of 0.8-1.0 s, measured in Streamlit's AppTest and in the browser); run on a
+    worker thread, the same preload leaves them as fast as without it. Exceptions are re-raised here.
+    """
+    import threading
+
+    out: dict = {}
+
+    def work():
+        try:
+            out["times"] = preload(parts)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+            out["error"] = exc
+
+    t = threading.Thread(target=work, name="preload")
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["times"]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Preload (``EXPLORER_PRELOAD``), then hand over to ``streamlit run`` with ``argv``.
 
@@ -132,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if parts:
         t0 = time.perf_counter()
-        times = preload(parts)
+        times = preload_in_thread(parts)
         detail = ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
         print(f"[serve] preloaded {', '.join(parts)} in {time.perf_counter() - t0:.1f} s ({detail}); "
               "EXPLORER_PRELOAD=none skips this", flush=True)
