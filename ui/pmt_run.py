@@ -311,7 +311,10 @@ def compute(task: str, problems: list[str]) -> dict | None:
         results = dict(ds=ds, prep=prep, spec=spec, key=key, dkey=dkey, npub_grid=npub_grid, diag_json=C.dumps(spec),
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))
+        from ui.pmt_prefetch import neighbours
         from ui.pmt_trust import newton_banner, reference_note
+
+        neighbours(results, shared=not _uses_upload())  # the next epsilon either way, ahead of the key press
 
         results["warnings"] = ([b for b in (newton_banner(prep, spec),) if b] + results["warnings"]
                                + [b for b in (reference_note(eps_point, task),) if b])
