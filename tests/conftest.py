@@ -29,3 +29,18 @@ def tiny_nvdp(seed: int, n: int, length: int = 9, d: int = 16):
     states = TokenStates(torch.randn(n, length, d, generator=g) * 3.0, mask)
     y = torch.randint(0, 2, (n,), generator=g)
     return model, states, y
+
+
+import sys as _sys
+
+import pytest as _pytest
+
+
+@_pytest.fixture(autouse=True)
+def _prefetch_done_before_the_next_test():
+    """The PMT page's background worker (ui.pmt_prefetch) finishes a test's requests before the next test
+    starts, so that no test sees another's computations (e.g. one that counts engine calls)."""
+    yield
+    mod = _sys.modules.get("ui.pmt_prefetch")
+    if mod is not None:
+        mod.wait_idle(120)
