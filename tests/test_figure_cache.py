@@ -112,3 +112,13 @@ def test_the_key_of_a_frame_changes_with_anything_that_makes_it_another_frame(ch
     base = _frame().assign(m=["a", "b", "c"])[["x", "y", "m"]]
     assert FC.key_of(_table, (base,), {}) == FC.key_of(_table, (base.copy(),), {})
     assert FC.key_of(_table, (change(base),), {}) != FC.key_of(_table, (base,), {})
+
+
+def test_a_shared_figure_hands_streamlit_one_dict_made_when_it_was_stored():
+    from plotly.tools import return_figure_from_figure_or_data
+
+    fig = FC.figure(build, _frame(), title="frozen", copy=False)
+    want = build(_frame(), title="frozen").to_dict()
+    assert fig.to_dict() == want and fig.to_dict() is fig.to_dict()  # made once, the same dict each time
+    assert isinstance(fig, go.Figure) and fig.layout.title.text == "frozen"
+    assert return_figure_from_figure_or_data(fig, validate_figure=True) == want  # what st.plotly_chart sends

@@ -17,6 +17,7 @@ at most :data:`TTL_S` seconds each (least recently used dropped first), so its m
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -114,7 +115,8 @@ def figure(builder, *args, shared: bool = True, copy: bool = True, **kwargs):
         True: every caller gets a new Figure (built from the stored dict, which Plotly validates again:
         about 0.04 s for the PMT page's main figure), which it may restyle. False: every caller gets the
         **same** stored Figure object, to hand to ``st.plotly_chart`` (which only reads it) and never to
-        change; the styling belongs in ``builder`` (so it is part of the key).
+        change; the styling belongs in ``builder`` (so it is part of the key). Its ``to_dict()`` returns
+        one dict made when it was stored (:func:`_frozen`), to be read only.
 
     Returns
     -------
@@ -131,8 +133,39 @@ def figure(builder, *args, shared: bool = True, copy: bool = True, **kwargs):
     if hit is not None:
         return go.Figure(hit[1]) if copy else hit[1]
     fig = builder(*args, **kwargs)
-    _store(key, now, fig.to_dict() if copy else fig)
-    return go.Figure(fig.to_dict()) if copy else fig
+    if copy:
+        _store(key, now, fig.to_dict())
+        return go.Figure(fig.to_dict())
+    fig = _frozen(fig)
+    _store(key, now, fig)
+    return fig
+
+
+def _frozen(fig):
+    """``fig`` itself (freshly built, nobody else holds it), now a figure whose ``to_dict()`` returns one dict
+    made here (the same object at every call).
+
+    ``st.plotly_chart`` turns a Figure into its dict (``Figure.to_dict``: a deep copy and every array
+    converted again, about 20 ms for the PMT page's main figure) on every rerun; a shared, never-changed
+    figure has the same dict every time, so it is made once. Whoever calls ``to_dict()`` on it must only
+    read the result (Streamlit serialises it to JSON)."""
+    frozen = fig.to_dict()
+    fig.__class__ = _frozen_class()
+    fig._frozen_dict = frozen
+    return fig
+
+
+@functools.lru_cache(maxsize=1)
+def _frozen_class():
+    import plotly.graph_objects as go
+
+    class FrozenFigure(go.Figure):
+        """A Figure of :func:`figure` with ``copy=False``: ``to_dict()`` is the dict made when it was stored."""
+
+        def to_dict(self):
+            return self._frozen_dict
+
+    return FrozenFigure
 
 
 def value(fn, *args, shared: bool = True, key: tuple | None = None, **kwargs):
