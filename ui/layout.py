@@ -179,9 +179,14 @@ def warm_browser_code() -> None:
     had been computed (a second or more on a laptop). A fixed script (no user text in it) imports the same
     files, by the URL of Streamlit's own entry script, as soon as the page starts; when the figure arrives its
     code is already loaded (the browser keeps one copy of each module). Nothing is drawn. Sent once per
-    session; a Streamlit whose files are named otherwise gets nothing (the page works as before).
+    session; later runs put an empty placeholder in its place, so that the elements after it keep their
+    positions (a shifted slider is a new widget: two of them were on screen during the rerun). A Streamlit
+    whose files are named otherwise gets nothing (the page works as before).
     """
-    if st.session_state.get("_browser_code_warmed") or not _chunk_names():
+    if not _chunk_names():
+        return
+    if st.session_state.get("_browser_code_warmed"):
+        st.empty()  # the script's place on later runs: every element after it keeps its position (and identity)
         return
     st.session_state["_browser_code_warmed"] = True
     files = json.dumps(list(_chunk_names()))
