@@ -374,13 +374,16 @@ def main(argv=None) -> int:
     ap.add_argument("--nice-browsers", type=int, default=0, dest="nice_browsers",
                     help="run the benchmark's browsers at this niceness (e.g. 10: the server gets the cores first, "
                          "as with the browsers on other machines); 0: as they are")
+    ap.add_argument("--server-arg", action="append", default=[], dest="server_args", metavar="OPTION=VALUE",
+                    help="an extra `streamlit run` option for the started server, e.g. runner.postScriptGC=true "
+                         "(before/after comparisons in the same minutes); repeatable")
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 2
     print(f"bench_load: {os.cpu_count()} cores, load average {os.getloadavg()}, pages {args.pages}, "
           f"{args.moves} epsilon moves per person, stagger {args.stagger} s, think {args.think} s, "
-          f"browsers' niceness {args.nice_browsers}")
+          f"browsers' niceness {args.nice_browsers}, server options {args.server_args or 'from config.toml'}")
     table, raw = [HEADER], []
     for n in args.n:
         tmp = tempfile.mkdtemp(prefix="bench_load_")
@@ -394,7 +397,7 @@ def main(argv=None) -> int:
                     with contextlib.suppress(FileNotFoundError):
                         os.truncate(p, 0)
             else:
-                url, pid = stack.enter_context(served(log))
+                url, pid = stack.enter_context(served(log, [f"--{a}" for a in args.server_args]))
                 pids, logs = [pid], [log]
             sampler = Sampler(pids) if pids else None
             load0, b0, t0 = os.getloadavg(), chromium_cpu(), time.perf_counter()

@@ -218,6 +218,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--no-warmup", action="store_false", dest="warmup",
                     help="skip the warm-up visit (a quick check of the script; the start RSS is then a cold server's)")
+    ap.add_argument("--server-arg", action="append", default=[], dest="server_args", metavar="OPTION=VALUE",
+                    help="an extra `streamlit run` option, e.g. runner.postScriptGC=true; repeatable")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
 
@@ -226,7 +228,9 @@ def main(argv=None) -> int:
 
     tmp = tempfile.mkdtemp(prefix="bench_soak_")
     timing = os.path.join(tmp, "timing.jsonl")
-    with served(timing) as (url, pid):
+    if args.server_args:
+        log(f"server options {args.server_args}")
+    with served(timing, [f"--{a}" for a in args.server_args]) as (url, pid):
         sampler = Sampler([pid])
         out = asyncio.run(soak(url, args, sampler, ServerLog(timing), log))
         closed = sampler.rss()
