@@ -108,6 +108,8 @@ def _cpu_s(pid: int) -> float:
 
 #: True: start a plain ``streamlit run`` even where the checkout has ``ui/serve.py`` (``--plain``)
 PLAIN: list[bool] = [False]
+#: extra ``streamlit run`` options for the started server (``--server-arg``, e.g. ``--runner.postScriptGC=true``)
+SERVER_ARGS: list[str] = []
 #: pid of the streamlit server of the running block (for its CPU time); set by :func:`server`
 SERVER_PID: list[int] = []
 
@@ -133,7 +135,7 @@ def server(repo: Path, cache_dir: str):
     launcher = ["-m", "ui.serve"] if (repo / "ui" / "serve.py").exists() and not PLAIN[0] else ["-m", "streamlit", "run"]
     cmd = [str(py if py.exists() else sys.executable), *launcher, "app.py", "--server.port", str(port),
            "--server.headless", "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
+           "--browser.gatherUsageStats", "false", *SERVER_ARGS]
     log = tempfile.NamedTemporaryFile("w+", prefix="bench_browser_", suffix=".log", delete=False)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -445,12 +447,17 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
     ap.add_argument("--plain", action="store_true",
                     help="start a plain `streamlit run` (no preload) even where the checkout has ui/serve.py")
+    ap.add_argument("--server-arg", action="append", default=[], dest="server_args", metavar="OPTION=VALUE",
+                    help="an extra `streamlit run` option, e.g. runner.postScriptGC=true (before/after in the same "
+                         "minutes); repeatable")
     args = ap.parse_args()
     PLAIN[0] = args.plain
+    SERVER_ARGS[:] = [f"--{a}" for a in args.server_args]
     rows = set(args.only.split(","))
     repo = args.repo.resolve()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
-    print(f"checkout {repo} ({head}); cpus {os.cpu_count()}; {_load()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+    print(f"checkout {repo} ({head}); cpus {os.cpu_count()}; {_load()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+          f"{'; server options ' + ' '.join(SERVER_ARGS) if SERVER_ARGS else ''}",
           flush=True)
     if "cli" in rows:
         bench_cli(repo, args.repeat)
