@@ -29,7 +29,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT  # noqa: E402  (the same browser, flags and window)
 
 APPS = {
     "metric": 'import streamlit as st\nst.metric("PMT", "0.123")\n',
@@ -75,16 +76,16 @@ def main(argv=None) -> int:
     print(f"browser_floor: {os.cpu_count()} cores, load average {os.getloadavg()}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             for name, code in APPS.items():
-                app = tmp / f"{name}.py"
+                app = tmp / f"floor_{name}.py"  # not plotly.py: it would shadow the package
                 app.write_text(code)
                 proc, url = _serve(app)
                 try:
                     metric, chart = [], []
                     for _ in range(args.visits):
-                        ctx = browser.new_context()
+                        ctx = browser.new_context(viewport=VIEWPORT)
                         page = ctx.new_page()
                         t = time.perf_counter()
                         page.goto(url)
