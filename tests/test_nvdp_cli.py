@@ -124,7 +124,11 @@ def test_cli_evaluates_the_shipped_model_with_the_pages_numbers(capsys, monkeypa
     head = out["page_headline"]
     assert out["clip"] == summary["clipping"]["clipped"]
     assert head["accuracy"] == pytest.approx(want["accuracy"], abs=1e-12)
+    # The recorded values come from the host that built the models; the model's float32 forward pass takes
+    # other SIMD kernels on another CPU. On an AMD EPYC host the four bounds differed from the record by
+    # 3e-8 to 1.9e-6 relative (the accuracy exactly equal), so 1e-5: far below any formula or clipping
+    # error (those move the bounds by percent), above float32 kernel noise.
     for key, ref in (("rd_max_all_pairs", "rd_max_all_pairs"), ("rd_paper_max_filtered", "rd_paper_max"),
                      ("rd_paper_mean", "rd_paper_mean"), ("bdp_paper", "bdp_paper")):
-        assert head[key] == pytest.approx(want[ref], rel=1e-9), key
+        assert head[key] == pytest.approx(want[ref], rel=1e-5), key
     assert head["rd_exact_n_inf"] == want["rd_exact_n_inf"]
