@@ -605,7 +605,8 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         an ``UnspannedWarning`` (:func:`engine.pmt.public_fit.fit_public`). Without it, on raw CCPP (power
         about 450 MW, spread 17) the bound was the scale of ``|y|`` (1,685) and the noise on ``b`` 27x larger
         (test RMSE 79 MW against 5.2 standardised). The features need no centring: the intercept block of the
-        uncentered moment does it. None: the paper's uncentred release (``response="joint"`` is never centred).
+        uncentered moment does it. None: the paper's uncentred release. ``response="joint"`` centres y by the
+        mean of ``y_pub`` too (its joint moment then has a centred y column).
     random_state : None, int or numpy.random.Generator, default None
         None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
         simulation and reproducibility only: the noise stream is derived from the seed *and* the
@@ -773,14 +774,34 @@ class PMTRidge(_PublicRidgeMixin, _LinearBase):
         return (*noise_aware_solve(A_priv, b_priv, pen, c, lazy_kappa=True), c)
 
     def _fit_joint(self, Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, mu, lam, eta, eig_floor, Pm):
+        c = self._joint_center(yq)
+        yv, yq = yv - c, np.asarray(yq, dtype=float) - c
         Xa = self._with_intercept(Xp)
         J = np.hstack([Xa, yv[:, None]])
         mom = self._joint_moment(Xq, yq)
         tr = pmt_transform(J, moment=mom, eta=eta)
         self.transform_ = tr
-        return self._release_joint(tr.X_tilde.T @ tr.X_tilde, mom, tr.radius, n, p, d,
-                                   (eps, dlt, nb, lam, eta, eig_floor), mu, Pm, kappa_raw=_gram_kappa(Xa),
-                                   kappa_pmt=tr.kappa_pmt, frac_truncated=tr.frac_truncated)
+        self._release_joint(tr.X_tilde.T @ tr.X_tilde, mom, tr.radius, n, p, d,
+                            (eps, dlt, nb, lam, eta, eig_floor), mu, Pm, kappa_raw=_gram_kappa(Xa),
+                            kappa_pmt=tr.kappa_pmt, frac_truncated=tr.frac_truncated)
+        return self._shift_intercept(c, p)
+
+    def _joint_center(self, yq) -> float:
+        """The public centre of y of the joint form: the mean of ``y_pub`` with ``center="public"`` and an
+        unpenalised intercept (which undoes the shift exactly), else 0. The joint moment's y column is then
+        centred, as the clip form's bound is; a public statistic, no budget."""
+        yq = np.asarray(yq, dtype=float).ravel()
+        if (self.center != "public" or not self.fit_intercept or self.penalize_intercept or yq.size < 1
+                or np.all(yq == yq[0])):
+            return 0.0
+        return float(np.mean(yq))
+
+    def _shift_intercept(self, c, p):
+        """Add the public centre ``c`` back to the intercept (and record it)."""
+        if c != 0.0:
+            self._set_theta(np.concatenate([self.coef_, [self.intercept_ + c]]), p)
+            self.report_.extra["response_center"] = c
+        return self
 
     def _joint_moment(self, Xq, yq):
         """The public joint second moment of ``[x, 1, y]`` (intercept column before y when fitted)."""
