@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -315,6 +316,41 @@ def test_broken_copies_are_caught(mechanism, broken):
     assert r.violation, r.releases
 
 
+@pytest.mark.parametrize("mechanism", ["dp-pmtlr", "dp-newton", "dp-pmt-poisson"])
+def test_noise_scaled_wrong_inside_noisy_newton_is_caught_with_20k_trials(mechanism):
+    """The issue's plant: the gradient noise line inside the product's noisy_newton multiplied by 0.9 (a copy
+    of its source with that line changed). The audit reads the release where noisy_newton adds its noise,
+    so it sees the change; the Hessian release, untouched, stays consistent."""
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=20_000, seed=5, broken="newton-noise-0.9")
+    assert r.violation, r.releases
+    grad, hess = r.releases
+    assert grad["violation"] and not hess["violation"]
+    assert 1.03 < grad["mu_hat"] / grad["mu_claim"] < 1.2
+
+
+def test_newton_audit_reads_the_products_noisy_newton_at_its_observation_point():
+    """The Newton releases come out of the product's noisy_newton (observed where the noise is added), not a
+    re-computation: replacing the real function in its module changes what the audit sees."""
+    from engine.audit import hooks
+    from engine.pmt import _newton
+    from engine.privacy import observe
+
+    real = _newton.noisy_newton
+    cap = {"Z": np.eye(3), "y": np.array([0.0, 1.0, 0.0]), "family": _newton.LOGISTIC, "sigma_g": 0.5,
+           "sigma_H": 0.25}
+    seen = []
+    with observe.observing("newton-step", lambda **kw: seen.append(kw["step"])):
+        out = A._newton_step_releases(cap, np.zeros(3), "gradient", 7, np.random.default_rng(0), None)
+    assert out.shape == (7, 3) and seen == [0] and not observe._OBSERVERS
+    # a product whose noisy_newton adds no noise: the audit's releases become the noise-free statistic
+    silent = hooks.mutated_copy(real, "sigma_g[:, None] * noise_g[t]", "0.0 * noise_g[t]")
+    with mock.patch.object(_newton, "noisy_newton", silent):
+        flat = A._newton_step_releases(cap, np.zeros(3), "gradient", 7, np.random.default_rng(0), None)
+    np.testing.assert_allclose(flat, np.tile(flat[0], (7, 1)))
+    with pytest.raises(RuntimeError, match="occurs 0 times"):
+        hooks.mutated_copy(real, "no such line", "x")
+
+
 def test_leak_in_the_pooled_combination_is_caught_on_the_coefficients_only():
     r = A.audit("pmt-pooled", epsilon=4.0, delta=DELTA, trials=6_000, seed=4, broken="combination-leak")
     (rA, rb, rc) = r.releases
@@ -331,8 +367,12 @@ def test_audit_validates_its_arguments_before_running():
         A.audit("dp-rr", epsilon=1.0, broken="noise-zero")
     with pytest.raises(ValueError, match="broken must be None"):
         A.audit("dp-rr", epsilon=1.0, broken="sensitivity--1")
-    with pytest.raises(ValueError, match="use it with mechanism 'pmt-pooled'"):
+    with pytest.raises(ValueError, match="planted in the code of pmt-pooled only"):
         A.audit("dp-rr", epsilon=1.0, broken="combination-leak")
+    with pytest.raises(ValueError, match="planted in the code of dp-pmtlr, dp-newton, dp-pmt-poisson only"):
+        A.audit("dp-rr", epsilon=1.0, broken="newton-noise-0.9")
+    with pytest.raises(ValueError, match="planted in the code of dp-pmtrr, pmt-pooled only"):
+        A.audit("dp-pmtlr", epsilon=1.0, broken="private-response-bound")
     with pytest.raises(ValueError, match="trials must be an integer >= 4"):
         A.audit("dp-rr", epsilon=1.0, trials=2)
     with pytest.raises(ValueError, match="alpha must lie in"):
