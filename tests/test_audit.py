@@ -418,3 +418,59 @@ def test_cli_audit_bad_arguments_are_one_line_errors(capsys):
     with pytest.raises(SystemExit):
         cli_main(["audit", "--mechanism", "dp-rr", "--broken", "sensitivity-x"])
     assert "sensitivity-F" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# parameter audit (data-dependent bounds, radii, options, warnings, errors)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mechanism", ALL)
+def test_parameter_audit_finds_every_product_mechanism_invariant(mechanism):
+    from engine.audit.parameters import NEIGHBOURS, parameter_audit
+
+    r = parameter_audit(mechanism, n=60, seed=2)
+    assert not r.violation, r.neighbours
+    assert set(r.neighbours) == set(NEIGHBOURS) and r.extra["base_error"] is None
+
+
+@pytest.mark.parametrize("mechanism", ["dp-pmtrr", "pmt-pooled"])
+def test_private_response_bound_is_caught_by_the_parameter_audit_not_by_the_release_audit(mechanism):
+    """The issue's second plant: B_y = max |y| of the private labels. The label 1e12 moves B_y and every
+    noise scale on b; the release audit's b-pair (labels +-1e12 on both sides) cannot see it."""
+    from engine.audit.parameters import parameter_audit
+
+    par = parameter_audit(mechanism, n=60, broken="private-response-bound")
+    assert par.violation and {"B_y", "noise_scales"} <= set(par.neighbours["label-1e12"])
+    rel = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=2_000, seed=3, broken="private-response-bound")
+    assert not rel.violation
+
+
+def test_parameter_audit_sees_a_private_option_and_the_fingerprint_is_exact():
+    from engine.audit.parameters import compare_fingerprints, parameter_audit, run_and_fingerprint
+
+    r = parameter_audit("dp-rr", n=60, make=lambda e, d, s: __import__("engine.pmt", fromlist=["DPRidge"]).DPRidge(
+        epsilon=e, delta=d, random_state=s, clip_radius="private"))
+    assert r.violation and "radius" in r.neighbours["feature-1e12"]
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = X[:, 0]
+    a = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0, random_state=1), X, y, X[:20], y[:20])
+    b = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0, random_state=1), X, y, X[:20], y[:20])
+    assert compare_fingerprints(a, b) == []
+    c = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0 + 1e-15, random_state=1), X, y, X[:20], y[:20])
+    assert "epsilon" in compare_fingerprints(a, c)  # one ulp is a difference
+    err = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0, random_state=1), X[:1], y[:1], X[:20], y[:20])
+    assert err["error"] is not None and compare_fingerprints(a, err)[0].startswith("error:")
+
+
+def test_cli_audit_modes(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-pmtrr", "--broken", "private-response-bound", "--trials", "500",
+                   "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["mode"] == "all" and out["violation"] is True and out["release_violation"] is False
+    assert "B_y" in out["parameters"]["neighbours"]["label-1e12"]
+    rc = cli_main(["audit", "--mechanism", "dp-pmtlr", "--mode", "parameters"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "parameter verdict : invariant" in text and "mu_hat" not in text
+    rc = cli_main(["audit", "--mechanism", "dp-pmtlr", "--mode", "releases", "--trials", "20000", "--broken",
+                   "newton-noise-0.9"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "VIOLATION" in text and "parameter audit" not in text

@@ -71,7 +71,7 @@ def _identity_truncate(Z, radius):
 
 #: The modules of :mod:`engine.pmt` whose estimators look the hooked names up at call time.
 _PMT_MODULES = ("_bounds", "_transform", "_base", "_gd", "_newton", "ridge", "baselines", "logistic", "poisson",
-                "pooled")
+                "pooled", "_ridge_public", "public_fit")
 
 
 def _holders(name):
