@@ -14,7 +14,7 @@ Options that take a bound from the private rows by design (``"private"`` bounds,
 differ, but only with a ``PrivacyLeakWarning`` and labels that say so.
 
 Self-tests plant leaks the harness must catch: a response bound from the private labels, the one-class
-error of issue 39 item 2 (the private training labels required to hold both classes), a whitening chosen
+one-class error that was (the private training labels required to hold both classes), a whitening chosen
 from the private rows.
 """
 

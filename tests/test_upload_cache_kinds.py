@@ -1,4 +1,4 @@
-"""One "derived from an upload" predicate (issue 39 item 5), a test per upload kind, and the features-only
+"""One "derived from an upload" predicate, a test per upload kind, and the features-only
 public file that used to put upload-derived tables and a figure into the cross-session figure cache."""
 
 from __future__ import annotations
