@@ -143,16 +143,10 @@ def _write_column_privacy(frame, out: str) -> str:
 
 
 def unit_line(args) -> str:
-    """The unit of privacy for a command's output (:func:`engine.privacy.labels.unit_of_privacy`; with one finite
-    epsilon the group-privacy figure uses its mu)."""
-    import math
+    """The unit of privacy for a command's output (:func:`engine.privacy.labels.unit_of_privacy_for`)."""
+    from engine.privacy.labels import unit_of_privacy_for
 
-    from engine import privacy as P
-    from engine.privacy.labels import unit_of_privacy
-
-    eps = [float(e) for e in getattr(args, "epsilon", [])]
-    mu = P.gdp_mu(eps[0], float(args.delta)) if len(eps) == 1 and math.isfinite(eps[0]) else None
-    return unit_of_privacy(mu)
+    return unit_of_privacy_for(getattr(args, "epsilon", []), args.delta)
 
 
 def _cmd_pmt(args) -> int:

@@ -105,9 +105,9 @@ def run_data(args) -> int:
         if method == "pmt":
             info["kappa_pmt"] = r.kappa_pmt
     frame, summary = _summary(rows)
-    from engine.cli.pmt import unit_line
+    from engine.privacy.labels import unit_of_privacy_for
 
-    info["unit_of_privacy"] = unit_line(args)
+    info["unit_of_privacy"] = unit_of_privacy_for(args.epsilon, args.delta)
     if args.out:
         frame.to_csv(args.out, index=False)
     if args.json:

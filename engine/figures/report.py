@@ -315,7 +315,7 @@ def html_report(
     parts.append(f"<p class='fine'>Generated {_e(generated)} by the privacy-utility explorer. The figures are "
                  "interactive (hover, zoom, click a legend entry) and need no network.</p>")
     if verdict:
-        from engine.figures.verdict import VERDICT_NOTE
+        from engine.privacy.labels import VERDICT_NOTE
 
         label = verdict[2] if len(verdict) > 2 else "non-private diagnostic"
         parts.append(f"<p class='verdict {_e(verdict[1])}' id='verdict'><span class='badge' id='verdict-label' "

@@ -19,6 +19,8 @@ from typing import Mapping
 
 import pandas as pd
 
+from engine.privacy.labels import VERDICT_NOTE  # what the verdict is, privacy-wise (shown with it everywhere)
+
 __all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_TOLERANCE", "NON_PRIVATE_NOTE",
            "VERDICT_NOTE"]
 
@@ -39,11 +41,6 @@ NON_PRIVATE_NOTE = ("Non-private diagnostics: kappa after PMT, raw kappa, rows t
                     "on held-out private rows; they explain the view and are not part of any release. mu and the "
                     "radius R are public.")
 
-
-#: What the verdict is, privacy-wise: shown with it on the page (presenter mode included), in the report and in
-#: the exports.
-VERDICT_NOTE = ("Non-private diagnostic: this sentence compares errors measured on held-out private rows (and the "
-                "condition numbers of the private rows) without noise; it explains the view and is not a release.")
 
 
 @dataclass(frozen=True)
