@@ -463,8 +463,8 @@ def noisy_newton(
     and Hessians ``sum_i b''(U_ir) z_i z_i^T / n`` (:func:`weighted_grams`, one GEMM); add the penalty
     (``pen theta`` and ``pen``), the noise ``sigma_g[r] noise_g[t, r]`` and ``sigma_H[r] noise_H[t, r]``,
     floor the eigenvalues at ``eig_floor``, and step ``theta <- theta - step_size H~^{-1} g~`` (then
-    project onto ``||theta|| <= theta_radius`` if given). At step 0 every run starts at theta = 0, so
-    the statistics are computed once.
+    project onto ``||theta|| <= theta_radius`` if given). At step 0 every run starts at theta = 0 (or
+    ``theta_init``), so the statistics are computed once.
 
     Parameters
     ----------
