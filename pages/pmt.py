@@ -65,8 +65,7 @@ def _results_panel(results: dict, task: str) -> None:
     pmt_tabs.tabs(results, task, headline, presenter)
     # the diagnostics row under the figure: the verdict, the method numbers and the figure keep the first screen
     pmt_headline.diagnostics(results, headline, presenter)
-    if not presenter:
-        verdict.non_private_badge()
+    verdict.non_private_badge(presenter)  # every mode keeps the privacy labels (presenter mode included)
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 
 

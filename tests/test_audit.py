@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -315,6 +316,41 @@ def test_broken_copies_are_caught(mechanism, broken):
     assert r.violation, r.releases
 
 
+@pytest.mark.parametrize("mechanism", ["dp-pmtlr", "dp-newton", "dp-pmt-poisson"])
+def test_noise_scaled_wrong_inside_noisy_newton_is_caught_with_20k_trials(mechanism):
+    """The issue's plant: the gradient noise line inside the product's noisy_newton multiplied by 0.9 (a copy
+    of its source with that line changed). The audit reads the release where noisy_newton adds its noise,
+    so it sees the change; the Hessian release, untouched, stays consistent."""
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=20_000, seed=5, broken="newton-noise-0.9")
+    assert r.violation, r.releases
+    grad, hess = r.releases
+    assert grad["violation"] and not hess["violation"]
+    assert 1.03 < grad["mu_hat"] / grad["mu_claim"] < 1.2
+
+
+def test_newton_audit_reads_the_products_noisy_newton_at_its_observation_point():
+    """The Newton releases come out of the product's noisy_newton (observed where the noise is added), not a
+    re-computation: replacing the real function in its module changes what the audit sees."""
+    from engine.audit import hooks
+    from engine.pmt import _newton
+    from engine.privacy import observe
+
+    real = _newton.noisy_newton
+    cap = {"Z": np.eye(3), "y": np.array([0.0, 1.0, 0.0]), "family": _newton.LOGISTIC, "sigma_g": 0.5,
+           "sigma_H": 0.25}
+    seen = []
+    with observe.observing("newton-step", lambda **kw: seen.append(kw["step"])):
+        out = A._newton_step_releases(cap, np.zeros(3), "gradient", 7, np.random.default_rng(0), None)
+    assert out.shape == (7, 3) and seen == [0] and not observe._OBSERVERS
+    # a product whose noisy_newton adds no noise: the audit's releases become the noise-free statistic
+    silent = hooks.mutated_copy(real, "sigma_g[:, None] * noise_g[t]", "0.0 * noise_g[t]")
+    with mock.patch.object(_newton, "noisy_newton", silent):
+        flat = A._newton_step_releases(cap, np.zeros(3), "gradient", 7, np.random.default_rng(0), None)
+    np.testing.assert_allclose(flat, np.tile(flat[0], (7, 1)))
+    with pytest.raises(RuntimeError, match="occurs 0 times"):
+        hooks.mutated_copy(real, "no such line", "x")
+
+
 def test_leak_in_the_pooled_combination_is_caught_on_the_coefficients_only():
     r = A.audit("pmt-pooled", epsilon=4.0, delta=DELTA, trials=6_000, seed=4, broken="combination-leak")
     (rA, rb, rc) = r.releases
@@ -331,8 +367,12 @@ def test_audit_validates_its_arguments_before_running():
         A.audit("dp-rr", epsilon=1.0, broken="noise-zero")
     with pytest.raises(ValueError, match="broken must be None"):
         A.audit("dp-rr", epsilon=1.0, broken="sensitivity--1")
-    with pytest.raises(ValueError, match="use it with mechanism 'pmt-pooled'"):
+    with pytest.raises(ValueError, match="planted in the code of pmt-pooled only"):
         A.audit("dp-rr", epsilon=1.0, broken="combination-leak")
+    with pytest.raises(ValueError, match="planted in the code of dp-pmtlr, dp-newton, dp-pmt-poisson only"):
+        A.audit("dp-rr", epsilon=1.0, broken="newton-noise-0.9")
+    with pytest.raises(ValueError, match="planted in the code of dp-pmtrr, pmt-pooled only"):
+        A.audit("dp-pmtlr", epsilon=1.0, broken="private-response-bound")
     with pytest.raises(ValueError, match="trials must be an integer >= 4"):
         A.audit("dp-rr", epsilon=1.0, trials=2)
     with pytest.raises(ValueError, match="alpha must lie in"):
@@ -378,3 +418,59 @@ def test_cli_audit_bad_arguments_are_one_line_errors(capsys):
     with pytest.raises(SystemExit):
         cli_main(["audit", "--mechanism", "dp-rr", "--broken", "sensitivity-x"])
     assert "sensitivity-F" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# parameter audit (data-dependent bounds, radii, options, warnings, errors)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mechanism", ALL)
+def test_parameter_audit_finds_every_product_mechanism_invariant(mechanism):
+    from engine.audit.parameters import NEIGHBOURS, parameter_audit
+
+    r = parameter_audit(mechanism, n=60, seed=2)
+    assert not r.violation, r.neighbours
+    assert set(r.neighbours) == set(NEIGHBOURS) and r.extra["base_error"] is None
+
+
+@pytest.mark.parametrize("mechanism", ["dp-pmtrr", "pmt-pooled"])
+def test_private_response_bound_is_caught_by_the_parameter_audit_not_by_the_release_audit(mechanism):
+    """The issue's second plant: B_y = max |y| of the private labels. The label 1e12 moves B_y and every
+    noise scale on b; the release audit's b-pair (labels +-1e12 on both sides) cannot see it."""
+    from engine.audit.parameters import parameter_audit
+
+    par = parameter_audit(mechanism, n=60, broken="private-response-bound")
+    assert par.violation and {"B_y", "noise_scales"} <= set(par.neighbours["label-1e12"])
+    rel = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=2_000, seed=3, broken="private-response-bound")
+    assert not rel.violation
+
+
+def test_parameter_audit_sees_a_private_option_and_the_fingerprint_is_exact():
+    from engine.audit.parameters import compare_fingerprints, parameter_audit, run_and_fingerprint
+
+    r = parameter_audit("dp-rr", n=60, make=lambda e, d, s: __import__("engine.pmt", fromlist=["DPRidge"]).DPRidge(
+        epsilon=e, delta=d, random_state=s, clip_radius="private"))
+    assert r.violation and "radius" in r.neighbours["feature-1e12"]
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = X[:, 0]
+    a = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0, random_state=1), X, y, X[:20], y[:20])
+    b = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0, random_state=1), X, y, X[:20], y[:20])
+    assert compare_fingerprints(a, b) == []
+    c = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0 + 1e-15, random_state=1), X, y, X[:20], y[:20])
+    assert "epsilon" in compare_fingerprints(a, c)  # one ulp is a difference
+    err = run_and_fingerprint(lambda: PMTRidge(epsilon=1.0, random_state=1), X[:1], y[:1], X[:20], y[:20])
+    assert err["error"] is not None and compare_fingerprints(a, err)[0].startswith("error:")
+
+
+def test_cli_audit_modes(capsys):
+    rc = cli_main(["audit", "--mechanism", "dp-pmtrr", "--broken", "private-response-bound", "--trials", "500",
+                   "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["mode"] == "all" and out["violation"] is True and out["release_violation"] is False
+    assert "B_y" in out["parameters"]["neighbours"]["label-1e12"]
+    rc = cli_main(["audit", "--mechanism", "dp-pmtlr", "--mode", "parameters"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "parameter verdict : invariant" in text and "mu_hat" not in text
+    rc = cli_main(["audit", "--mechanism", "dp-pmtlr", "--mode", "releases", "--trials", "20000", "--broken",
+                   "newton-noise-0.9"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "VIOLATION" in text and "parameter audit" not in text

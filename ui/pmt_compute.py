@@ -341,16 +341,51 @@ def _sweep_kwargs(spec: dict) -> dict:
     )
 
 
+#: The kinds of upload a view can be derived from (docs/threat_model.md; README "uploads stay in the session").
+UPLOAD_KINDS = ("data", "public file", "features-only public file", "moments file")
+
+
+def upload_kinds(spec: dict) -> list[str]:
+    """Which uploads (:data:`UPLOAD_KINDS`) the view's ``spec`` is derived from: the one encoding every "is this an
+    upload?" decision reads (the shared figure cache, the split memo, the shared ``st.cache_data``, the planner).
+
+    Examples
+    --------
+    >>> upload_kinds({"data": "upload:x.csv"}), upload_kinds({"data": "bank", "public_features": {"n_pub": 3}})
+    (['data'], ['features-only public file'])
+    """
+    kinds = []
+    if str(spec.get("data", "")).startswith("upload:"):
+        kinds.append("data")
+    if spec.get("public_source") == "file":
+        kinds.append("public file")
+    if spec.get("public_features") is not None:
+        kinds.append("features-only public file")
+    if spec.get("moments") is not None:
+        kinds.append("moments file")
+    return kinds
+
+
 def uses_upload(spec: dict) -> bool:
-    """True when the view's data or public sample is an uploaded file (kept in the user's session only).
+    """True when the view is derived from an uploaded file of any kind (:func:`upload_kinds`: the data, a public file,
+    a features-only public file, a moments file), which stays in the user's session only.
 
     Examples
     --------
     >>> uses_upload({"data": "upload:x.csv", "public_source": "split"}), uses_upload({"data": "bank"})
     (True, False)
     """
-    return (str(spec.get("data", "")).startswith("upload:") or spec.get("public_source") == "file"
-            or spec.get("moments") is not None)
+    return bool(upload_kinds(spec))
+
+
+def session_spec(state) -> dict:
+    """The upload-relevant part of a spec, read from the session state before the full spec exists (the same
+    encoding as the spec: a non-None ``moments`` / ``public_features`` entry for an uploaded moments / features
+    file), for :func:`uses_upload`."""
+    mode = state.get("public_mode")
+    return {"data": state.get("data", ""), "public_source": state.get("public_source"),
+            "moments": {} if mode == "moments" and state.get("pmt_moments_source") == "file" else None,
+            "public_features": {} if mode == "unlabelled" and state.get("pmt_rows_source") == "file" else None}
 
 
 def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:

@@ -157,9 +157,16 @@ def privacy_controls(presenter: bool) -> None:
         st.select_slider("delta", options=list(DELTA_OPTIONS), format_func=fmt_num, **persist("delta"),
                          help="The small probability with which the epsilon guarantee may fail; "
                          "keep it well below 1/n.")
-        st.caption("Neighbouring data sets: **replace-one** (n is public; one record is swapped). Add/remove "
-                   "is not offered: n enters the radius R(d, n), the response bound B_y(n), the averages and the "
-                   "noise scale, so it would need a different calibration.")
+    # the unit of privacy and the neighbouring relation: in every mode (presenter mode keeps the privacy labels)
+    from engine import privacy as P
+    from engine.privacy.labels import unit_of_privacy
+
+    delta = float(ss.get("delta", DEFAULTS["delta"]))
+    mu = P.gdp_mu(eps, delta) if np.isfinite(eps) else None
+    st.caption(":material/person: " + unit_of_privacy(mu))
+    st.caption("Neighbouring data sets: **replace-one** (n is public; one record is swapped)."
+               + ("" if presenter else " Add/remove is not offered: n enters the radius R(d, n), the response bound "
+                  "B_y(n), the averages and the noise scale, so it would need a different calibration."))
 
 
 def model_controls(task: str, presenter: bool) -> None:

@@ -351,8 +351,10 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
     why_not = cli_supported(spec)
     commands = list(cli_commands(spec, ds=ds, public_name=public_name).values()) if not why_not else []
     from engine.figures.verdict import NON_PRIVATE_NOTE
+    from engine.privacy.labels import unit_of_privacy
 
-    notes = [f"Median {metric_label} at epsilon = {spec['epsilon']:g} over {spec['seeds']} noise seeds "
+    notes = [unit_of_privacy(float(diag["mu"]) if diag.get("mu") else None),
+             f"Median {metric_label} at epsilon = {spec['epsilon']:g} over {spec['seeds']} noise seeds "
              f"({TASK_LABELS[spec['task']].lower()}).", NON_PRIVATE_NOTE] + ([why_not] if why_not else [])
     return html_report(
         title=f"PMT regression: {ds.name}",
@@ -361,4 +363,4 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
         headline=cards, figures=figures, settings=settings,
         ledgers={m: ledger_display(f) for m, f in diag.get("ledgers", {}).items()},
         provenance=provenance(ds), commands=commands, notes=notes,
-        verdict=None if verdict is None else (verdict.text, verdict.tone), warnings=list(warnings))
+        verdict=None if verdict is None else (verdict.text, verdict.tone, verdict.privacy), warnings=list(warnings))

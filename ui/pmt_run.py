@@ -83,9 +83,8 @@ _SESSION_CACHE_SIZE = 24
 
 
 def _uses_upload() -> bool:
-    return (str(ss.get("data", "")).startswith("upload:") or ss.get("public_source") == "file"
-            or (ss.get("public_mode") == "moments" and ss.get("pmt_moments_source") == "file")
-            or (ss.get("public_mode") == "unlabelled" and ss.get("pmt_rows_source") == "file"))
+    """Whether the session's view is derived from an upload (the one predicate, :func:`ui.pmt_compute.uses_upload`)."""
+    return C.uses_upload(C.session_spec(ss))
 
 
 def _cached(raw, *args):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.figures import pmt as plots
-from engine.figures.verdict import NON_PRIVATE_NOTE, Verdict
+from engine.figures.verdict import NON_PRIVATE_NOTE, VERDICT_NOTE, Verdict
 from engine.figures.verdict import pmt_verdict as _pmt_verdict
 from ui import pmt_compute as C
 
@@ -63,12 +63,21 @@ def show(v: Verdict, slot=None, n: int = 0) -> None:
     target = slot if slot is not None else st
     with target.container(key=f"verdict_{v.tone}" + (f"_{n}" if n else ""), border=True):
         st.markdown(markdown(v))
+        # its privacy label, in every mode (presenter mode included): the verdict is a non-private diagnostic
+        st.caption(verdict_label(v), help=VERDICT_NOTE)
 
 
-def non_private_badge() -> None:
-    """The "non-private diagnostic" label under the PMT headline (a grey badge and the note)."""
-    st.caption(":gray-badge[non-private diagnostic] kappas, rows truncated and every error: from the private rows "
-               "without noise, never released", help=NON_PRIVATE_NOTE)
+def verdict_label(v: Verdict) -> str:
+    """The caption under the verdict sentence: its privacy label and why."""
+    return f":gray-badge[{v.privacy}] this sentence compares errors on held-out private rows, without noise"
+
+
+def non_private_badge(presenter: bool = False) -> None:
+    """The "non-private diagnostic" label under the PMT headline (a grey badge and the note); shorter in presenter
+    mode, never hidden."""
+    what = ("verdict, kappas, rows truncated and every error" if not presenter else "verdict and every error")
+    st.caption(f":gray-badge[non-private diagnostic] {what}: from the private rows without noise, never released",
+               help=NON_PRIVATE_NOTE + " " + VERDICT_NOTE)
 
 
 def data_line(results: dict, short: bool = False) -> None:

@@ -33,9 +33,11 @@ The harness (:func:`audit`)
    scale are the product's code, so a bug in any of them is caught. The hooks are applied with
    :func:`unittest.mock.patch.object` for the duration of one fit (not thread-safe: audit in one thread).
    What is observed: for sufficient-statistics perturbation (DP-PMTRR, DP-RR) the released noisy
-   ``(A, b)`` (captured at the solver: white box); for DP-GD (ridge, logistic) and the noisy Newton of
-   DP-PMTLR the final coefficients only (black box; the pairs are built so that they still show all, or
-   a known fraction, of the pair's distinguishability).
+   ``(A, b)`` (captured at the solver: white box); for the noisy Newton mechanisms one step's noisy
+   gradient and Hessian, read inside the product's own ``noisy_newton`` at its observation point
+   (:mod:`engine.privacy.observe`, white box: nothing re-computed); for DP-GD (ridge, logistic) the final
+   coefficients only (black box; the pairs are built so that they still show all of the pair's
+   distinguishability).
 3. **Distinguishing test.** Half of the runs (train) fix a linear score: the difference of the mean
    outputs divided by the per-coordinate variance (the likelihood-ratio test for Gaussians with
    independent coordinates, estimated), and the threshold: the one that maximises the expected bound
@@ -53,6 +55,11 @@ the sensitivity is still computed from the stated radius (the "clip, then releas
 bug, smartnoise-sdk #622); ``broken="partial-noise"`` adds no noise to some entries (the diagonal of the
 symmetric noise of A or of the Newton Hessian, and coordinate 0 of the gradients: the diffprivlib #105
 bug class). These live here, never in the product's estimators.
+
+Data-dependent parameters (a bound, radius, centre or option computed from the private rows) are the
+parameter audit's (:mod:`engine.audit.parameters`): neighbours with an extreme row must see bit-identical
+everything but the noisy release. Broken copies planted in the product's code: ``newton-noise-F`` (a changed
+line in a copy of ``noisy_newton``) and ``private-response-bound`` (B_y from the private labels).
 
 Layout: :mod:`engine.audit.stats` (the statistics: steps 3 and 4), :mod:`engine.audit.hooks` (the
 fast path and the broken copies on the real estimators: step 2), :mod:`engine.audit.mechanisms` (the

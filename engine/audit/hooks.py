@@ -22,8 +22,18 @@ from engine import privacy as P
 #: (any ``0 < F``, e.g. ``sensitivity-0.9``) calibrates every release to ``F`` times its sensitivity,
 #: i.e. multiplies every noise draw by F (``sigma = F Delta / mu``: for a Gaussian release the same thing);
 #: ``noise-0.2`` is ``sensitivity-0.2`` under its old name; ``combination-leak`` (PMT-pooled only) computes
-#: the pooling weights from the private rows instead of the public ones.
-BROKEN = ("sensitivity-0.9", "noise-0.2", "skip-clipping", "partial-noise", "combination-leak")
+#: the pooling weights from the private rows instead of the public ones; ``newton-noise-F`` (the noisy-Newton
+#: mechanisms) multiplies the gradient noise by F *inside* a copy of the product's ``noisy_newton`` (a planted
+#: line, :func:`mutated_copy`: the audit must see it because it reads that function's own release);
+#: ``private-response-bound`` (DP-PMTRR, PMT-pooled) silently takes the response bound B_y from the private
+#: labels (``max |y|``) where the product takes it from the public ones: a data-dependent parameter, which
+#: the release audit cannot see (both neighbours get the same noise-to-sensitivity ratio) and the parameter
+#: audit (:mod:`engine.audit.parameters`) catches.
+BROKEN = ("sensitivity-0.9", "noise-0.2", "skip-clipping", "partial-noise", "combination-leak", "newton-noise-0.9",
+          "private-response-bound")
+#: Broken copies that apply to some mechanisms only.
+BROKEN_FOR = {"combination-leak": ("pmt-pooled",), "newton-noise": ("dp-pmtlr", "dp-newton", "dp-pmt-poisson"),
+              "private-response-bound": ("dp-pmtrr", "pmt-pooled")}
 
 #: Factor applied to every noise draw by ``broken="noise-0.2"``.
 BROKEN_NOISE_FACTOR = 0.2
@@ -32,13 +42,14 @@ BROKEN_NOISE_FACTOR = 0.2
 def parse_broken(broken):
     """Validate a broken-copy name; returns it (``None`` stays ``None``).
 
-    Accepted: ``None``, ``"skip-clipping"``, ``"partial-noise"``, ``"combination-leak"`` and
-    ``"sensitivity-F"`` / ``"noise-F"`` with a finite ``F > 0``. Raises ``ValueError`` otherwise.
+    Accepted: ``None``, ``"skip-clipping"``, ``"partial-noise"``, ``"combination-leak"``,
+    ``"private-response-bound"`` and ``"sensitivity-F"`` / ``"noise-F"`` / ``"newton-noise-F"`` with a finite
+    ``F > 0``. Raises ``ValueError`` otherwise.
     """
-    if broken is None or broken in ("skip-clipping", "partial-noise", "combination-leak"):
+    if broken is None or broken in ("skip-clipping", "partial-noise", "combination-leak", "private-response-bound"):
         return broken
     if isinstance(broken, str):
-        for prefix in ("sensitivity-", "noise-"):
+        for prefix in ("sensitivity-", "newton-noise-", "noise-"):
             if broken.startswith(prefix):
                 try:
                     f = float(broken[len(prefix):])
@@ -46,8 +57,9 @@ def parse_broken(broken):
                     break
                 if math.isfinite(f) and f > 0:
                     return broken
-    raise ValueError("broken must be None, 'skip-clipping', 'partial-noise', 'combination-leak' or "
-                     f"'sensitivity-F' / 'noise-F' with F > 0 (e.g. 'sensitivity-0.9'), got {broken!r}")
+    raise ValueError("broken must be None, 'skip-clipping', 'partial-noise', 'combination-leak', "
+                     "'private-response-bound' or 'sensitivity-F' / 'noise-F' / 'newton-noise-F' with F > 0 "
+                     f"(e.g. 'sensitivity-0.9'), got {broken!r}")
 
 
 def _identity_truncate(Z, radius):
@@ -59,7 +71,7 @@ def _identity_truncate(Z, radius):
 
 #: The modules of :mod:`engine.pmt` whose estimators look the hooked names up at call time.
 _PMT_MODULES = ("_bounds", "_transform", "_base", "_gd", "_newton", "ridge", "baselines", "logistic", "poisson",
-                "pooled")
+                "pooled", "_ridge_public", "public_fit")
 
 
 def _holders(name):
@@ -112,9 +124,25 @@ def _drop_diagonal(M):
     return M
 
 
+def broken_applies(broken, mechanism) -> bool:
+    """Whether a broken copy exists for ``mechanism`` (some are planted in one estimator's code only)."""
+    if broken is None:
+        return True
+    key = "newton-noise" if broken.startswith("newton-noise-") else broken
+    return mechanism in BROKEN_FOR.get(key, (mechanism,))
+
+
+def private_response_bound_patches(broken, y_private):
+    """``broken="private-response-bound"``: the response bound from the private labels (``max |y|``)."""
+    if broken != "private-response-bound":
+        return []
+    yv = np.asarray(y_private, dtype=float)
+    return [("_response_bound_rows", lambda y_pub, n, eta: float(np.max(np.abs(yv))) or 1.0)]
+
+
 def _noise_factor(broken) -> float:
     """The factor on every noise draw: F for ``sensitivity-F`` / ``noise-F``, else 1."""
-    if isinstance(broken, str):
+    if isinstance(broken, str) and not broken.startswith("newton-noise-"):
         for prefix in ("sensitivity-", "noise-"):
             if broken.startswith(prefix):
                 return float(broken[len(prefix):])
@@ -177,7 +205,7 @@ def _ssp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=Non
 
     patches = [("ssp_noise", stacked_noise), ("ssp_solve", capturing(real_solve)),
                ("noise_aware_solve", capturing(real_na_solve)), ("pooled_solve", capture_pooled),
-               *_skip_clipping_patches(broken)]
+               *_skip_clipping_patches(broken), *private_response_bound_patches(broken, y)]
     if broken == "combination-leak":
         patches += [("pmt_transform", recording_transform(_real("pmt_transform"))),
                     ("ssp_sensitivities", recording_sens(_real("ssp_sensitivities"))),
@@ -252,7 +280,8 @@ def _newton_capture(estimator, X, y, X_pub, rng):
 
     def capture(Z, y_, *, family, sigma_g, sigma_H, **kw):
         captured.update(Z=np.array(Z, dtype=float), y=np.array(y_, dtype=float), family=family,
-                        sigma_g=float(np.asarray(sigma_g)[0]), sigma_H=float(np.asarray(sigma_H)[0]))
+                        sigma_g=float(np.asarray(sigma_g)[0]), sigma_H=float(np.asarray(sigma_H)[0]),
+                        eig_floor=kw.get("eig_floor", "auto"))
         return real_newton(Z, y_, family=family, sigma_g=sigma_g, sigma_H=sigma_H, **kw)
 
     est = estimator.set_params(random_state=rng)
@@ -263,28 +292,72 @@ def _newton_capture(estimator, X, y, X_pub, rng):
 
 
 def _newton_step_releases(cap, theta, what, trials, rng, broken, factor=None):
-    """``trials`` releases of one noisy-Newton step at the iterate ``theta`` (white box).
+    """``trials`` releases of one noisy-Newton step at the iterate ``theta``, as the product releases them.
 
-    The step's statistics are the product's :func:`engine.pmt._newton.glm_statistics` on the captured rows
-    (exactly what :func:`engine.pmt._newton.noisy_newton` computes at its first step, theta~ = 0), the noise
-    the product's ``newton_noise`` times the estimator's own ``sigma_g`` / ``sigma_H``. ``what`` is
-    ``"gradient"`` (rows of g~, shape (trials, d)) or ``"hessian"`` (upper triangles of H~).
+    Runs the product's own :func:`engine.pmt._newton.noisy_newton` (or, for ``broken="newton-noise-F"``, a
+    copy of its source with the planted error) for one step from ``theta_init=theta`` with ``trials`` runs:
+    the captured bounded rows, the estimator's own ``sigma_g`` / ``sigma_H`` (times the broken copy's
+    factor), ``trials`` draws of the product's ``newton_noise``; the noisy gradient and Hessian are read at
+    the observation point ``"newton-step"`` (:mod:`engine.privacy.observe`), where the product adds its
+    noise: nothing is re-computed here. ``what`` is ``"gradient"`` (rows of g~, shape (trials, d)) or
+    ``"hessian"`` (upper triangles of H~).
     """
-    from engine.pmt._newton import glm_statistics
+    from engine.privacy import observe
 
     f = _noise_factor(broken) if factor is None else float(factor)
-    g, H = glm_statistics(cap["Z"], cap["y"], np.asarray(theta, dtype=float), cap["family"])
-    d = g.shape[0]
+    Z = cap["Z"]
+    d = Z.shape[1]
     Hn, gn = _real("newton_noise")(rng, trials, d)  # trials independent standard-normal step draws
-    if what == "gradient":
-        noise = f * cap["sigma_g"] * gn
-        if broken == "partial-noise":
-            noise[:, 0] = 0.0
-        return g[None, :] + noise
-    noise = f * cap["sigma_H"] * Hn
     if broken == "partial-noise":
-        noise = _drop_diagonal(noise)
-    return upper_triangle(H[None] + noise)
+        gn[:, 0] = 0.0
+        Hn = _drop_diagonal(Hn)
+    newton = _newton_function(broken)
+    seen = {}
+
+    def observer(*, step, gradient, hessian, **_):
+        if step == 0:
+            seen["g"], seen["H"] = np.array(gradient), np.array(hessian)
+
+    with observe.observing("newton-step", observer):
+        newton(Z, cap["y"], family=cap["family"], pen=np.zeros((d, d)), sigma_g=np.full(trials, f * cap["sigma_g"]),
+               sigma_H=np.full(trials, f * cap["sigma_H"]), noise_g=gn[None], noise_H=Hn[None], n_steps=1,
+               theta_init=np.asarray(theta, dtype=float), eig_floor=cap.get("eig_floor", "auto"))
+    if "g" not in seen:  # pragma: no cover - the product's observation point is gone
+        raise RuntimeError("noisy_newton emitted no 'newton-step' observation: the audit cannot see its release")
+    return seen["g"] if what == "gradient" else upper_triangle(seen["H"])
+
+
+def _newton_function(broken):
+    """The product's ``noisy_newton``, or for ``newton-noise-F`` a copy of its source whose gradient noise is
+    multiplied by F (the planted error of a mis-scaled noise line inside the release code)."""
+    real = _real("noisy_newton")
+    F = _newton_noise_factor(broken)
+    if F is None:
+        return real
+    return mutated_copy(real, "sigma_g[:, None] * noise_g[t]", f"{F!r} * sigma_g[:, None] * noise_g[t]")
+
+
+def _newton_noise_factor(broken):
+    if isinstance(broken, str) and broken.startswith("newton-noise-"):
+        return float(broken[len("newton-noise-"):])
+    return None
+
+
+def mutated_copy(func, old: str, new: str):
+    """A copy of ``func`` compiled from its source with the one occurrence of ``old`` replaced by ``new``, in
+    its module's namespace (a mutation of the product's code for a broken copy; the product is untouched).
+    ``RuntimeError`` if ``old`` does not occur exactly once (the product's line changed: update the plant)."""
+    import inspect
+    import sys
+    import textwrap
+
+    src = textwrap.dedent(inspect.getsource(func))
+    if src.count(old) != 1:
+        raise RuntimeError(f"cannot plant the broken copy: {old!r} occurs {src.count(old)} times in "
+                           f"{func.__module__}.{func.__qualname__}")
+    ns = dict(vars(sys.modules[func.__module__]))
+    exec(compile(src.replace(old, new), f"<broken copy of {func.__qualname__}>", "exec"), ns)  # noqa: S102
+    return ns[func.__name__]
 
 
 def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken, factor=None):

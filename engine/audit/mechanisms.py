@@ -19,6 +19,8 @@ import numpy as np
 
 from engine import privacy as P
 from engine.audit.hooks import (
+    BROKEN_FOR,
+    broken_applies,
     _dpgd_logistic_releases,
     _dpgd_releases,
     _newton_capture,
@@ -284,9 +286,10 @@ def _sample_newton(kind):
         rngs = _rngs(seed, {"pmt": 13, "raw": 19, "poisson": 23}[kind], 4)
         releases, est = [], None
         for k, (what, ((X0, y0), (X1, y1), theta)) in enumerate(pairs.items()):
-            with _patches(*_skip_clipping_patches(broken)):
+            with _patches(*_skip_clipping_patches(broken)):  # the rows the product hands to its noisy_newton
                 c0 = _newton_capture(make(), X0, y0, X_pub, np.random.default_rng(0))
                 c1 = _newton_capture(make(), X1, y1, X_pub, np.random.default_rng(0))
+            # the releases: the product's noisy_newton run from the pair's iterate, read where it adds noise
             est = c0["estimator"]
             o0 = _newton_step_releases(c0, theta, what, trials, rngs[2 * k], broken)
             o1 = _newton_step_releases(c1, theta, what, trials, rngs[2 * k + 1], broken)
@@ -371,14 +374,14 @@ MECHANISMS: dict[str, _Mechanism] = {
     "pmt-pooled": _Mechanism("pmt-pooled", "PMT-pooled (PMTPooledRidge)",
                              "noisy A and b at the combination, and the final coefficients", _sample_ssp("pooled")),
     "dp-gd-ridge": _Mechanism("dp-gd-ridge", "DP-GD ridge (DPGDRidge)", "final coefficients", _sample_dpgd_ridge),
-    "dp-pmtlr": _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "one noisy Newton step (gradient, Hessian)",
+    "dp-pmtlr": _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "one noisy Newton step (gradient, Hessian), read inside noisy_newton",
                            _sample_newton("pmt")),
     "dp-newton": _Mechanism("dp-newton", "DP-Newton logistic (DPNewtonLogistic)",
-                            "one noisy Newton step (gradient, Hessian)", _sample_newton("raw")),
+                            "one noisy Newton step (gradient, Hessian), read inside noisy_newton", _sample_newton("raw")),
     "dp-gd-logistic": _Mechanism("dp-gd-logistic", "DP-GD logistic (DPGDLogistic)", "final coefficients",
                                  _sample_dpgd_logistic),
     "dp-pmt-poisson": _Mechanism("dp-pmt-poisson", "DP-PMT Poisson (PMTPoisson)",
-                                 "one noisy Newton step (gradient, Hessian)", _sample_newton("poisson")),
+                                 "one noisy Newton step (gradient, Hessian), read inside noisy_newton", _sample_newton("poisson")),
 }
 
 
@@ -409,15 +412,16 @@ def sample_releases(mechanism: str, *, epsilon: float, delta: float, trials: int
     Raises
     ------
     ValueError
-        Unknown mechanism or broken copy, ``combination-leak`` on another mechanism than PMT-pooled,
+        Unknown mechanism or broken copy, a broken copy planted in another mechanism's code,
         trials < 4, n < 10, epsilon / delta out of range.
     """
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     parse_broken(broken)
-    if broken == "combination-leak" and mechanism != "pmt-pooled":
-        raise ValueError("broken='combination-leak' plants a leak in PMT-pooled's combination step: "
-                         f"use it with mechanism 'pmt-pooled', not {mechanism!r}")
+    if not broken_applies(broken, mechanism):
+        key = "newton-noise" if broken.startswith("newton-noise-") else broken
+        raise ValueError(f"broken={broken!r} is planted in the code of {', '.join(BROKEN_FOR[key])} only: "
+                         f"not available for mechanism {mechanism!r}")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 4:
         raise ValueError(f"trials must be an integer >= 4, got {trials!r}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:

@@ -1,7 +1,11 @@
 """CLI subcommand ``audit``: a confidence interval on a mechanism's mu-GDP and a verdict (:mod:`engine.audit`).
 
-``python -m engine audit --mechanism dp-pmtrr [--epsilon 4] [--delta 1e-5] [--trials 20000]
-[--broken sensitivity-0.9] [--seed S] [--alpha 1e-3] [--json]``
+``python -m engine audit --mechanism dp-pmtrr [--mode all|releases|parameters] [--epsilon 4] [--delta 1e-5]
+[--trials 20000] [--broken sensitivity-0.9] [--seed S] [--alpha 1e-3] [--json]``
+
+``--mode releases``: the release audit (:func:`engine.audit.audit`); ``--mode parameters``: the parameter
+audit (:func:`engine.audit.parameters.parameter_audit`: neighbours with an extreme row must see the same
+bounds, noise scales, options, warnings and errors); ``--mode all`` (default): both, one verdict.
 """
 
 from __future__ import annotations
@@ -13,13 +17,53 @@ HELP = "empirical DP audit: a confidence interval on the mu-GDP of each release,
 
 def _cmd_audit(args) -> int:
     from engine.audit import audit
+    from engine.audit.parameters import parameter_audit
     from engine.cli import dump_json
 
-    res = audit(args.mechanism, epsilon=args.epsilon, delta=args.delta, trials=args.trials, seed=args.seed,
-                broken=args.broken, alpha=args.alpha, confidence=args.confidence, n=args.n)
+    res = par = None
+    if args.mode in ("all", "releases"):
+        res = audit(args.mechanism, epsilon=args.epsilon, delta=args.delta, trials=args.trials, seed=args.seed,
+                    broken=args.broken, alpha=args.alpha, confidence=args.confidence, n=args.n)
+    if args.mode in ("all", "parameters"):
+        par = parameter_audit(args.mechanism, epsilon=args.epsilon, delta=args.delta, seed=args.seed,
+                              broken=args.broken, n=args.n)
     if args.json:
-        print(dump_json(res.to_dict()))
+        if res is None:
+            print(dump_json({"mode": args.mode, **par.to_dict()}))
+            return 0
+        out = {"mode": args.mode, **res.to_dict()}
+        if par is not None:
+            out["release_violation"] = res.violation
+            out["parameters"] = par.to_dict()
+            out["violation"] = bool(res.violation or par.violation)
+        print(dump_json(out))
         return 0
+    if res is not None:
+        _print_releases(res)
+    if par is not None:
+        _print_parameters(par, header=res is None)
+    if res is not None and par is not None:
+        both = res.violation or par.violation
+        print(f"overall verdict   : {'VIOLATION' if both else 'consistent'} (releases: "
+              f"{'violation' if res.violation else 'consistent'}; parameters: "
+              f"{'violation' if par.violation else 'invariant'})")
+    return 0
+
+
+def _print_parameters(par, header: bool) -> None:
+    if header:
+        print(f"mechanism         : {par.mechanism}" + (f"  [BROKEN COPY: {par.broken}]" if par.broken else ""))
+    print(f"parameter audit   : D and {len(par.neighbours)} replace-one neighbours (row 0 replaced), same seed; "
+          "everything but the noisy release must be bit-identical")
+    for name, diff in par.neighbours.items():
+        shown = "identical" if not diff else "DIFFERS: " + "; ".join(diff[:6]) + (" ..." if len(diff) > 6 else "")
+        print(f"- {name:<14}: {shown}")
+    verdict = ("VIOLATION: a neighbour sees a different parameter, warning or error (computed from the private "
+               "rows)" if par.violation else "invariant (false-alarm rate 0: an exact comparison)")
+    print(f"parameter verdict : {verdict}")
+
+
+def _print_releases(res) -> None:
     name = res.label + (f"  [BROKEN COPY: {res.broken}]" if res.broken else "")
     print(f"mechanism         : {name}")
     print(f"released          : {res.released}")
@@ -37,7 +81,6 @@ def _cmd_audit(args) -> int:
     verdict = ("VIOLATION: a lower confidence bound exceeds what the claim allows" if res.violation
                else "consistent with the claim (every lower bound below what the claim allows)")
     print(f"verdict           : {verdict}")
-    return 0
 
 
 def _broken_arg(value: str) -> str:
@@ -60,7 +103,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the data and the noise (default 0)")
     p.add_argument("--broken", type=_broken_arg, default=None,
                    help="audit a deliberately broken copy: sensitivity-F (e.g. sensitivity-0.9), noise-F, "
-                        "skip-clipping, partial-noise, combination-leak (pmt-pooled)")
+                        "skip-clipping, partial-noise, combination-leak (pmt-pooled), newton-noise-F (the Newton "
+                        "mechanisms: a planted line in noisy_newton), private-response-bound (dp-pmtrr, pmt-pooled)")
+    p.add_argument("--mode", choices=["all", "releases", "parameters"], default="all",
+                   help="releases: the noisy releases; parameters: everything else must not depend on the private "
+                        "rows; all (default): both")
     p.add_argument("--alpha", type=float, default=1e-3, help="false-alarm rate of the verdict (default 1e-3)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of the informative Clopper-Pearson epsilon bound (default 0.95)")

@@ -142,6 +142,13 @@ def _write_column_privacy(frame, out: str) -> str:
     return str(path)
 
 
+def unit_line(args) -> str:
+    """The unit of privacy for a command's output (:func:`engine.privacy.labels.unit_of_privacy_for`)."""
+    from engine.privacy.labels import unit_of_privacy_for
+
+    return unit_of_privacy_for(getattr(args, "epsilon", []), args.delta)
+
+
 def _cmd_pmt(args) -> int:
     import numpy as np
 
@@ -253,6 +260,8 @@ def _cmd_pmt(args) -> int:
     info["clip_radius"] = args.clip_radius or None
     from engine.privacy.labels import DIAGNOSTIC, PUBLIC
 
+    info["unit_of_privacy"] = unit_line(args)
+
     # what each setting is: kappa_raw / kappa_pmt come from the private rows without noise
     info["privacy"] = {k: (DIAGNOSTIC if k in ("kappa_raw", "kappa_pmt") else PUBLIC) for k in info}
     if args.json:
@@ -264,6 +273,7 @@ def _cmd_pmt(args) -> int:
     print(f"dataset {info['dataset']} (task {args.task}): n = {info['n_private_train']} private training rows, "
           f"d = {info['d']} (intercept included), delta = {args.delta:g}, replace-one neighbours, "
           f"standardize = {args.standardize}")
+    print(info["unit_of_privacy"])
     kp = f"{info['kappa_pmt']:.3g}" if info["kappa_pmt"] is not None else "n/a"
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}, after PMT = {kp} "
           "(raw and after PMT: non-private diagnostics, computed from the private rows without noise)")

@@ -106,6 +106,9 @@ def run_data(args) -> int:
         if method == "pmt":
             info["kappa_pmt"] = r.kappa_pmt
     frame, summary = _summary(rows)
+    from engine.privacy.labels import unit_of_privacy_for
+
+    info["unit_of_privacy"] = unit_of_privacy_for(args.epsilon, args.delta)
     if args.out:
         frame.to_csv(args.out, index=False)
     if args.json:
@@ -116,6 +119,7 @@ def run_data(args) -> int:
               "the requested one; seeds do not reproduce the noise)")
     print(f"{info['files']} ({args.engine}): n = {info['n_private']} private rows, d = {info['d']} (intercept "
           f"included), n_pub = {info['n_pub']}, delta = {args.delta:g}, replace-one neighbours")
+    print(info["unit_of_privacy"])
     print(f"kappa(X^T X) raw = {info['kappa_raw']:.3g}, public = {info['kappa_pub']:.3g}"
           + (f", after PMT = {info['kappa_pmt']:.3g}" if "kappa_pmt" in info else ""))
     print("\nL2 error to the non-private ridge on the same rows (median, IQR over seeds):")

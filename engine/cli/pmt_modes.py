@@ -177,11 +177,15 @@ def run_modes_cli(args) -> int:
               "n_pub": info.n_pub, "n_private_train": len(ytr), "n_test": len(yte), "d": info.p + 1,
               "metric": metric, "standardize": bool(args.standardize), "mode_note": MODE_NOTES[info.mode],
               "response_statement": statement, "warnings": notes, "reference_converged": ref_ok}
+    from engine.privacy.labels import unit_of_privacy_for
+
+    info_d["unit_of_privacy"] = unit_of_privacy_for(args.epsilon, args.delta)
     if args.json:
         print(dump_json({"settings": info_d, "summary": summary.to_dict(orient="records")}))
         return 0
     print(f"{name} (task {args.task}), public information: {info.mode} ({info.source}, n_pub = {info.n_pub}); "
           f"n = {len(ytr)} private training rows, {len(yte)} held out, d = {info.p + 1} (intercept included)")
+    print(info_d["unit_of_privacy"])
     print(MODE_NOTES[info.mode])
     if statement:
         print(statement)

@@ -205,6 +205,8 @@ table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #dde3ea;pad
 font-size:.9rem;vertical-align:top}th{background:#F3F6F9}pre{background:#F3F6F9;padding:.7rem;white-space:pre-wrap;
 word-break:break-all;border-radius:6px}.figure{margin:1rem 0}.fine{font-size:.8rem;color:#556}
 .verdict{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:8px;border:1px solid}
+.verdict .badge{font-size:.75rem;font-weight:600;color:#444;background:#E6E6E6;border-radius:4px;padding:.1rem .4rem;
+margin-right:.4rem;vertical-align:middle}
 .verdict.good{color:#0B6B2E;background:#E8F6EC;border-color:#9BD3AE}
 .verdict.bad{color:#9B1C1C;background:#FDECEC;border-color:#F0A8A8}
 .verdict.neutral{color:#1D4E89;background:#EAF2FB;border-color:#A9C7EA}
@@ -285,9 +287,11 @@ def html_report(
         Extra sentences (shown under the headline).
     generated : str, optional
         Time stamp (default: now, UTC).
-    verdict : (text, tone), optional
+    verdict : (text, tone) or (text, tone, label), optional
         The page's verdict sentence (:mod:`engine.figures.verdict`), shown first, coloured by tone
-        ("good", "bad", "neutral").
+        ("good", "bad", "neutral"), with its privacy label (default "non-private diagnostic": every verdict
+        compares errors on held-out private rows without noise) and the note of
+        :data:`engine.figures.verdict.VERDICT_NOTE`.
     warnings : sequence of str
         The page's warnings, shown right after the verdict (before the numbers).
     compress : bool, default True
@@ -311,7 +315,12 @@ def html_report(
     parts.append(f"<p class='fine'>Generated {_e(generated)} by the privacy-utility explorer. The figures are "
                  "interactive (hover, zoom, click a legend entry) and need no network.</p>")
     if verdict:
-        parts.append(f"<p class='verdict {_e(verdict[1])}' id='verdict'>{_e(verdict[0])}</p>")
+        from engine.privacy.labels import VERDICT_NOTE
+
+        label = verdict[2] if len(verdict) > 2 else "non-private diagnostic"
+        parts.append(f"<p class='verdict {_e(verdict[1])}' id='verdict'><span class='badge' id='verdict-label' "
+                     f"title='{_e(VERDICT_NOTE)}'>{_e(label)}</span> {_e(verdict[0])}</p>")
+        parts.append(f"<p class='fine' id='verdict-note'>{_e(VERDICT_NOTE)}</p>")
     if warnings:
         parts.append("<div id='warnings'>" + "".join(f"<p class='warn'>&#9888; {_e(w)}</p>" for w in warnings)
                      + "</div>")

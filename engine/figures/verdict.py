@@ -2,8 +2,13 @@
 
 The PMT and NVDP pages lead with this sentence (coloured by :attr:`Verdict.tone`) above their
 numbers; the HTML report repeats it first. Everything is computed from the numbers passed in (the
-headline medians over seeds, public quantities, the privacy accountant's outputs): nothing is
+headline medians over seeds, the condition numbers, the privacy accountant's outputs): nothing is
 written by hand, and where PMT loses the sentence says so. No Streamlit here.
+
+The verdict is a **non-private diagnostic** (:attr:`Verdict.privacy`): it compares errors measured on
+held-out private rows and branches on the raw condition number of the private rows, all without noise
+(replacing one held-out row can flip it). Wherever it is shown it carries that label
+(:data:`VERDICT_NOTE`); it is never part of a release.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from typing import Mapping
 
 import pandas as pd
 
+from engine.privacy.labels import VERDICT_NOTE  # what the verdict is, privacy-wise (shown with it everywhere)
+
 __all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_RELATIVE", "NON_PRIVATE_NOTE",
-           "median_se"]
+           "median_se", "VERDICT_NOTE"]
 
 #: Methods that spend the privacy budget on the private rows (the oracle DP-RR is tuned non-privately,
 #: the non-private fit is the reference; neither can win).
@@ -69,12 +76,20 @@ class Verdict:
         The best method (PMT page) or None.
     reason : str
         The one reason given (also inside ``text``).
+    privacy : str
+        Its privacy label (:mod:`engine.privacy.labels`): always a non-private diagnostic (module docstring).
     """
 
     text: str
     tone: str
     winner: str | None = None
     reason: str = ""
+    privacy: str = "non-private diagnostic"
+
+    @property
+    def labelled_text(self) -> str:
+        """The sentence prefixed with its label, for plain-text exports: ``"[non-private diagnostic] ..."``."""
+        return f"[{self.privacy}] {self.text}"
 
 
 def _num(x: float) -> str:
@@ -115,8 +130,8 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
     n_priv, n_pub : int
         Private training rows and public rows (both public under replace-one).
     kappa_raw, kappa_pmt : float, optional
-        Condition number before and after PMT's whitening (public quantities of the transform); give
-        the reason when PMT wins or loses to a private baseline.
+        Condition number of the private rows before and after PMT's whitening (non-private diagnostics,
+        computed without noise); give the reason when PMT wins or loses to a private baseline.
     n_needed : int, optional
         Private rows PMT would need to beat the public rows (:func:`engine.pmt.public.noise_dominance`),
         quoted when the public-only fit wins.

@@ -112,9 +112,21 @@ def _privacy_tables():
         "public_moment": PUBLIC, "noise_bound": PUBLIC, "clip_grid": PUBLIC,
         "last_step": DP, "min_eig_last": DP,
         "non_private_tuning": PUBLIC, "grid_errors": DIAGNOSTIC,
-        "response_center": PUBLIC, "public_standardized": PUBLIC,
+        "response_center": PUBLIC, "public_standardized": PUBLIC, "private_bounds": PUBLIC,
     }
     return report, extra
+
+
+#: What stays public when a bound was taken from the private rows (``"private"`` options) or a setting was
+#: tuned on private errors (the oracle): the user's settings and the budget. Everything else the fit shows
+#: (the radius or bound, the noise scales and sensitivities derived from it, the coefficients) is then a
+#: non-private diagnostic: the stated guarantee no longer holds.
+SETTINGS_FIELDS = frozenset({
+    "method", "epsilon", "delta", "mu", "neighbouring", "n", "d", "lam", "n_pub", "kappa_pub",
+    "sigma_pub_regularized", "tau", "n_iter", "extra.family", "extra.sampler", "extra.tol", "extra.response",
+    "extra.solver", "extra.public_moment", "extra.private_bounds", "extra.non_private_tuning",
+    "extra.mu_per_step", "extra.mu_per_release", "extra.theta_radius",
+})
 
 
 #: Privacy label of each :class:`FitReport` field and of the ``extra`` keys the estimators write
@@ -203,8 +215,10 @@ class FitReport:
         (``kappa_noisy``, ``eig_fixes``, ``converged``, ``extra.last_step``, ...) is a diagnostic there."""
         from engine.privacy.labels import DIAGNOSTIC, DP
 
-        # epsilon = inf (noise off) releases nothing private; an oracle that tuned on private errors neither
-        private = math.isfinite(self.mu) and not self.extra.get("non_private_tuning")
+        # epsilon = inf (noise off) releases nothing private; an oracle that tuned on private errors neither, nor
+        # a fit whose bound came from the private rows
+        private = (math.isfinite(self.mu) and not self.extra.get("non_private_tuning")
+                   and not self.extra.get("private_bounds"))
         out = {}
         for k in [f.name for f in fields(self) if f.name not in ("ledger", "extra")] + ["releases"]:
             out[k] = FIT_REPORT_PRIVACY[k]
@@ -212,6 +226,9 @@ class FitReport:
             out[f"extra.{k}"] = EXTRA_PRIVACY.get(k, DIAGNOSTIC)  # an unlisted key: assume the worst
         if not private:
             out = {k: (DIAGNOSTIC if v == DP else v) for k, v in out.items()}
+        if self.extra.get("private_bounds") or self.extra.get("non_private_tuning"):
+            # a bound from the private rows, or a radius tuned on private errors: only the settings stay public
+            out = {k: (v if k in SETTINGS_FIELDS else DIAGNOSTIC) for k, v in out.items()}
         return out
 
     def to_dict(self) -> dict:
@@ -591,12 +608,23 @@ def _dp_report(method, eps, dlt, mu, nb, n, d, lam, ledger, sensitivities, noise
         extra["opendp_epsilon"] = opendp_certified_epsilon(
             [r.sigma / r.sensitivity for r in ledger.releases], dlt)
         fields["extra"] = extra
+        # the ledger's total shows what OpenDP certifies for the releases it drew, not the mu-GDP curve
+        ledger.certified_epsilon, ledger.certified_by = extra["opendp_epsilon"], "OpenDP"
     return FitReport(method=method, epsilon=eps, delta=dlt, mu=mu, neighbouring=nb, n=n, d=d, lam=lam, ledger=ledger,
                      sensitivities=sensitivities, noise_scales=noise_scales, **fields)
 
 
+#: Estimator parameters that may take a bound from the private rows (``"private"``, with a warning).
+PRIVATE_BOUND_PARAMS = ("response_bound", "clip_radius", "clip_norm")
+
+
 def _dp_report_for(estimator, *args, **fields):
-    """:func:`_dp_report` with the estimator's ``sampler`` (``"numpy"`` when it has none)."""
+    """:func:`_dp_report` with the estimator's ``sampler`` (``"numpy"`` when it has none); a bound taken from
+    the private rows (``"private"``) is recorded in ``extra["private_bounds"]`` (the labels then say so)."""
+    private = [p for p in PRIVATE_BOUND_PARAMS if isinstance(getattr(estimator, p, None), str)
+               and getattr(estimator, p) == "private"]
+    if private:
+        fields["extra"] = {**(fields.get("extra") or {}), "private_bounds": private}
     return _dp_report(*args, sampler=getattr(estimator, "sampler", "numpy"), **fields)
 
 

@@ -71,6 +71,7 @@ from engine.pmt._special import expit  # scipy.special, imported on first use
 from engine.pmt._blas import blas_limit as threadpool_limits  # cached controller: no new threadpool scan per call
 
 from engine import privacy as P
+from engine.privacy import observe as _observe
 from engine.pmt._base import _check_positive, _check_steps, _dp_report_for, _mu, _run_groups, release_rng
 from engine.pmt._bounds import _kappa_from_eigs
 from engine.pmt._moment import PublicMoment
@@ -454,6 +455,7 @@ def noisy_newton(
     dtype=np.float64,
     n_jobs: int | None = None,
     K: np.ndarray | None = None,
+    theta_init: np.ndarray | None = None,
 ) -> NewtonResult:
     """T noisy Newton steps for many runs at once (PMT.md section 4; module docstring).
 
@@ -461,8 +463,8 @@ def noisy_newton(
     and Hessians ``sum_i b''(U_ir) z_i z_i^T / n`` (:func:`weighted_grams`, one GEMM); add the penalty
     (``pen theta`` and ``pen``), the noise ``sigma_g[r] noise_g[t, r]`` and ``sigma_H[r] noise_H[t, r]``,
     floor the eigenvalues at ``eig_floor``, and step ``theta <- theta - step_size H~^{-1} g~`` (then
-    project onto ``||theta|| <= theta_radius`` if given). At step 0 every run starts at theta = 0, so
-    the statistics are computed once.
+    project onto ``||theta|| <= theta_radius`` if given). At step 0 every run starts at theta = 0 (or
+    ``theta_init``), so the statistics are computed once.
 
     Parameters
     ----------
@@ -495,6 +497,12 @@ def noisy_newton(
         :mod:`engine.pmt._split_memo`); used only where it would be built here (more than two runs and
         more than one step), so the result is the same bit for bit. ``ValueError`` if its shape or
         dtype does not match.
+    theta_init : ndarray of shape (d,), optional
+        The first iterate of every run (default 0). The audit starts at the iterate where a pair is
+        worst; the estimators start at 0.
+
+    Every step's noisy gradient and Hessian are handed to :func:`engine.privacy.observe.emit`
+    (``"newton-step"``) right after the noise is added: a no-op in the product, the audit's view.
 
     Returns
     -------
@@ -521,7 +529,8 @@ def noisy_newton(
     yd = y.astype(dtype)[:, None]
     if K is not None and K.dtype != np.float64:  # the Hessians' sums over rows run in float64
         K = K.astype(np.float64)
-    theta = np.zeros((runs, d))
+    theta0 = np.zeros(d) if theta_init is None else np.asarray(theta_init, dtype=float).reshape(d)
+    theta = np.broadcast_to(theta0, (runs, d)).copy()
     prev = theta
     fixes = np.zeros(runs, dtype=int)
     finite = np.ones(runs, dtype=bool)
@@ -529,7 +538,7 @@ def noisy_newton(
     min_eig = np.full(runs, np.nan)
     for t in range(int(n_steps)):
         if t == 0:
-            g1, H1 = glm_statistics(Z, y, np.zeros(d), family)
+            g1, H1 = glm_statistics(Z, y, theta0, family)
             g = np.broadcast_to(g1, (runs, d)).copy()
             H = np.broadcast_to(H1, (runs, d, d)).copy()
         else:
@@ -543,6 +552,7 @@ def noisy_newton(
                 g[cols], H[cols] = gc, Hc
         g = g + np.einsum("...ij,...j->...i", pen, theta) + sigma_g[:, None] * noise_g[t]
         H = H + pen + sigma_H[:, None, None] * noise_H[t]
+        _observe.emit("newton-step", step=t, gradient=g, hessian=H, sigma_g=sigma_g, sigma_H=sigma_H, theta=theta)
         ok = np.all(np.isfinite(H), axis=(1, 2)) & np.all(np.isfinite(g), axis=1)
         finite &= ok
         H = np.where(ok[:, None, None], H, np.eye(d))

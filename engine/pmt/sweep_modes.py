@@ -234,7 +234,9 @@ def run_modes(X, y, X_test, y_test, info: PublicInfo, *, task: str = "ridge", me
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            ref = LogisticReference(lam=lam).fit(X, y)
+            # the private training labels may hold one class (a private fact: the run must not fail for one
+            # neighbour only); the non-private reference then fits them as they are (diagnostic only)
+            ref = _AnyLabelsReference(lam=lam).fit(X, y)
         ref_ok = bool(ref.converged_)
         makers = _logistic_methods(methods, base, lam, dp_gd_steps, newton_steps, clip_radius)
     rows = []
@@ -313,3 +315,16 @@ def summarize_modes(frame, metric: str):
 
 
 __all__ += ["summarize_modes", "NAMES", "PUBLIC_MODES"]
+
+
+
+def _AnyLabelsReference(*, lam):
+    """The non-private logistic reference of a sweep, fitted on private training labels of one class too (a
+    one-class sample has no finite optimum at lam = 0: not converged, flagged, a diagnostic only)."""
+    from engine.pmt.logistic import LogisticReference, check_binary_labels
+
+    class AnyLabels(LogisticReference):
+        def _labels(self, y, n):
+            return check_binary_labels(y, n, classes=self.classes, require_both=False)
+
+    return AnyLabels(lam=lam)

@@ -443,6 +443,12 @@ class PrivacyLedger:
     ----------
     delta : float, default 1e-5
         The delta at which totals and per-release epsilons are reported.
+    certified_epsilon : float, optional
+        The total epsilon another accountant certifies for these releases (OpenDP's map, for
+        ``sampler="opendp"``); the ``total`` row of :meth:`to_records` then shows it, named after
+        ``certified_by``, instead of the mu-GDP conversion (which can be smaller: OpenDP's
+        zCDP-based map is looser).
+    certified_by : str, default ""
 
     Examples
     --------
@@ -457,6 +463,8 @@ class PrivacyLedger:
 
     delta: float = 1e-5
     releases: list = field(default_factory=list)
+    certified_epsilon: float | None = None
+    certified_by: str = ""
 
     def __post_init__(self):
         self.delta = validate_delta(self.delta)
@@ -489,14 +497,16 @@ class PrivacyLedger:
             row["epsilon"] = eps_of[r.mu]
             row["delta"] = self.delta
             rows.append(row)
+        certified = self.certified_epsilon is not None
         rows.append(
             {
-                "name": "total (composed)",
+                "name": f"total (composed; epsilon certified by {self.certified_by or 'another accountant'})"
+                if certified else "total (composed)",
                 "sensitivity": float("nan"),
                 "sigma": float("nan"),
                 "mu": self.total_mu,
                 "neighbouring": self.releases[0].neighbouring if self.releases else "",
-                "epsilon": self.total_epsilon,
+                "epsilon": float(self.certified_epsilon) if certified else self.total_epsilon,
                 "delta": self.delta,
             }
         )
