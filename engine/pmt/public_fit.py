@@ -112,7 +112,14 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
         est._check_params()  # every parameter before the data (and before any noise)
     else:
         est._newton_params()
-    Xp = _check_X(X, "X")
+    from engine.pmt._backends import is_dask
+
+    if is_dask(X, y):  # out of core: the columns are selected lazily; est.fit goes to engine.pmt._dask_glm
+        from engine.pmt._dask_glm import dask_features
+
+        Xp = dask_features(X)
+    else:
+        Xp = _check_X(X, "X")
     if Xp.shape[1] != info.p:
         raise ValueError(f"X_pub has {info.p} columns but X has {Xp.shape[1]}; they must match")
     # with n_pub <= d the moment is singular whatever the columns (reported as regularised): nothing is dropped
