@@ -34,6 +34,8 @@ same ledger); n is the row count of the chunks (public under replace-one) and is
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import warnings
 from dataclasses import dataclass
@@ -76,7 +78,7 @@ from engine.pmt._newton import (
     newton_noise_dominance,
 )
 
-__all__ = ["NotOutOfCoreError", "fit_glm_dask", "dask_features", "GLM_DASK_ESTIMATORS"]
+__all__ = ["NotOutOfCoreError", "fit_glm_dask", "dask_features", "select_columns", "file_source", "GLM_DASK_ESTIMATORS"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,7 +352,22 @@ def _no_private(est, *names):
                                     "off the private rows outside any mechanism; give None (public default) or a float")
 
 
+#: The files being fitted (:func:`file_source`): private-input errors then name the file.
+_SOURCE = contextvars.ContextVar("dask_glm_source", default=None)
+
+
+@contextlib.contextmanager
+def file_source(source):
+    """Within this block, fits on Dask name the file of a bad entry (``source`` from :func:`read_private`)."""
+    token = _SOURCE.set(source)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
 def _open(X, y, source):
+    source = source if source is not None else _SOURCE.get()
     with _reading(source, source["columns"] if source else None):
         data, names = private_array(X, y)  # counts the rows when the chunks are unknown (CSV)
     ps = _Pass(data, names, source)
@@ -738,21 +755,27 @@ def fit_glm_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
 
 
 def dask_features(X):
-    """The private features as a Dask array with known chunks (for :func:`engine.pmt.public_fit.fit_public`'s
-    column selection; nothing is computed but, for CSV, the row counts)."""
+    """The private features, checked lazily (a Dask array or data frame with numeric columns; nothing is computed)
+    for :func:`engine.pmt.public_fit.fit_public`'s column selection (:func:`select_columns`)."""
     from engine.pmt._dask_files import _dask
-    from engine.pmt._dask_pass import _check_numeric_dtypes, _partition_lengths
+    from engine.pmt._dask_pass import _check_numeric_dtypes
 
     da, dd = _dask()
     if isinstance(X, dd.DataFrame):
-        names = [str(c) for c in X.columns]
-        _check_numeric_dtypes(list(X.dtypes), names)
-        return X.to_dask_array(lengths=_partition_lengths(X))
+        _check_numeric_dtypes(list(X.dtypes), [str(c) for c in X.columns])
+        return X
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask.array.Array or a dask.dataframe.DataFrame, got {type(X).__name__}")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional (n_samples, n_features), got {X.ndim} dimension(s)")
     return X
+
+
+def select_columns(X, keep):
+    """Columns ``keep`` (positions) of a Dask array or data frame, lazily."""
+    if hasattr(X, "columns"):
+        return X[[X.columns[j] for j in keep]]
+    return X[:, list(keep)]
 
 
 register_dask_glm_fit(fit_glm_dask)

@@ -114,8 +114,9 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
         est._newton_params()
     from engine.pmt._backends import is_dask
 
-    if is_dask(X, y):  # out of core: the columns are selected lazily; est.fit goes to engine.pmt._dask_glm
-        from engine.pmt._dask_glm import dask_features
+    dask = is_dask(X, y)
+    if dask:  # out of core: the columns are selected lazily; est.fit goes to engine.pmt._dask_glm
+        from engine.pmt._dask_glm import dask_features, select_columns
 
         Xp = dask_features(X)
     else:
@@ -144,7 +145,7 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
     else:
         mom = sub.public_moment(fit_intercept=est.fit_intercept, on_singular=est.on_singular,
                                 estimator=getattr(est, "public_moment", "sample"))
-    Xk = Xp if len(keep) == info.p else Xp[:, keep]
+    Xk = Xp if len(keep) == info.p else (select_columns(Xp, keep) if dask else Xp[:, keep])
     extra = {"public_mode": info.mode, "public_source": info.source,
              "dropped_columns": [info.columns[j] for j in drop] if unspanned == "drop" else [],
              "unspanned_columns": [info.columns[j] for j in drop], "collinear_columns": collinear}
