@@ -41,12 +41,20 @@ def _estimators(task, args):
             PublicOnlyPoisson)
 
 
+def _summary(rows, metric="l2_error"):
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    g = frame.groupby(["method", "epsilon", "lam"], sort=False)[metric]
+    out = g.agg(median="median", q25=lambda v: v.quantile(0.25), q75=lambda v: v.quantile(0.75), seeds="size")
+    return frame, out.reset_index()
+
+
 def run_data_glm(args) -> int:
     """Run ``pmt --task logistic|poisson --data FILES`` (module docstring)."""
     import numpy as np
 
     from engine.cli import dump_json
-    from engine.cli.pmt_data import _summary
     from engine.pmt._dask_glm import file_source
     from engine.pmt.dask import read_private, read_public, scheduler_context
 

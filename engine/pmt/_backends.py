@@ -72,10 +72,36 @@ def register_dask_glm_fit(fit: Callable) -> Callable:
 
 
 def fit_glm_out_of_core(estimator, X, y, X_pub=None, y_pub=None):
-    """Fit a GLM, DP-GD or reference estimator on Dask collections (:mod:`engine.pmt._dask_glm`)."""
+    """Fit a GLM, DP-GD or reference estimator on Dask collections (:mod:`engine.pmt._dask_glm`, registered when
+    ``engine.pmt`` is imported)."""
     if _dask_glm_fit is None:
-        import engine.pmt._dask_glm  # noqa: F401  (registers itself)
+        raise RuntimeError("no Dask path for the GLMs is registered: import engine.pmt._dask_glm first")
     return _dask_glm_fit(estimator, X, y, X_pub, y_pub)
+
+
+def dask_features(X):
+    """The private features of a Dask fit, checked lazily (a Dask array or data frame with numeric columns;
+    nothing is computed), for :func:`engine.pmt.public_fit.fit_public`'s column selection (:func:`select_columns`)."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.DataFrame):
+        bad = [f"{c!r} ({t})" for c, t in zip(X.columns, X.dtypes) if getattr(t, "kind", "O") not in "biuf"]
+        if bad:
+            raise TypeError(f"private column(s) {', '.join(bad)} are not numeric; the features must be real-valued")
+        return X
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a dask.array.Array or a dask.dataframe.DataFrame, got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional (n_samples, n_features), got {X.ndim} dimension(s)")
+    return X
+
+
+def select_columns(X, keep):
+    """Columns ``keep`` (positions) of a Dask array or data frame, lazily (a data frame's by name)."""
+    if hasattr(X, "columns"):
+        return X[[X.columns[j] for j in keep]]
+    return X[:, list(keep)]
 
 
 def refuse_dask(who: str, *arrays, why: str = "") -> None:

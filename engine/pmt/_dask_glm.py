@@ -78,7 +78,7 @@ from engine.pmt._newton import (
     newton_noise_dominance,
 )
 
-__all__ = ["NotOutOfCoreError", "fit_glm_dask", "dask_features", "select_columns", "file_source", "GLM_DASK_ESTIMATORS"]
+__all__ = ["NotOutOfCoreError", "fit_glm_dask", "file_source", "GLM_DASK_ESTIMATORS"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -752,30 +752,6 @@ def fit_glm_dask(estimator, X, y, X_pub=None, y_pub=None, *, source=None):
         raise NotOutOfCoreError(f"{type(estimator).__name__} is not fitted on Dask here")
     refuse_dask("the public rows (X_pub, y_pub) are held in memory; they", X_pub, y_pub)
     return fit(estimator, X, y, X_pub, y_pub, source)
-
-
-def dask_features(X):
-    """The private features, checked lazily (a Dask array or data frame with numeric columns; nothing is computed)
-    for :func:`engine.pmt.public_fit.fit_public`'s column selection (:func:`select_columns`)."""
-    from engine.pmt._dask_files import _dask
-    from engine.pmt._dask_pass import _check_numeric_dtypes
-
-    da, dd = _dask()
-    if isinstance(X, dd.DataFrame):
-        _check_numeric_dtypes(list(X.dtypes), [str(c) for c in X.columns])
-        return X
-    if not isinstance(X, da.Array):
-        raise TypeError(f"X must be a dask.array.Array or a dask.dataframe.DataFrame, got {type(X).__name__}")
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional (n_samples, n_features), got {X.ndim} dimension(s)")
-    return X
-
-
-def select_columns(X, keep):
-    """Columns ``keep`` (positions) of a Dask array or data frame, lazily."""
-    if hasattr(X, "columns"):
-        return X[[X.columns[j] for j in keep]]
-    return X[:, list(keep)]
 
 
 register_dask_glm_fit(fit_glm_dask)

@@ -112,12 +112,10 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
         est._check_params()  # every parameter before the data (and before any noise)
     else:
         est._newton_params()
-    from engine.pmt._backends import is_dask
+    from engine.pmt._backends import dask_features, is_dask, select_columns
 
     dask = is_dask(X, y)
     if dask:  # out of core: the columns are selected lazily; est.fit goes to engine.pmt._dask_glm
-        from engine.pmt._dask_glm import dask_features, select_columns
-
         Xp = dask_features(X)
     else:
         Xp = _check_X(X, "X")
