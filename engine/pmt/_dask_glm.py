@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.pmt._blas import blas_limit
 from engine.pmt._backends import NotOutOfCoreError, refuse_dask, register_dask_glm_fit
 from engine.pmt._base import (
     MAX_ABS_VALUE,
@@ -59,7 +60,7 @@ from engine.pmt._base import (
     release_rng,
 )
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius, truncate_rows
-from engine.pmt._dask_files import _file_problems
+from engine.pmt._dask_files import SLICE_ROWS, _file_problems
 from engine.pmt._dask_pass import _chunk_problems, _raise_problems, _reading, private_array
 from engine.pmt._gd import _clip_chunk, _dp_gd_ledger, _scale_long_rows, dp_gd_noise, logistic_dp_gd_step_size
 from engine.pmt._moment import PublicMoment, public_moment
@@ -141,11 +142,14 @@ def _layout(parts):
 
 
 def _packed(block, *, fn, parts, kw):
-    """One block -> one packed row of partial sums (``fn(B, **kw)`` returns a dict of the named parts)."""
+    """One block -> one packed row of partial sums (``fn(B, **kw)`` returns a dict of the named parts), summed over
+    slices of :data:`SLICE_ROWS` rows (every part is a sum over rows), so a block's temporaries stay small."""
     lay, K = _layout(parts)
     out = np.zeros((1, K))
-    for name, v in fn(np.asarray(block, dtype=float), **kw).items():
-        out[0, lay[name]] = np.ravel(v)
+    B = np.asarray(block, dtype=float)
+    for s0 in range(0, max(B.shape[0], 1), SLICE_ROWS):
+        for name, v in fn(B[s0:s0 + SLICE_ROWS], **kw).items():
+            out[0, lay[name]] += np.ravel(v)
     return out
 
 
@@ -162,7 +166,10 @@ class _Pass:
         nb = self.data.numblocks[0]
         rows = self.data.map_blocks(_packed, fn=fn, parts=tuple(parts), kw=kw, chunks=((1,) * nb, (K,)), dtype=float,
                                     meta=np.empty((0, 0)))
-        with _reading(self.source, self.names):
+        # the blocks' products are (rows, d) x (d, d) with d small: memory-bound, one BLAS thread each
+        # (engine.pmt._blas.blas_threads; OpenBLAS's own threads made a pass ~10x slower on a busy 2-core machine),
+        # while Dask runs the blocks in parallel. Process-wide: the threaded scheduler's workers are this process.
+        with _reading(self.source, self.names), blas_limit(1):
             tot = rows.sum(axis=0).compute()  # Dask's tree reduction; the driver holds K numbers
         self.passes += 1
         return {name: tot[s] for name, s in lay.items()}
@@ -256,8 +263,6 @@ def _newton_block(B, *, spec, family, theta):
 def _noisy_newton_passes(ps, spec, first, *, family, pen, s_g, s_H, gn, Hn, n_steps, eig_floor, tol,
                          theta_radius=None):
     """:func:`engine.pmt._newton.noisy_newton` for one run, the statistics of step t >= 1 from a pass each."""
-    from engine.pmt._blas import blas_limit
-
     n = ps.n
     d = pen.shape[0]
     sigma_g, sigma_H = np.array([s_g]), np.array([s_H])
