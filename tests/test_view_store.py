@@ -107,9 +107,13 @@ def test_off_without_the_variable_and_uploads_never_stored(monkeypatch, tmp_path
     monkeypatch.setenv(view_store.ENV, str(tmp_path))
     for spec in ({"data": "upload:mine.csv"}, {"data": "bank", "public_source": "file"},
                  {"data": "bank", "moments": {"x": 1}}):
-        with pytest.raises(ValueError, match="never stored"):
-            view_store.through("sweep", "k", json.dumps(spec), lambda: 1)
+        n.clear()
+        for _ in range(2):
+            assert view_store.through("sweep", "k", json.dumps(spec), lambda: n.append(1) or 7) == 7
+        assert len(n) == 2  # computed every time: never stored, never read
     assert not any(tmp_path.iterdir())
+    view_store.through("sweep", "k", json.dumps({"data": "bank"}), lambda: 7)
+    assert len(list(tmp_path.iterdir())) == 1  # not vacuous: a bundled spec is stored in the same folder
 
 
 def test_the_key_covers_every_engine_source(monkeypatch, tmp_path):

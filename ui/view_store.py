@@ -18,7 +18,7 @@ per machine and after any change of the engine, like ``scripts/warm_dpgd_kernels
 
 Privacy: only the shared (bundled-data) cache of the PMT page goes through here (:mod:`ui.pmt_run`); uploads
 and everything computed from them are never stored (they stay in their browser session), and
-:func:`through` refuses a spec that names an upload. The bundled data sets are public files shipped with the app.
+:func:`through` never stores or reads a spec that names an upload. The bundled data sets are public files shipped with the app.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ENV = "EXPLORER_VIEW_STORE"
 #: The launcher's default folder.
 DEFAULT_DIR = ROOT / ".cache" / "views"
 #: Page modules whose code decides what a spec computes (with every engine source).
-PAGE_SOURCES = ("ui/pmt_compute.py", "ui/pmt_modes_compute.py", "ui/view_store.py")
+PAGE_SOURCES = ("ui/pmt_compute.py", "ui/pmt_modes_compute.py")
 
 #: Hits and misses of this process (for tests and the benchmark's notes).
 STATS = {"hit": 0, "miss": 0}
@@ -127,16 +127,9 @@ def save(kind: str, data_key: str, spec_json: str, value) -> Path | None:
 
 
 def through(kind: str, data_key: str, spec_json: str, compute):
-    """``compute()``'s result for a bundled view, from the store when stored before (then stored).
-
-    Raises
-    ------
-    ValueError
-        ``spec_json`` names an uploaded file (uploads are never stored).
-    """
-    if _is_upload(spec_json):
-        raise ValueError("uploaded data are never stored on disk")
-    if folder() is None:
+    """``compute()``'s result for a bundled view, from the store when stored before (then stored). A spec that names
+    an uploaded file (or anything not a bundled view's spec) is computed and never stored or read."""
+    if folder() is None or _is_upload(spec_json):
         return compute()
     got = load(kind, data_key, spec_json)
     if got is not None:
