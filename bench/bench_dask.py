@@ -1,6 +1,9 @@
-"""Benchmark: PMT ridge out of core on Dask against the in-memory path.
+"""Benchmark: PMT ridge (or, with ``--task logistic``, PMT logistic regression) out of core on Dask against the
+in-memory path.
 
-Run: ``.venv/bin/python bench/bench_dask.py [--rows 5e7] [--mem-rows 1e7] [--dir /work/tmp]``.
+Run: ``.venv/bin/python bench/bench_dask.py [--rows 5e7] [--mem-rows 1e7] [--dir /work/tmp]``;
+``.venv/bin/python bench/bench_dask.py --task logistic --rows 1e7 --mem-rows 1e6`` for DP-PMTLR (5 noisy Newton
+steps: 5 passes over the files, :mod:`engine.pmt._dask_glm`), whose labels are ``y ~ Bernoulli(expit((X theta + 2) / 4))``.
 
 1. Writes a synthetic Parquet data set (``--rows`` rows, d = 20 correlated features with scales 1e-2..1e2,
    y = X theta + noise; float64; files of ``--rows-per-file`` rows) and 1000 public rows.
@@ -9,6 +12,8 @@ Run: ``.venv/bin/python bench/bench_dask.py [--rows 5e7] [--mem-rows 1e7] [--dir
    ``--rows`` rows (peak RSS should not grow with n).
 3. The in-memory path at ``--mem-rows`` rows in a fresh process: the same rows read into numpy, then
    ``PMTRidge.fit``; fit time and peak RSS; the ratio of the per-row times and the coefficient gap.
+   Every row also gives the process's CPU time (user + system) of the fit: on a shared, loaded machine the wall
+   times grow with the load, the CPU times much less.
 4. The same Dask fit on ``distributed.LocalCluster(n_workers=2, threads_per_worker=1)``: rows/s and the
    workers' peak RSS.
 Deletes the data set at the end (``--keep`` keeps it). Prints the load average: the machine is shared.
@@ -37,9 +42,14 @@ N_PUB = 1000
 SEED = 0
 
 
+TASK = "ridge"
+
+
 def _design(rng, n, mix, theta):
     X = (rng.standard_normal((n, D)) @ mix) + 1.0
     y = X @ theta + 2.0 + rng.standard_normal(n)
+    if TASK == "logistic":  # labels from the same linear predictor, probabilities kept away from 0 and 1
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(y - rng.standard_normal(n)) / 4.0))).astype(float)
     return X, y
 
 
@@ -82,7 +92,13 @@ def _peak_rss_mb() -> float:
 
 def child(mode: str, outdir: Path, nfiles: int, workers: int) -> dict:
     """One measurement in this (fresh) process; returns a JSON-able dict."""
-    from engine.pmt import PMTRidge
+    from engine.pmt import PMTLogistic, PMTRidge
+
+    def make():
+        return PMTRidge(random_state=1) if TASK == "ridge" else PMTLogistic(random_state=1)
+
+    def fit(est, X, y, Xq, yq):
+        return est.fit(X, y, Xq, yq) if TASK == "ridge" else est.fit(X, y, Xq)
 
     files = sorted(glob.glob(str(outdir / "part*.parquet")))[:nfiles]
     Xq, yq = _public(outdir)
@@ -95,9 +111,9 @@ def child(mode: str, outdir: Path, nfiles: int, workers: int) -> dict:
         X, y = frame.drop(columns="y").to_numpy(), frame["y"].to_numpy()
         del frame
         out["read_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        m = PMTRidge(random_state=1).fit(X, y, Xq, yq)
-        out["fit_s"] = time.perf_counter() - t0
+        t0, c0 = time.perf_counter(), time.process_time()
+        m = fit(make(), X, y, Xq, yq)
+        out["fit_s"], out["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
         out["n"] = int(len(y))
     else:
         import dask.dataframe as dd
@@ -113,11 +129,12 @@ def child(mode: str, outdir: Path, nfiles: int, workers: int) -> dict:
                                    memory_limit="3GiB")
             sched = cluster.scheduler_address
         with scheduler_context(sched) as client:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ddf = dd.read_parquet(files)
             cols = [c for c in ddf.columns if c != "y"]
-            m = fit_dask(PMTRidge(random_state=1), ddf[cols], ddf["y"], Xq, yq)
-            out["fit_s"] = time.perf_counter() - t0
+            m = fit_dask(make(), ddf[cols], ddf["y"], Xq, yq) if TASK == "ridge" else fit(make(), ddf[cols], ddf["y"],
+                                                                                          Xq, yq)
+            out["fit_s"], out["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
             if client is not None:
                 import resource
 
@@ -129,12 +146,13 @@ def child(mode: str, outdir: Path, nfiles: int, workers: int) -> dict:
     out["theta"] = m.theta_.tolist()
     out["peak_rss_mb"] = _peak_rss_mb()
     out["frac_truncated"] = m.report_.frac_truncated
+    out["passes"] = (m.report_.extra or {}).get("passes", 1)
     return out
 
 
 def _run_child(mode, outdir, nfiles, workers=2):
     cmd = [sys.executable, __file__, "--child", mode, "--dir", str(outdir), "--nfiles", str(nfiles),
-           "--workers", str(workers)]
+           "--workers", str(workers), "--task", TASK]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if res.returncode != 0:
@@ -144,8 +162,9 @@ def _run_child(mode, outdir, nfiles, workers=2):
 
 def _line(r):
     extra = f", workers' peak RSS {[round(v) for v in r['worker_peak_rss_mb']]} MB" if "worker_peak_rss_mb" in r else ""
-    return (f"{r['mode']:7s} n={r['n']:>11,d}: {r['fit_s']:7.1f} s, {r['n'] / r['fit_s'] / 1e6:6.2f} M rows/s, "
-            f"peak RSS {r['peak_rss_mb']:7.0f} MB{extra}")
+    return (f"{TASK} {r['mode']:7s} n={r['n']:>11,d}: {r['fit_s']:7.1f} s (CPU {r['cpu_s']:6.1f} s of this process), "
+            f"{r['n'] / r['fit_s'] / 1e6:6.2f} M rows/s, {r['passes']} pass(es), peak RSS {r['peak_rss_mb']:7.0f} MB{extra}, "
+            f"load {os.getloadavg()[0]:.1f}")
 
 
 def main() -> None:
@@ -157,9 +176,14 @@ def main() -> None:
     ap.add_argument("--dir", default="/work/tmp/bench_dask", help="where to write the data set")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--keep", action="store_true", help="keep the data set")
+    ap.add_argument("--task", choices=["ridge", "logistic"], default="ridge",
+                    help="ridge: PMTRidge (one pass); logistic: PMTLogistic (5 noisy Newton steps, 5 passes)")
+    ap.add_argument("--no-cluster", action="store_true", dest="no_cluster", help="skip the LocalCluster row")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--nfiles", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global TASK
+    TASK = args.task
     outdir = Path(args.dir)
     if args.child:
         print(json.dumps(child(args.child, outdir, args.nfiles, args.workers)))
@@ -188,6 +212,8 @@ def main() -> None:
         if k_all > k_mem:
             big = _run_child("dask", outdir, k_all)
             print(_line(big))
+        if args.no_cluster:
+            return
         clu = _run_child("cluster", outdir, k_mem, args.workers)
         print(_line(clu) + f" (LocalCluster n_workers={args.workers}, threads_per_worker=1, processes)")
         gap = np.linalg.norm(np.subtract(clu["theta"], small["theta"])) / np.linalg.norm(small["theta"])

@@ -19,6 +19,7 @@ import streamlit as st
 
 from engine.datasets import list_datasets, load_dataset, read_csv_upload
 from ui import pmt_compute as C
+from ui import view_store
 from ui.data_choice import computed_on
 from ui.layout import warm_browser_code
 from ui.pmt_upload import Named
@@ -69,10 +70,27 @@ def _prepare_raw(data_key: str, _ds, _public_ds, standardize: bool, n_pub: int, 
 #: limits below this bounds the caches' memory whatever the traffic.
 SHARED_TTL_S = 3600
 
+def _sweep_shared(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
+    """A bundled view's sweep, from the disk store of earlier server processes when there (:mod:`ui.view_store`)."""
+    return view_store.through("sweep", data_key, spec_json, lambda: _sweep_raw(data_key, _data, spec_json))
+
+
+def _diagnostics_shared(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
+    """A bundled view's diagnostics, through the disk store (:mod:`ui.view_store`)."""
+    return view_store.through("diagnostics", data_key, spec_json, lambda: _diagnostics_raw(data_key, _data, spec_json))
+
+
+def _fits_shared(data_key: str, _data: C.PreparedData, spec_json: str) -> dict:
+    """A bundled view's noisy fits, through the disk store (:mod:`ui.view_store`)."""
+    return view_store.through("fits", data_key, spec_json, lambda: _fits_raw(data_key, _data, spec_json))
+
+
+# bundled data only (uploads take the session memo of _cached, never these): the disk store sits under the
+# cross-session cache, so a result computed by an earlier server process (or scripts/precompute_views.py) is read
 _SHARED = {
-    _sweep_raw: st.cache_data(max_entries=256, ttl=SHARED_TTL_S, show_spinner=False)(_sweep_raw),  # see run_stages
-    _diagnostics_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_diagnostics_raw),
-    _fits_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_fits_raw),
+    _sweep_raw: st.cache_data(max_entries=256, ttl=SHARED_TTL_S, show_spinner=False)(_sweep_shared),  # see run_stages
+    _diagnostics_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_diagnostics_shared),
+    _fits_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_fits_shared),
     _ledger_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_ledger_raw),
     _prepare_raw: st.cache_data(max_entries=32, ttl=SHARED_TTL_S, show_spinner=False)(_prepare_raw),
 }

@@ -151,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         With status 2 and a message when ``EXPLORER_PRELOAD`` names an unknown part.
     """
     argv = sys.argv[1:] if argv is None else argv
+    from ui.view_store import DEFAULT_DIR, ENV
+
+    os.environ.setdefault(ENV, str(DEFAULT_DIR))  # bundled views computed before are read from disk (ui.view_store)
     try:
         parts = parse_parts(os.environ.get("EXPLORER_PRELOAD"))
     except ValueError as exc:

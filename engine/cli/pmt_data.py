@@ -35,6 +35,8 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                    help="--engine dask: a dask.distributed scheduler, e.g. tcp://host:8786 "
                    "(default: Dask's local threaded scheduler)")
     g.add_argument("--sep", default=",", help="--engine dask: CSV delimiter of the private files (default ',')")
+    g.add_argument("--y-max", type=float, default=None, dest="y_max",
+                   help="--task poisson with --data: the public upper clip of the counts (required there)")
 
 
 def _summary(rows, metric="l2_error"):
@@ -54,6 +56,10 @@ def run_data(args) -> int:
 
     if args.target is None or args.public is None:
         raise ValueError("--data needs --target COLUMN and --public PATH (public rows are never taken from --data)")
+    if args.task in ("logistic", "poisson"):  # the GLMs on Dask (engine.cli.pmt_data_glm)
+        from engine.cli.pmt_data_glm import run_data_glm
+
+        return run_data_glm(args)
     if args.task != "ridge" or args.standardize:
         raise ValueError("--data supports --task ridge without --standardize")
     methods = args.methods or ["pmt", "dp-rr", "adassp", "public-only"]

@@ -64,3 +64,4 @@ __all__ += [
 # The Dask path registers itself with engine.pmt._backends (the estimators never import it; dask itself
 # is imported only when a Dask collection is fitted).
 import engine.pmt.dask  # noqa: E402,F401
+import engine.pmt._dask_glm  # noqa: E402,F401  (the GLMs, DP-GD and the references: one pass per step)

@@ -30,6 +30,7 @@ from engine import privacy as P
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius
 from engine.pmt._moment import ON_SINGULAR, PublicMoment, public_moment
 from engine.pmt._sklearn_api import BaseEstimator, RegressorMixin, check_is_fitted
+from engine.pmt._backends import refuse_dask
 from engine.pmt._bounds import response_bound as _public_response_bound
 
 #: Display names of the ridge methods used in reports, sweeps and plots (contract: engine.pmt.sweep).
@@ -280,6 +281,7 @@ def _run_groups(fn, runs: int, n_jobs: int | None = None, min_runs: int = 16):
 def _check_X(X, name):
     if X is None:
         raise ValueError(f"{name} is required")
+    refuse_dask(f"this code path ({name} is a Dask collection)", X)  # never materialised silently
     try:
         A = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
@@ -301,6 +303,7 @@ def _check_X(X, name):
 
 def _as_float_vector(y, name, what="numeric"):
     """``y`` as a float array, a single column ``(n, 1)`` flattened; TypeError ``"{name} must be {what}"``."""
+    refuse_dask(f"this code path ({name} is a Dask collection)", y)  # never materialised silently
     try:
         v = np.asarray(y, dtype=float)
     except (TypeError, ValueError):

@@ -298,7 +298,9 @@ def blockwise_statistics(data, names, *, fit_intercept, whiten, radius, B_y, n, 
     nb = data.numblocks[0]
     rows = data.map_blocks(_block_statistics, p=p, fit_intercept=fit_intercept, whiten=whiten, radius=radius,
                            B_y=B_y, shift=shift, div=div, chunks=((1,) * nb, (K,)), dtype=float)
-    with _reading(source, names):
+    from engine.pmt._blas import blas_limit
+
+    with _reading(source, names), blas_limit(1):  # small-d block products: one BLAS thread each (engine.pmt._blas)
         tot = rows.sum(axis=0).compute()  # dask's tree reduction
     if tot[lay["nonfinite"]].any() or tot[lay["big"]].any():
         problems = _file_problems(source, names) if source is not None else []

@@ -33,7 +33,7 @@ from engine.pmt._base import (
     _validate_data,
     release_rng,
 )
-from engine.pmt._backends import fit_out_of_core, is_dask
+from engine.pmt._backends import fit_glm_out_of_core, fit_out_of_core, is_dask, refuse_dask
 from engine.pmt._gd import _DPGDMixin, dp_gd_ridge_path
 from engine.pmt._bounds import _kappa_from_eigs, pmt_radius, truncate_rows
 from engine.pmt._public_scale import public_scaling
@@ -93,6 +93,8 @@ class RidgeReference(_LinearBase):
         ValueError
             NaN/inf, shape mismatch, n < d, lam < 0.
         """
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         lam = _check_lam(self.lam)
         Xp, yv, _, _, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,
                                                need_X_pub=False, need_y_pub=False)
@@ -268,6 +270,7 @@ class DPRidgeOracle(DPRidge):
 
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Pick C by non-private tuning, then fit DP-RR with it (warns ``PrivacyLeakWarning``)."""
+        refuse_dask("DPRidgeOracle", X, y, why="its grid of C and its trials read the private rows many times")
         eps, dlt, nb, lam, eta = self._privacy_params()
         if not isinstance(self.n_trials, (int, np.integer)) or self.n_trials < 1:
             raise ValueError(f"n_trials must be an integer >= 1, got {self.n_trials!r}")
@@ -358,6 +361,8 @@ class DPGDRidge(_DPGDMixin, _LinearBase):
 
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Run DP-GD for ridge. Raises ``ValueError``/``TypeError`` before any noise is drawn."""
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta, T = self._dp_gd_params()
         need_y_pub = self.clip_norm is None and self.response_bound is None
         Xp, yv, Xq, yq, n, p, d = _validate_data(X, y, X_pub, y_pub, fit_intercept=self.fit_intercept,

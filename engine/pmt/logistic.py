@@ -39,6 +39,7 @@ from engine.pmt._base import (
     _store_params,
     _validate_glm_data,
 )
+from engine.pmt._backends import fit_glm_out_of_core, is_dask, refuse_dask
 from engine.pmt._gd import _DPGDMixin, dp_gd_logistic_path, logistic_dp_gd_step_size
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
@@ -120,6 +121,7 @@ def check_binary_labels(y, n: int | None = None, *, classes=(0, 1), name: str = 
     ValueError: y contains labels other than classes=(0, 1); every label must be one of the two given classes
     """
     c = _check_classes(classes)
+    refuse_dask(f"this code path ({name} is a Dask collection)", y)  # never materialised silently
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
@@ -237,6 +239,8 @@ class LogisticReference(_LogisticBase):
             NaN/inf, bad labels, all labels in one class (the reference only; the private estimators
             fit one-class labels like their neighbours), shape mismatch, n < d, lam < 0.
         """
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         lam = _check_lam(self.lam)
         max_iter = _check_steps(self.max_iter, "max_iter")
         tol = _check_positive(self.tol, "tol")
@@ -407,6 +411,8 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         """
         if _public_info_path(X_pub):  # rows or published moments: columns never spanned are dropped, with a warning
             return fit_public(self, X, y, _as_public_info(X_pub), stacklevel=3)
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         _check_on_singular(self.on_singular)
         if self.whiten not in WHITEN:
@@ -470,6 +476,8 @@ class DPNewtonLogistic(_NoisyNewtonMixin, _LogisticBase):
         ValueError, TypeError
             Before any noise (see :meth:`PMTLogistic.fit`).
         """
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=False,
                                                  label_fn=self._labels)
@@ -525,6 +533,8 @@ class DPGDLogistic(_DPGDMixin, _LogisticBase):
 
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Run DP-GD for logistic regression. Raises ``ValueError``/``TypeError`` before any noise is drawn."""
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta, T = self._dp_gd_params()
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept,
                                                  need_X_pub=self.step_size is None, label_fn=self._labels)

@@ -24,6 +24,7 @@ from engine.pmt._base import (
     _store_params,
     _validate_glm_data,
 )
+from engine.pmt._backends import fit_glm_out_of_core, is_dask
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
     DEFAULT_NEWTON_EIG_FLOOR,
@@ -85,6 +86,8 @@ class PoissonReference(RegressorMixin, _GLMBase):
 
     def fit(self, X, y, X_pub=None, y_pub=None):
         """Fit on the private data (counts >= 0)."""
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         lam = _check_lam(self.lam)
         Xp, yv, _, n, p, d = _validate_glm_data(X, y, None, fit_intercept=self.fit_intercept, need_X_pub=False,
                                                 label_fn=lambda v, n_: _check_counts(v, n_, None))
@@ -154,6 +157,8 @@ class PMTPoisson(_NoisyNewtonMixin, RegressorMixin, _GLMBase):
         """
         if _public_info_path(X_pub):  # rows or published moments: columns never spanned are dropped, with a warning
             return fit_public(self, X, y, _as_public_info(X_pub), stacklevel=3)
+        if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
+            return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         if self.y_max is None:
             raise ValueError("y_max (public upper clip of the counts) is required for PMTPoisson; it is never "

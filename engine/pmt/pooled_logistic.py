@@ -31,6 +31,7 @@ import numpy as np
 from engine.pmt._special import expit  # scipy.special, imported on first use
 
 from engine.pmt._base import _check_on_singular, _dp_report_for, _mu, _store_params, _validate_glm_data, release_rng
+from engine.pmt._backends import refuse_dask
 from engine.pmt._newton import (
     DEFAULT_CONV_TOL,
     DEFAULT_NEWTON_EIG_FLOOR,
@@ -96,6 +97,7 @@ class PMTPooledLogistic(_NoisyNewtonMixin, _LogisticBase):
         ValueError, TypeError
             Before any noise: missing public labels, and the checks of :meth:`engine.pmt.PMTLogistic.fit`.
         """
+        refuse_dask("PMTPooledLogistic", X, y, why="it is not implemented on Dask (use PMTLogistic)")
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
         _check_on_singular(self.on_singular)
         Xp, yv, Xq, n, p, d = _validate_glm_data(X, y, X_pub, fit_intercept=self.fit_intercept, need_X_pub=True,

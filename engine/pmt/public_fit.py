@@ -112,7 +112,13 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
         est._check_params()  # every parameter before the data (and before any noise)
     else:
         est._newton_params()
-    Xp = _check_X(X, "X")
+    from engine.pmt._backends import dask_features, is_dask, select_columns
+
+    dask = is_dask(X, y)
+    if dask:  # out of core: the columns are selected lazily; est.fit goes to engine.pmt._dask_glm
+        Xp = dask_features(X)
+    else:
+        Xp = _check_X(X, "X")
     if Xp.shape[1] != info.p:
         raise ValueError(f"X_pub has {info.p} columns but X has {Xp.shape[1]}; they must match")
     # with n_pub <= d the moment is singular whatever the columns (reported as regularised): nothing is dropped
@@ -137,7 +143,7 @@ def fit_public(est, X, y, info: PublicInfo, *, unspanned: str = "drop", response
     else:
         mom = sub.public_moment(fit_intercept=est.fit_intercept, on_singular=est.on_singular,
                                 estimator=getattr(est, "public_moment", "sample"))
-    Xk = Xp if len(keep) == info.p else Xp[:, keep]
+    Xk = Xp if len(keep) == info.p else (select_columns(Xp, keep) if dask else Xp[:, keep])
     extra = {"public_mode": info.mode, "public_source": info.source,
              "dropped_columns": [info.columns[j] for j in drop] if unspanned == "drop" else [],
              "unspanned_columns": [info.columns[j] for j in drop], "collinear_columns": collinear}
