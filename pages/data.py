@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import datasets as D
+from engine.datasets.bundled import LICENCES
 from engine.figures.pmt import feature_scale_figure
 from ui.data_choice import adopt_choice, adopt_upload
 
@@ -29,7 +30,8 @@ LICENCE = "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/)"
 def registry_table() -> pd.DataFrame:
     table = D.list_datasets()
     table["source"] = [
-        f"https://doi.org/{s.removeprefix('doi:')}" if s.startswith("doi:") else "" for s in table["source"]
+        f"https://doi.org/{s.removeprefix('doi:')}" if s.startswith("doi:") else (s if s.startswith("https://") else "")
+        for s in table["source"]
     ]
     return table
 
@@ -112,8 +114,9 @@ st.dataframe(
         "features": st.column_config.NumberColumn("features", help="Number of features d (after one-hot encoding)"),
         "task": st.column_config.TextColumn("task"),
         "target": st.column_config.TextColumn("target", help="Column the models predict"),
-        "source": st.column_config.LinkColumn("source (DOI)", display_text=r"https://doi\.org/(.*)",
-                                              help="Digital Object Identifier of the data set; cite it"),
+        "source": st.column_config.LinkColumn("source (DOI)", display_text=r"https://(?:doi\.org/)?(.*)",
+                                              help="Digital Object Identifier of the data set (or its source, "
+                                                   "for data without one); cite it"),
     },
 )
 
@@ -240,6 +243,8 @@ st.subheader(f"Preview: {ds.name}")
 st.markdown(ds.description)
 if ds.doi:
     st.caption(f"Source: {ds.citation} Licence: {LICENCE}.")
+elif ds.name in LICENCES:
+    st.caption(f"Source: {ds.citation} Licence: {LICENCES[ds.name]}.")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("rows (n)", f"{ds.n:,}", help="Number of samples")
 m2.metric("features (d)", ds.d, help="Number of input columns (after one-hot encoding for bank)")

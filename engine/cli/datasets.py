@@ -29,7 +29,7 @@ def manifest_records() -> tuple[list[str], list[dict]]:
     rows = []
     for e in man["datasets"]:
         rec = {"name": e["name"], "rows": int(e["rows"]), "features": int(e["features"]), "task": e["task"],
-               "target": e["target"], "source": f"doi:{e['doi']}" if e["doi"] else "generated"}
+               "target": e["target"], "source": f"doi:{e['doi']}" if e["doi"] else (e.get("url") or "generated")}
         rows.append({c: rec[c] for c in cols})
     return cols, rows
 

@@ -33,6 +33,16 @@ _BANK_CITATION = (
     "S. Moro, P. Rita, P. Cortez (2012). Bank Marketing. UCI Machine Learning Repository. "
     "https://doi.org/10.24432/C5K306"
 )
+_FLIGHTS_CITATION = (
+    "H. Wickham (2021). nycflights13: Flights that Departed NYC in 2013. R package version 1.0.2 "
+    "(data: US Bureau of Transportation Statistics, On-Time Performance); Python data package "
+    "nycflights13 0.0.3 by M. Chow. CC0 1.0. https://github.com/tidyverse/nycflights13"
+)
+#: Where the flights data come from (no DOI): the R package's repository; licence CC0 1.0.
+FLIGHTS_URL = "https://github.com/tidyverse/nycflights13"
+#: Licence of each bundled set that is not a UCI release (CC BY 4.0).
+LICENCES = {"flights": "CC0 1.0 (public domain dedication; nycflights13)",
+            "flights-late": "CC0 1.0 (public domain dedication; nycflights13)"}
 _SENTIMENT_CITATION = (
     "D. Kotzias (2015). Sentiment Labelled Sentences. UCI Machine Learning Repository. "
     "https://doi.org/10.24432/C57604"
@@ -55,6 +65,8 @@ def _raw_frame(key: str) -> pd.DataFrame:
         return pd.read_csv(DATA_DIR / "ccpp" / "Folds5x2_pp.csv", sep=",")
     if key == "bank":
         return pd.read_csv(DATA_DIR / "bank_marketing" / "bank-full.csv.gz", sep=";")
+    if key == "flights":
+        return pd.read_csv(DATA_DIR / "nycflights13" / "flights.csv.gz", sep=",", dtype=np.float64)
     if key == "sentiment":
         parts = []
         for source, fname in _SENTIMENT_SOURCES:
@@ -149,6 +161,32 @@ def _load_bank_campaign() -> Dataset:
     )
 
 
+def _load_flights() -> Dataset:
+    """nycflights13 ``flights`` (327,346 complete rows): y = ``arr_delay`` (minutes), 7 numeric features."""
+    return _tabular(
+        "flights", _raw_frame("flights").copy(), "arr_delay", "regression", _FLIGHTS_CITATION, None,
+        "Flights that departed New York City (JFK, LGA, EWR) in 2013 and arrived (nycflights13; rows with "
+        "a missing value dropped): arrival delay arr_delay (minutes; heavy right tail) from month, "
+        "dep_time, sched_arr_time, hour (hhmm clock times / scheduled hour), dep_delay (min), air_time "
+        "(min) and distance (miles).",
+    )
+
+
+#: The delay above which a flight counts as late in ``flights-late`` (minutes; the US DOT's on-time cut).
+FLIGHTS_LATE_MINUTES = 15.0
+
+
+def _load_flights_late() -> Dataset:
+    """``flights`` as a classification task: y = 1 when ``arr_delay`` > 15 minutes."""
+    frame = _raw_frame("flights").copy()
+    frame["late"] = (frame.pop("arr_delay") > FLIGHTS_LATE_MINUTES).astype(np.int64)
+    return _tabular(
+        "flights-late", frame, "late", "classification", _FLIGHTS_CITATION, None,
+        "nycflights13 flights as a classification task: was the flight late (arr_delay > 15 min, "
+        "y = 1)? Same 7 numeric features as 'flights'.",
+    )
+
+
 def _load_sentiment() -> Dataset:
     raw = _raw_frame("sentiment").copy()
     X = raw[["sentence", "source"]].copy()
@@ -177,6 +215,10 @@ _REGISTRY: dict[str, dict[str, Any]] = {
                       "doi": "10.24432/C5K306"},
     "sentiment": {"loader": lambda **kw: _load_sentiment(), "task": "text-classification", "target": "label",
                   "doi": "10.24432/C57604"},
+    "flights": {"loader": lambda **kw: _load_flights(), "task": "regression", "target": "arr_delay", "doi": None,
+                "url": FLIGHTS_URL},
+    "flights-late": {"loader": lambda **kw: _load_flights_late(), "task": "classification", "target": "late",
+                     "doi": None, "url": FLIGHTS_URL},
     "synthetic": {"loader": lambda **kw: make_synthetic_regression(**kw), "task": "regression", "target": "y",
                   "doi": None},
 }
@@ -187,7 +229,7 @@ def load_dataset(name: str, **kwargs) -> Dataset:
 
     Parameters
     ----------
-    name : {"wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "sentiment", "synthetic"}
+    name : {"wine-red", "wine-white", "ccpp", "bank", "bank-campaign", "flights", "flights-late", "sentiment", "synthetic"}
         Short registry name (case-insensitive; surrounding blanks ignored).
     **kwargs
         Only for ``"synthetic"``: forwarded to :func:`make_synthetic_regression`
@@ -207,8 +249,9 @@ def load_dataset(name: str, **kwargs) -> Dataset:
 
     Notes
     -----
-    Shapes: wine-red 1599 x 11, wine-white 4898 x 11, ccpp 9568 x 4, bank 45211 x 41, sentiment 3000
-    sentences. Sources: UCI Machine Learning Repository, CC BY 4.0 (``assets/data/CITATION.md``).
+    Shapes: wine-red 1599 x 11, wine-white 4898 x 11, ccpp 9568 x 4, bank 45211 x 41, flights and
+    flights-late 327346 x 7, sentiment 3000 sentences. Sources: UCI Machine Learning Repository, CC BY 4.0;
+    flights: nycflights13, CC0 1.0 (``assets/data/CITATION.md``).
 
     Examples
     --------
@@ -248,12 +291,19 @@ MANIFEST_PATH = Path(__file__).with_name("manifest.json")
 LIST_COLUMNS = ["name", "rows", "features", "task", "target", "source"]
 
 
+def _source(entry: dict) -> str:
+    """``"doi:<DOI>"``, else the source's URL (data without a DOI), else ``"generated"``."""
+    if entry.get("doi"):
+        return f"doi:{entry['doi']}"
+    return entry.get("url") or "generated"
+
+
 def _manifest_records() -> list[dict]:
-    """The manifest's rows as :func:`list_datasets` records (``source`` = ``"doi:<DOI>"`` or ``"generated"``)."""
+    """The manifest's rows as :func:`list_datasets` records (``source`` = ``"doi:<DOI>"``, a URL or ``"generated"``)."""
     with open(MANIFEST_PATH, encoding="utf-8") as fh:
         entries = json.load(fh)["datasets"]
     return [{"name": e["name"], "rows": int(e["rows"]), "features": int(e["features"]), "task": e["task"],
-             "target": e["target"], "source": f"doi:{e['doi']}" if e["doi"] else "generated"} for e in entries]
+             "target": e["target"], "source": _source(e)} for e in entries]
 
 
 def _measured_records() -> list[dict]:
@@ -263,7 +313,7 @@ def _measured_records() -> list[dict]:
     for key, spec in _REGISTRY.items():
         ds = load_dataset(key)
         rows.append({"name": key, "rows": ds.n, "features": ds.d, "task": ds.task, "target": ds.target_name,
-                     "source": f"doi:{spec['doi']}" if spec["doi"] else "generated"})
+                     "source": _source(spec)})
     return rows
 
 
@@ -274,7 +324,7 @@ def list_datasets() -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per registry name with columns ``name, rows, features, task, target, source``
-        (``source`` is ``"doi:<DOI>"`` or ``"generated"``). Read from ``engine/datasets/manifest.json``
+        (``source`` is ``"doi:<DOI>"``, the source's URL for data without a DOI, or ``"generated"``). Read from ``engine/datasets/manifest.json``
         (no data file is read); rows/features are those of :func:`load_dataset` (the defaults for
         ``synthetic``), which ``tests/test_datasets_manifest.py`` checks by loading every set.
 
