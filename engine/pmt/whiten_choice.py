@@ -26,7 +26,7 @@ import numpy as np
 
 from engine import privacy as P
 
-__all__ = ["WHITEN_DRAWS", "WhitenChoice", "simulate_whitening"]
+__all__ = ["WHITEN_DRAWS", "WHITEN_FOLDS", "WhitenChoice", "simulate_whitening", "crossfit_release", "auto_whitening"]
 
 #: Noise draws per option of the simulated release (fixed seeds 0..WHITEN_DRAWS-1).
 WHITEN_DRAWS = 16
@@ -51,6 +51,58 @@ class WhitenChoice:
                 f"(mean cross-fitted public AUC over {self.draws} noise draws: {parts})")
 
 
+def _folds(y, folds: int) -> np.ndarray:
+    """Fold of each public row: stratified by label, rows of each class dealt round-robin in a seed-0 order."""
+    order = np.random.default_rng(0).permutation(len(y))
+    fold = np.empty(len(y), dtype=np.int64)
+    for cls in (0.0, 1.0):
+        rows = order[y[order] == cls]
+        fold[rows] = np.arange(rows.size) % folds
+    return fold
+
+
+def crossfit_release(moment, Xa, y, *, coords: str, n: int, epsilon: float, delta: float, eta: float, lam: float,
+                     n_steps: int, eig_floor="auto", tol: float = 0.25, penalize_intercept: bool = False,
+                     draws: int = WHITEN_DRAWS, folds: int = WHITEN_FOLDS) -> np.ndarray:
+    """Out-of-fold linear predictors ``(m, draws)`` of PMT's noisy Newton simulated on the public rows at ``n``.
+
+    ``Xa``: the public rows with the intercept column last; ``y`` in {0, 1}; ``coords`` "full" (``moment``'s
+    whitening) or "standardize". Each fold's rows are scored by the release simulated on the other folds: the
+    radius ``R(d, n, eta)``, the certified sensitivities and the budget split of n private rows, the eigenvalue
+    floor, ``draws`` fixed noise draws (seeds 0..draws-1). ``epsilon`` inf: the noise off."""
+    from engine.pmt._base import penalty_mask
+    from engine.pmt._bounds import pmt_radius, truncate_rows
+    from engine.pmt._newton import LOGISTIC, certified_newton_sensitivities, newton_eig_floor, newton_noise_stack
+    from engine.pmt._newton import noisy_newton
+    from engine.pmt.public_info import standardizing_moment
+
+    d = Xa.shape[1]
+    mu = P.gdp_mu(epsilon, delta) if math.isfinite(epsilon) else math.inf
+    R = pmt_radius(d, n, eta)
+    sens_g, sens_H = certified_newton_sensitivities(R, n, d)
+    if math.isfinite(mu):
+        mu0 = P.split_mu(mu, 2 * n_steps)
+        s_g, s_H = P.gaussian_sigma(sens_g, mu0), P.gaussian_sigma(sens_H, mu0)
+    else:
+        s_g = s_H = 0.0
+    Hn, gn = newton_noise_stack(range(draws), n_steps, d)
+    Pm = penalty_mask(d, fit_intercept=True, penalize_intercept=penalize_intercept)
+    floor = newton_eig_floor(eig_floor, d, np.full(draws, s_H))
+    mom = moment if coords == "full" else standardizing_moment(moment)
+    fold = _folds(y, folds)
+    Zw = Xa @ mom.Sigma_pub_inv_sqrt
+    Z, _, _ = truncate_rows(Zw, R)
+    pen = 2.0 * lam * mom.whiten_quadratic(Pm)
+    scores = np.empty((len(y), draws))
+    for k in range(folds):
+        tr, te = fold != k, fold == k
+        res = noisy_newton(Z[tr], y[tr], family=LOGISTIC, pen=pen, sigma_g=np.full(draws, s_g),
+                           sigma_H=np.full(draws, s_H), noise_g=gn, noise_H=Hn, n_steps=n_steps, eig_floor=floor,
+                           tol=tol, dtype=np.float64)
+        scores[te] = Zw[te] @ res.theta.T  # held-out public rows' linear predictors (W theta~ in original units)
+    return scores
+
+
 def simulate_whitening(moment, X_pub, y_pub01, *, n: int, epsilon: float, delta: float, eta: float, lam: float,
                        n_steps: int, eig_floor="auto", tol: float = 0.25, penalize_intercept: bool = False,
                        draws: int = WHITEN_DRAWS, folds: int = WHITEN_FOLDS) -> WhitenChoice | None:
@@ -71,48 +123,18 @@ def simulate_whitening(moment, X_pub, y_pub01, *, n: int, epsilon: float, delta:
     -------
     WhitenChoice, or None when the public labels hold one class only (no AUC: the caller keeps the ratio rule).
     """
-    from engine.pmt._bounds import add_intercept, pmt_radius, truncate_rows
-    from engine.pmt._newton import LOGISTIC, certified_newton_sensitivities, newton_eig_floor, newton_noise_stack
-    from engine.pmt._newton import noisy_newton
-    from engine.pmt._base import penalty_mask
-    from engine.pmt.public_info import standardizing_moment
+    from engine.pmt._bounds import add_intercept
     from engine.pmt.sweep_logistic import roc_auc_columns
 
     y = np.asarray(y_pub01, dtype=float).ravel()
     if y.min() == y.max():
         return None
     Xa = add_intercept(np.asarray(X_pub, dtype=float))
-    d = Xa.shape[1]
-    mu = P.gdp_mu(epsilon, delta) if math.isfinite(epsilon) else math.inf
-    R = pmt_radius(d, n, eta)
-    sens_g, sens_H = certified_newton_sensitivities(R, n, d)
-    if math.isfinite(mu):
-        mu0 = P.split_mu(mu, 2 * n_steps)
-        s_g, s_H = P.gaussian_sigma(sens_g, mu0), P.gaussian_sigma(sens_H, mu0)
-    else:
-        s_g = s_H = 0.0
-    Hn, gn = newton_noise_stack(range(draws), n_steps, d)
-    Pm = penalty_mask(d, fit_intercept=True, penalize_intercept=penalize_intercept)
-    floor = newton_eig_floor(eig_floor, d, np.full(draws, s_H))
-    # folds stratified by label (fixed: rows of each class dealt round-robin in a seed-0 order)
-    order = np.random.default_rng(0).permutation(len(y))
-    fold = np.empty(len(y), dtype=np.int64)
-    for cls in (0.0, 1.0):
-        rows = order[y[order] == cls]
-        fold[rows] = np.arange(rows.size) % folds
     auc = {}
-    for name, mom in (("full", moment), ("standardize", standardizing_moment(moment))):
-        W = mom.Sigma_pub_inv_sqrt
-        Zw = Xa @ W
-        Z, _, _ = truncate_rows(Zw, R)
-        pen = 2.0 * lam * mom.whiten_quadratic(Pm)
-        scores = np.empty((len(y), draws))
-        for k in range(folds):
-            tr, te = fold != k, fold == k
-            res = noisy_newton(Z[tr], y[tr], family=LOGISTIC, pen=pen, sigma_g=np.full(draws, s_g),
-                               sigma_H=np.full(draws, s_H), noise_g=gn, noise_H=Hn, n_steps=n_steps, eig_floor=floor,
-                               tol=tol, dtype=np.float64)
-            scores[te] = Zw[te] @ res.theta.T  # held-out public rows' linear predictors (W theta~ in original units)
+    for name in ("full", "standardize"):
+        scores = crossfit_release(moment, Xa, y, coords=name, n=n, epsilon=epsilon, delta=delta, eta=eta, lam=lam,
+                                  n_steps=n_steps, eig_floor=eig_floor, tol=tol,
+                                  penalize_intercept=penalize_intercept, draws=draws, folds=folds)
         a = roc_auc_columns(scores, y)
         auc[name] = float(np.nanmean(np.where(np.isfinite(a), a, 0.5)))
     choice = "standardize" if auc["standardize"] > auc["full"] else "full"
