@@ -47,45 +47,28 @@ def _public_rows(args):
 
 
 def build(args):
-    """``(plan, accuracy-first answer or None, name)`` for parsed arguments (also used by the tests)."""
-    import numpy as np
+    """``(plan, accuracy-first answer or None, name)`` for parsed arguments
+    (:func:`engine.pmt.planner_target.plan_from_public`, as the PMT page's Planner tab)."""
+    from engine.pmt.planner_target import plan_from_public
 
     Xq, yq, n_user, name = _public_rows(args)
     if n_user is not None and n_user < 1:
         raise ValueError(f"--n must be >= 1, got {n_user}")
-    target = args.target_log_loss if args.task == "logistic" else args.target_rmse
     if args.task == "logistic":
         if args.target_rmse is not None:
             raise ValueError("--target-rmse applies to ridge; use --target-log-loss with --task logistic")
         if args.response != "auto":
             raise ValueError("--response applies to --task ridge only")
         from engine.pmt.logistic import check_binary_labels
-        from engine.pmt.planner_logistic import plan_logistic
 
-        y01 = check_binary_labels(yq, len(yq), classes=(0, 1), name="y_pub")
-
-        def make(eps, grid=None):
-            return plan_logistic(Xq, y01, epsilon=eps, delta=args.delta, lam=args.lam, eta=args.eta, n_grid=grid,
-                                 n_user=n_user)
-        metric = "log-loss"
+        yq = check_binary_labels(yq, len(yq), classes=(0, 1), name="y_pub")
+        target = args.target_log_loss
     else:
         if args.target_log_loss is not None:
             raise ValueError("--target-log-loss applies to --task logistic; use --target-rmse for ridge")
-        from engine.pmt.planner import plan, plan_inputs_from_public
-
-        inputs = plan_inputs_from_public(Xq, yq)
-        response = None if args.response == "auto" else args.response
-
-        def make(eps, grid=None):
-            return plan(inputs, epsilon=eps, delta=args.delta, lam=args.lam, eta=args.eta, n_grid=grid,
-                        n_user=n_user, response=response)
-        metric = "RMSE"
-    p = make(args.epsilon)
-    answer = None
-    if target is not None:
-        from engine.pmt.planner_target import accuracy_first
-
-        answer = accuracy_first(p, lambda e, g: make(e, np.asarray(g)), target, metric=metric)
+        target = args.target_rmse
+    p, answer = plan_from_public(Xq, yq, task=args.task, epsilon=args.epsilon, delta=args.delta, lam=args.lam,
+                                 eta=args.eta, n_user=n_user, response=args.response, target=target)
     return p, answer, name
 
 

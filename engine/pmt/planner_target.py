@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-__all__ = ["TARGET_EPSILONS", "accuracy_first"]
+__all__ = ["TARGET_EPSILONS", "accuracy_first", "plan_from_public"]
 
 #: The epsilons an accuracy-first answer tries at the user's n.
 TARGET_EPSILONS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 10.0)
@@ -80,3 +80,36 @@ def accuracy_first(plan, make_plan_at, target: float, *, epsilons=TARGET_EPSILON
         lines.append(s)
     return {"target": target, "metric": metric, "epsilon": plan.epsilon, "n_user": n_user,
             "epsilons_tried": [float(e) for e in sorted(epsilons)], "methods": out, "lines": lines}
+
+
+def plan_from_public(Xq, yq, *, task: str = "ridge", epsilon: float, delta: float = 1e-5, lam: float = 1e-3,
+                     eta: float = 0.05, n_user: int | None = None, response: str | None = None,
+                     target: float | None = None):
+    """``(plan, accuracy-first answer or None)`` from labelled public rows: what ``pmt-plan`` prints and the PMT
+    page's Planner tab shows (one function, so the two give the same numbers).
+
+    ``task`` "ridge" (RMSE; ``response`` as :func:`engine.pmt.planner.plan`'s) or "logistic" (log-loss; ``yq`` in
+    {0, 1}); ``target``: the accepted RMSE or log-loss.
+    """
+    if task == "logistic":
+        if response not in (None, "auto"):
+            raise ValueError("response applies to the ridge planner only")
+        from engine.pmt.planner_logistic import plan_logistic
+
+        def make(eps, grid=None):
+            return plan_logistic(Xq, yq, epsilon=eps, delta=delta, lam=lam, eta=eta, n_grid=grid, n_user=n_user)
+        metric = "log-loss"
+    elif task == "ridge":
+        from engine.pmt.planner import plan, plan_inputs_from_public
+
+        inputs = plan_inputs_from_public(Xq, yq)
+        resp = None if response == "auto" else response
+
+        def make(eps, grid=None):
+            return plan(inputs, epsilon=eps, delta=delta, lam=lam, eta=eta, n_grid=grid, n_user=n_user, response=resp)
+        metric = "RMSE"
+    else:
+        raise ValueError(f"task must be 'ridge' or 'logistic', got {task!r}")
+    p = make(epsilon)
+    answer = None if target is None else accuracy_first(p, lambda e, g: make(e, np.asarray(g)), target, metric=metric)
+    return p, answer
