@@ -63,8 +63,10 @@ def _folds(y, folds: int) -> np.ndarray:
 
 def crossfit_release(moment, Xa, y, *, coords: str, n: int, epsilon: float, delta: float, eta: float, lam: float,
                      n_steps: int, eig_floor="auto", tol: float = 0.25, penalize_intercept: bool = False,
-                     draws: int = WHITEN_DRAWS, folds: int = WHITEN_FOLDS) -> np.ndarray:
-    """Out-of-fold linear predictors ``(m, draws)`` of PMT's noisy Newton simulated on the public rows at ``n``.
+                     draws: int = WHITEN_DRAWS, folds: int = WHITEN_FOLDS, thetas: bool = False) -> np.ndarray:
+    """Out-of-fold linear predictors ``(m, draws)`` of PMT's noisy Newton simulated on the public rows at ``n``
+    (``thetas=True``: instead the coefficients ``(draws, d)``, original units, of the release simulated on all
+    the public rows).
 
     ``Xa``: the public rows with the intercept column last; ``y`` in {0, 1}; ``coords`` "full" (``moment``'s
     whitening) or "standardize". Each fold's rows are scored by the release simulated on the other folds: the
@@ -93,6 +95,10 @@ def crossfit_release(moment, Xa, y, *, coords: str, n: int, epsilon: float, delt
     Zw = Xa @ mom.Sigma_pub_inv_sqrt
     Z, _, _ = truncate_rows(Zw, R)
     pen = 2.0 * lam * mom.whiten_quadratic(Pm)
+    if thetas:
+        res = noisy_newton(Z, y, family=LOGISTIC, pen=pen, sigma_g=np.full(draws, s_g), sigma_H=np.full(draws, s_H),
+                           noise_g=gn, noise_H=Hn, n_steps=n_steps, eig_floor=floor, tol=tol, dtype=np.float64)
+        return res.theta @ mom.Sigma_pub_inv_sqrt.T
     scores = np.empty((len(y), draws))
     for k in range(folds):
         tr, te = fold != k, fold == k
