@@ -48,7 +48,8 @@ def noise_spy(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["ccpp", "wine-red", "wine-white"])
-@pytest.mark.parametrize("cls,kw", [(PMTRidge, {}), (PMTRidge, {"lam": 0.0, "epsilon": 0.5}),
+@pytest.mark.parametrize("cls,kw", [(PMTRidge, {"response": "clip"}),
+                                    (PMTRidge, {"response": "clip", "lam": 0.0, "epsilon": 0.5}),
                                     (DPRidge, {"clip_radius": 5e3})])
 def test_dask_equals_memory_shuffled_many_chunks(name, cls, kw, noise_spy):
     Xp, yp, Xq, yq = _split(name)
@@ -77,12 +78,49 @@ def test_dask_truncation_active_and_counted():
     rng = np.random.default_rng(0)
     X = rng.standard_t(df=1.5, size=(30_000, 3))
     y = X @ [1.0, -1.0, 0.5] + rng.normal(size=30_000)
-    ref = PMTRidge(random_state=1).fit(X[500:], y[500:], X[:500], y[:500])
-    m = PMTRidge(random_state=1).fit(da.from_array(X[500:], chunks=(1000, 3)), da.from_array(y[500:], chunks=1000),
-                                     X[:500], y[:500])
+    ref = PMTRidge(random_state=1, response="clip").fit(X[500:], y[500:], X[:500], y[:500])
+    m = PMTRidge(random_state=1, response="clip").fit(da.from_array(X[500:], chunks=(1000, 3)),
+                                                      da.from_array(y[500:], chunks=1000), X[:500], y[:500])
     assert ref.report_.frac_truncated > 0.001 and ref.report_.frac_y_clipped > 0
     assert m.report_.frac_truncated == ref.report_.frac_truncated
     np.testing.assert_allclose(m.theta_, ref.theta_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["ccpp", "wine-red"])
+@pytest.mark.parametrize("kw", [{}, {"response": "joint", "lam": 0.0, "epsilon": 0.5}, {"solver": "paper"}])
+def test_dask_joint_release_equals_memory(name, kw):
+    """The default response="auto" is the joint form with public labels; on Dask it is one pass too and gives the
+    in-memory coefficients, truncation count and report (rows in another order, uneven chunks)."""
+    Xp, yp, Xq, yq = _split(name)
+    params = {"epsilon": 1.0, "random_state": 7, **kw}
+    ref = PMTRidge(**params).fit(Xp, yp, Xq, yq)
+    perm = np.random.default_rng(3).permutation(len(yp))
+    Xd = da.from_array(Xp[perm], chunks=(_uneven_chunks(len(yp), 41, 5), -1))
+    yd = da.from_array(yp[perm], chunks=(_uneven_chunks(len(yp), 17, 6),))
+    m = PMTRidge(**params).fit(Xd, yd, Xq, yq)
+    assert m.report_.extra["response"] == ref.report_.extra["response"] == "joint"
+    # raw wine-red at lam = 0 is ill-conditioned: the order of the sums moves theta by ~1e-9 of its norm
+    assert np.linalg.norm(m.theta_ - ref.theta_) <= 1e-8 * np.linalg.norm(ref.theta_)
+    r, q = m.report_, ref.report_
+    assert (r.n, r.d, r.radius, r.noise_scales, r.eig_fixes, r.frac_truncated) == (
+        q.n, q.d, q.radius, q.noise_scales, q.eig_fixes, q.frac_truncated)
+    assert r.kappa_raw == pytest.approx(q.kappa_raw, rel=1e-6) and r.kappa_pmt == pytest.approx(q.kappa_pmt, rel=1e-6)
+    assert m.transform_ is None
+
+
+def test_dask_joint_bad_entry_raises_before_noise(monkeypatch):
+    calls = []
+    real = ridge_mod.P.symmetric_gaussian_noise
+    monkeypatch.setattr(ridge_mod.P, "symmetric_gaussian_noise", lambda *a, **k: calls.append(1) or real(*a, **k))
+    Xp, yp, Xq, yq = _split("ccpp")
+    yp = yp.copy()
+    yp[7321] = np.nan
+    with pytest.raises(PrivateInputError, match="column 'y'.*NaN or infinite"):
+        PMTRidge(random_state=0).fit(da.from_array(Xp, chunks=(500, -1)), da.from_array(yp, chunks=500), Xq, yq)
+    assert calls == []
+    PMTRidge(random_state=0).fit(da.from_array(Xp[:7000], chunks=(500, -1)), da.from_array(yp[:7000], chunks=500),
+                                 Xq, yq)
+    assert calls == [1]
 
 
 def test_dask_dataframe_unknown_partition_lengths():
@@ -106,6 +144,7 @@ def test_dask_dataframe_unknown_partition_lengths():
 ])
 @pytest.mark.parametrize("cls", [PMTRidge, DPRidge])
 def test_bad_entry_in_one_chunk_raises_before_noise(where, value, problem, cls, noise_spy):
+    kw = {"response": "clip"} if cls is PMTRidge else {}  # the spy counts the SSP draw (the joint form: below)
     Xp, yp, Xq, yq = _split("ccpp")
     Xp, yp = Xp.copy(), yp.copy()
     row = 7321
@@ -115,13 +154,13 @@ def test_bad_entry_in_one_chunk_raises_before_noise(where, value, problem, cls, 
         yp[row] = value
     Xd = da.from_array(Xp, chunks=(500, -1))
     with pytest.raises(PrivateInputError) as ei:
-        cls(random_state=0).fit(Xd, da.from_array(yp, chunks=500), Xq, yq)
+        cls(random_state=0, **kw).fit(Xd, da.from_array(yp, chunks=500), Xq, yq)
     msg = str(ei.value)
     col = "'x2'" if where == "X" else "'y'"
     assert f"column {col}" in msg and problem in msg and "chunk 14 (rows 7000-7499)" in msg, msg
     assert "no noise was drawn" in msg
     assert noise_spy == []  # the noise function was never called
-    cls(random_state=0).fit(da.from_array(Xp[:7000], chunks=500), da.from_array(yp[:7000], chunks=500), Xq, yq)
+    cls(random_state=0, **kw).fit(da.from_array(Xp[:7000], chunks=500), da.from_array(yp[:7000], chunks=500), Xq, yq)
     assert noise_spy == [Xp.shape[1] + 1]  # the spy does see a release on good rows
 
 
@@ -156,9 +195,13 @@ def test_run_from_files_equals_memory(tmp_path, fmt):
                                                     pub[cols].to_numpy(), pub["PE"].to_numpy())
     m = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", epsilon=2.0,
                        random_state=5)
-    np.testing.assert_allclose(m.theta_, ref.theta_, rtol=1e-10)
+    # the default (joint) form on raw CCPP: the sums' order moves the small coefficients by ~1e-14 of the norm
+    assert np.linalg.norm(m.theta_ - ref.theta_) <= 1e-10 * np.linalg.norm(ref.theta_)
     assert m.report_.n == len(priv)
-    assert m.report_.extra["response_center"] == pytest.approx(pub["PE"].mean())
+    assert m.report_.extra["response"] == "joint" and "response_center" not in m.report_.extra  # never centred
+    mc = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", epsilon=2.0,
+                        random_state=5, response="clip")
+    assert mc.report_.extra["response_center"] == pytest.approx(pub["PE"].mean())
     rr = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", method="dp-rr",
                         clip_radius=3e3, random_state=5)
     ref_rr = DPRidge(clip_radius=3e3, random_state=5).fit(priv[cols].to_numpy(), priv["PE"].to_numpy(),
@@ -200,8 +243,8 @@ def test_read_private_errors(tmp_path):
 def test_unsupported_options_raise_before_pass():
     X = da.ones((100, 2), chunks=10)
     y = da.ones(100, chunks=10)
-    with pytest.raises(ValueError, match="joint"):
-        PMTRidge(response="joint").fit(X, y, np.eye(2), np.ones(2))
+    with pytest.raises(ValueError, match="response='joint' bounds"):
+        PMTRidge(response="joint", response_bound=1.0).fit(X, y, np.eye(2), np.ones(2))
     with pytest.raises(ValueError, match="'private' is not supported on Dask"):
         DPRidge(clip_radius="private", response_bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="public data are required"):

@@ -102,7 +102,7 @@ def test_few_column_pass_is_what_pmtridge_uses_and_its_threshold():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2000, FEW_COLUMNS - 2))
     y = X.sum(axis=1) + rng.normal(size=2000)
-    m = PMTRidge(epsilon=1.0, random_state=0, center=None).fit(X[200:], y[200:], X[:200], y[:200])
+    m = PMTRidge(epsilon=1.0, random_state=0, center=None, response="clip").fit(X[200:], y[200:], X[:200], y[:200])
     tr = m.transform_
     assert tr.d == FEW_COLUMNS - 1 and tr.X_tilde.flags.f_contiguous  # the transposed buffer's view
     B_y = m.report_.B_y
@@ -113,7 +113,7 @@ def test_lazy_transform_quantities_are_the_eager_ones():
     rng = np.random.default_rng(8)
     X = rng.standard_t(2.5, size=(4000, 3)) * [1.0, 20.0, 0.1]
     y = rng.normal(size=4000)
-    m = PMTRidge(epsilon=1.0, eta=0.9, random_state=0).fit(X[500:], y[500:], X[:500], y[:500])
+    m = PMTRidge(epsilon=1.0, eta=0.9, random_state=0, response="clip").fit(X[500:], y[500:], X[:500], y[:500])
     tr = m.transform_
     idx = np.flatnonzero(tr.truncated)
     assert idx.size > 0
@@ -128,7 +128,7 @@ def test_lazy_transform_quantities_are_the_eager_ones():
     assert tr.frac_truncated == idx.size / tr.n == m.report_.frac_truncated
     assert np.all(tr.norms_after <= tr.radius * (1 + 1e-12))
     # pickled (a dashboard cache): the display values travel resolved, the private input rows do not
-    m2 = PMTRidge(epsilon=1.0, eta=0.9, random_state=0).fit(X[500:], y[500:], X[:500], y[:500])
+    m2 = PMTRidge(epsilon=1.0, eta=0.9, random_state=0, response="clip").fit(X[500:], y[500:], X[:500], y[:500])
     back = pickle.loads(pickle.dumps(m2.transform_))
     assert back.rows is None and m2.transform_.rows is not None
     for name in ("norms_after", "gram_untruncated", "norms_raw", "X_tilde", "gram"):
@@ -165,10 +165,11 @@ def test_public_moment_memo_keeps_no_error_and_refits_identically():
     X = rng.normal(size=(1500, 3))
     y = X @ [1.0, -1.0, 2.0] + rng.normal(size=1500)
     _split_memo.clear()
-    cold = PMTRidge(epsilon=0.5, random_state=4).fit(X[100:], y[100:], X[:100], y[:100])
-    warm = PMTRidge(epsilon=0.5, random_state=4).fit(X[100:], y[100:], X[:100].copy(), y[:100])
+    # the memo serves the clip form's public moment (the joint form's moment includes y_pub)
+    cold = PMTRidge(epsilon=0.5, random_state=4, response="clip").fit(X[100:], y[100:], X[:100], y[:100])
+    warm = PMTRidge(epsilon=0.5, random_state=4, response="clip").fit(X[100:], y[100:], X[:100].copy(), y[:100])
     with _split_memo.bypass():
-        off = PMTRidge(epsilon=0.5, random_state=4).fit(X[100:], y[100:], X[:100], y[:100])
+        off = PMTRidge(epsilon=0.5, random_state=4, response="clip").fit(X[100:], y[100:], X[:100], y[:100])
     assert warm.transform_.moment is cold.transform_.moment
     assert _bits_equal(cold.theta_, warm.theta_) and _bits_equal(cold.theta_, off.theta_)
 

@@ -70,8 +70,8 @@ def test_pooled_weights_from_public_quantities_only():
     np.testing.assert_array_equal(w1.theta_pub, w2.theta_pub)
     assert not np.array_equal(base.theta_, other.theta_)  # the private release does change the estimate
     # v = s_b^2 + s_A^2 ||theta~_pub||^2 with PMT's own noise scales
-    pm = PMTRidge(epsilon=1.0, lam=0.0, random_state=3).fit(X[200:], y[200:], X_pub=X[:200],
-                                                            y_pub=y[:200])  # both centre y by the public mean
+    pm = PMTRidge(epsilon=1.0, lam=0.0, random_state=3, response="clip").fit(
+        X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])  # pooled pools the clip release; both centre y publicly
     sA, sb = pm.report_.noise_scales["A"], pm.report_.noise_scales["b"]
     assert w1.v == pytest.approx(sb**2 + sA**2 * float(w1.theta_pub @ w1.theta_pub), rel=1e-12)
 
@@ -95,10 +95,10 @@ def test_pooled_goal_small_input():
     X, y = _small()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = run_sweep((X, y), methods=["pmt", "public-only", "pmt-pooled"], epsilons=[0.1, 1.0, 10.0], seeds=30,
-                      lams=[1e-4], standardize=True)
+        f = run_sweep((X, y), methods=["pmt-clip", "public-only", "pmt-pooled"], epsilons=[0.1, 1.0, 10.0],
+                      seeds=30, lams=[1e-4], standardize=True)
     s = summarize(f).pivot(index="epsilon", columns="method", values="median")
-    best = np.minimum(s["PMT"], s["Public-only"])
+    best = np.minimum(s["PMT (clip y)"], s["Public-only"])  # pooled pools the clip form's release
     assert (s["PMT-pooled"] <= 1.1 * best).all()
     assert (s["PMT-pooled"] < best).any()
     # the sweep's pooled row for seed s reproduces the estimator with random_state=s

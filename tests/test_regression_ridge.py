@@ -154,7 +154,7 @@ def test_sensitivity_formulas():
 # ------------------------------------------------------------------ reports and accounting
 def test_report_ledger_and_noise_scales():
     X, y, Xp, yp = DATA
-    m = PMTRidge(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y, Xp, yp)
+    m = PMTRidge(epsilon=1.0, delta=1e-5, random_state=0, response="clip").fit(X, y, Xp, yp)
     r = m.report_
     mu = P.gdp_mu(1.0, 1e-5)
     assert r.mu == mu and r.ledger.total_mu == pytest.approx(mu, rel=1e-12)
@@ -332,11 +332,15 @@ def test_dataframe_input_and_predict():
         m2.predict(X[:3, :2])
 
 
-@pytest.mark.parametrize("n_pub", [1, 3, 4, 5])  # d = 4 features + intercept: 1, d-1, d, d+1
+@pytest.mark.parametrize("n_pub", [1, 3, 4, 5, 6])  # d = 4 features + intercept: 1, d-1, d, d+1
 def test_small_public_samples_are_regularised(n_pub):
     X, y, Xp, yp = DATA
-    m = PMTRidge(epsilon=1.0, random_state=0).fit(X, y, Xp[:n_pub], yp[:n_pub])
+    m = PMTRidge(epsilon=1.0, random_state=0, response="clip").fit(X, y, Xp[:n_pub], yp[:n_pub])
     assert m.report_.sigma_pub_regularized == (n_pub < 5)
+    assert np.all(np.isfinite(m.theta_))
+    # the default (joint) form whitens (x, 1, y): d + 1 = 6 columns, singular below 6 public rows
+    m = PMTRidge(epsilon=1.0, random_state=0).fit(X, y, Xp[:n_pub], yp[:n_pub])
+    assert m.report_.extra["response"] == "joint" and m.report_.sigma_pub_regularized == (n_pub < 6)
     assert np.all(np.isfinite(m.theta_))
 
 

@@ -52,10 +52,11 @@ from engine.pmt.poisson import PMTPoisson, PoissonReference  # noqa: E402
 from engine.pmt.ridge import PMTRidge  # noqa: E402
 from engine.pmt.pooled import PMTPooledRidge  # noqa: E402
 from engine.pmt.public import PublicOnlyLogistic, PublicOnlyPoisson, PublicOnlyRidge  # noqa: E402
+from engine.pmt.adassp import AdaSSPRidge  # noqa: E402
 
 __all__ += [
     "FitReport",
-    "PMTRidge", "DPRidge", "DPRidgeOracle", "DPGDRidge", "RidgeReference",
+    "PMTRidge", "DPRidge", "DPRidgeOracle", "DPGDRidge", "RidgeReference", "AdaSSPRidge",
     "PMTLogistic", "DPNewtonLogistic", "DPGDLogistic", "LogisticReference",
     "PMTPoisson", "PoissonReference",
     "PMTPooledRidge", "PublicOnlyRidge", "PublicOnlyLogistic", "PublicOnlyPoisson",

@@ -36,6 +36,8 @@ from engine.pmt._bounds import response_bound as _public_response_bound
 METHOD_NAMES = {
     "pmt": "PMT",
     "pmt-paper": "PMT (paper solver)",
+    "pmt-clip": "PMT (clip y)",
+    "adassp": "AdaSSP",
     "dp-rr": "DP-RR",
     "dp-rr-oracle": "DP-RR (oracle C, non-private tuning)",
     "dp-gd": "DP-GD",

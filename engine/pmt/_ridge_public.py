@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from engine.pmt._base import Lazy, _validate_data
+from engine.pmt._base import Lazy, _mu, _validate_data
 from engine.pmt._blas import blas_limit
 from engine.pmt._bounds import _kappa_from_eigs, _response_bound_rows
 from engine.pmt._transform import _transform_rows
@@ -23,7 +23,7 @@ __all__: list = []
 def _public_center(est, y_pub) -> float:
     """The public centre of y that ``center="public"`` uses on public rows: the mean of ``y_pub`` (0 when it does
     not apply: ``center=None``, ``response="joint"``, no or equal public labels, no or a penalised intercept)."""
-    if (est.center != "public" or est.response != "clip" or y_pub is None or not est.fit_intercept
+    if (est.center != "public" or est._response_for(y_pub) != "clip" or y_pub is None or not est.fit_intercept
             or est.penalize_intercept):
         return 0.0
     yq = np.asarray(y_pub, dtype=float).ravel()
@@ -41,10 +41,21 @@ class _PublicRidgeMixin:
         on the kept columns), its moment ``mom`` and a public centre of y; returns the centre used
         (:func:`engine.pmt.public_fit.fit_public`)."""
         est = self
-        if est.response == "joint":
+        if est._response_for(sub.y_pub) == "joint":
             if sub.y_pub is None:
                 raise ValueError("response='joint' needs public labels (mode 'labelled')")
-            raise ValueError("response='joint' is fitted from public rows: pass X_pub and y_pub as arrays")
+            if sub.X_pub is None:
+                raise ValueError("response='joint' is fitted from public rows: pass X_pub and y_pub as arrays")
+            if est.response_bound is not None:
+                raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
+            # the joint release (never centred: the intercept block of the joint moment does it)
+            with blas_limit(1):
+                eps, dlt, nb, lam, eta, eig_floor = est._check_params()
+                Xp, yv, Xq, yq, n, p, d = _validate_data(Xk, y, sub.X_pub, sub.y_pub, fit_intercept=est.fit_intercept,
+                                                         need_X_pub=True, need_y_pub=True)
+                est._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n, est.sampler), lam, eta,
+                               eig_floor, est._penalty_mask(d))
+            return 0.0
         with blas_limit(1):
             params = est._check_params()
             eps, dlt, nb, lam, eta, eig_floor = params

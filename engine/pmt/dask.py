@@ -26,22 +26,26 @@ Design
 - Scheduler: Dask's default (the local threaded scheduler for arrays), or a ``dask.distributed``
   cluster when a scheduler address is given (:func:`run_from_files`, ``scheduler="tcp://..."``).
 
-Not on Dask (raise a clear error): ``response="joint"``, ``"private"`` bounds, DP-GD and the GLMs
+``response="joint"`` (the default ``"auto"`` with public labels) is one pass too: the rows ``[x, 1, y]``
+whitened with the public joint moment and truncated at the joint R, summed as ``Z~^T Z~``.
+
+Not on Dask (raise a clear error): ``"private"`` bounds, DP-GD and the GLMs
 (each gradient or Newton step is one more pass over the private data).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from engine.pmt._backends import register_dask_fit
-from engine.pmt._base import _check_n_ge_d, _check_X_pub, _check_y, penalty_mask
+from engine.pmt._base import Lazy, _mu, _check_n_ge_d, _check_X_pub, _check_y, penalty_mask
 from engine.pmt._dask_files import read_private, read_public
 from engine.pmt._dask_pass import PrivateInputError, _reading, blockwise_statistics, private_array
-from engine.pmt._bounds import pmt_radius
+from engine.pmt._bounds import _kappa_from_eigs, pmt_radius
 from engine.pmt._moment import public_moment
 from engine.pmt.baselines import DPRidge, DPRidgeOracle
 from engine.pmt.pooled import PMTPooledRidge
@@ -162,8 +166,9 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
         eta = estimator._privacy_params()[4]
     else:
         eta = estimator._check_params()[4]
-    if isinstance(estimator, PMTRidge) and estimator.response != "clip":
-        raise ValueError("response='joint' is not supported on Dask yet; use response='clip'")
+    joint = isinstance(estimator, PMTRidge) and estimator._response_for(y_pub) == "joint"
+    if joint and estimator.response_bound is not None:
+        raise ValueError("response_bound applies to response='clip' only; response='joint' bounds (x, y) by R")
     _no_private_bounds(estimator, "response_bound", "clip_radius")
     with _reading(source, source["columns"] if source else None):
         data, names = private_array(X, y)  # counts the rows when the chunks are unknown (CSV)
@@ -173,6 +178,8 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
     d = _check_n_ge_d(n, p, estimator.fit_intercept)
     need_y_pub = estimator.response_bound is None or isinstance(estimator, PMTPooledRidge)
     Xq, yq = _public(X_pub, y_pub, p, need_X_pub=pmt, need_y_pub=need_y_pub)
+    if joint:
+        return _joint_statistics(estimator, data, names, n, p, d, Xq, yq, eta, source)
     sc = _scaling(estimator, Xq, yq, p)
     shift = div = None
     if sc is not None:  # public statistics only: applied to each block in the one pass, after its entries are checked
@@ -193,6 +200,29 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
                                          radius=radius, B_y=B_y, n=n, source=source, return_raw=True, shift=shift,
                                          div=div)
     return DaskStatistics(estimator, stats, p, names, G, xty, args, sc)
+
+
+def _joint_statistics(est, data, names, n, p, d, Xq, yq, eta, source):
+    """The one pass of ``response="joint"``: the rows ``[x, 1, y]`` whitened with the public joint moment and
+    truncated at the joint R, summed as ``S = Z~^T Z~`` (the in-memory transform's rows, in another order).
+
+    The pass sees ``[X | y]`` as features (intercept appended after them) with y repeated as its response;
+    ``whiten`` permutes ``[x, y, 1]`` to ``[x, 1, y]`` before the joint whitening, so the rows are the in-memory
+    ones; the response statistics of the pass are not used (its bound is inf: nothing is clipped)."""
+    import dask.array as da
+
+    mom = est._joint_moment(Xq, yq)
+    k = d + 1
+    perm = np.zeros((k, k))  # [x, y, 1] -> [x, 1, y] (no intercept: the order is already [x, y])
+    order = list(range(p)) + ([p + 1, p] if est.fit_intercept else [p])
+    perm[np.arange(k), order] = 1.0
+    whiten = perm @ mom.Sigma_pub_inv_sqrt
+    R = pmt_radius(k, n, eta)
+    data2 = da.concatenate([data, data[:, -1:]], axis=1).rechunk({1: -1})
+    stats, G, _ = blockwise_statistics(data2, list(names) + [names[-1]], fit_intercept=est.fit_intercept,
+                                       whiten=whiten, radius=R, B_y=math.inf, n=n, source=source, return_raw=True)
+    keep = [j for j in range(k) if j != p]  # the raw Gram of [x, 1] (y left out), for kappa_raw
+    return DaskStatistics(est, stats, p, names, G[np.ix_(keep, keep)], G[keep, p], ("joint", mom, R), None)
 
 
 def _scaling(est, Xq, yq, p):
@@ -245,6 +275,15 @@ def _release(est, ds):
         C, B_y, Xq = ds._args
         pen = None if sc is None else sc.penalty(est._penalty_mask(ds.stats.A.shape[0]))
         est._release(ds.stats, C, B_y, ds.p, Xq, penalty=pen)
+    elif ds._args[0] == "joint":
+        _, mom, R = ds._args
+        est.transform_ = None
+        params = est._check_params()
+        n, d = ds.stats.n, ds.gram_raw.shape[0]
+        st = ds.stats
+        est._release_joint(st.A, mom, R, n, ds.p, d, params, _mu(params[0], params[1], n, est.sampler),
+                           est._penalty_mask(d), kappa_raw=_kappa_from_eigs(np.linalg.eigvalsh(ds.gram_raw)),
+                           kappa_pmt=Lazy(lambda: st.kappa_A), frac_truncated=st.frac_truncated)
     else:
         moment, R, B_y, Xq, yq = ds._args
         est.transform_ = None

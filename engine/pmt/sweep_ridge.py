@@ -66,6 +66,7 @@ from engine.pmt._transform import pmt_transform
 from engine.pmt._bounds import response_bound as public_response_bound
 from engine.pmt.baselines import default_clip_grid
 from engine.pmt.ridge import (
+    resolve_response,
     noise_aware_solve,
     noise_spectral_bound,
     ridge_reference_solve,
@@ -218,6 +219,56 @@ def _ssp_runs(ctx, A, b, sens_A, sens_b, pens, epsilons, seeds, noise, solver="p
 
 
 def _run_pmt(ctx, epsilons, seeds, solver="noise-aware"):
+    """PMT with the estimator's response handling (option ``response``, default ``"auto"``: the joint form when
+    no response bound is stated, :func:`engine.pmt.ridge.resolve_response`)."""
+    form = resolve_response(ctx.options.get("response", "auto"), has_public_labels=True,
+                            response_bound=ctx.options.get("response_bound"))
+    if form == "joint":
+        return _run_pmt_joint(ctx, epsilons, seeds, solver=solver)
+    return _run_pmt_clip(ctx, epsilons, seeds, solver=solver)
+
+
+def _run_pmt_joint(ctx, epsilons, seeds, solver="noise-aware"):
+    """``PMTRidge(response="joint")`` for every (lam, epsilon, seed): one release of ``S = Z~^T Z~`` of the rows
+    ``[x, 1, y]`` whitened with the public joint moment. Seed ``s`` draws its symmetric (d+1)-noise from
+    ``default_rng(s)`` as the estimator does with ``random_state=default_rng(s)``."""
+    L, E, S_, li, ei, si = _grid(ctx, epsilons, seeds)
+    d, n = ctx.d, ctx.n
+    J = np.hstack([ctx.Xa, ctx.y[:, None]])
+    Jq = np.hstack([add_intercept(ctx.X_pub) if ctx.fit_intercept else ctx.X_pub, ctx.y_pub[:, None]])
+    mom = public_moment(Jq, fit_intercept=False, on_singular="regularize",
+                        estimator=ctx.options.get("public_moment", "sample"))
+    tr = pmt_transform(J, moment=mom, eta=ctx.eta)
+    R = tr.radius
+    Sm = tr.X_tilde.T @ tr.X_tilde
+    sens = math.sqrt(2.0) * R**2 * P.sum_rounding_factor(n, (d + 1) ** 2)
+    mus = _mus(ctx, epsilons)
+    sig = np.array([P.gaussian_sigma(sens, float(m)) for m in mus])
+    Ws = np.stack([P.symmetric_gaussian_noise(d + 1, 1.0, np.random.default_rng(int(s_))) for s_ in seeds])
+    S_priv = Sm + sig[ei, None, None] * Ws[si]  # (runs, d+1, d+1), runs ordered lam, epsilon, seed
+    pens = np.stack([n * lam * ctx.Pm for lam in ctx.lams])[li]
+    Sh = mom.Sigma_pub_sqrt
+    if solver == "paper":
+        Q = Sh.T @ S_priv @ Sh
+        So = (Q + np.swapaxes(Q, -1, -2)) / 2.0
+        theta, fixed, kappa = ssp_solve(So[:, :d, :d], So[:, :d, d], pens, eig_floor=ctx.options.get("eig_floor", 1e-3))
+    else:
+        c = np.array([float(noise_spectral_bound(x, d + 1, ctx.delta)) for x in sig])[ei]
+        w_, V_ = np.linalg.eigh(S_priv)
+        fixed = np.any(w_ < c[:, None], axis=1)
+        Q0 = Sh.T @ S_priv @ Sh
+        kappa = np.array([_kappa_from_eigs(np.linalg.eigvalsh((q + q.T)[:d, :d] / 2.0 + pn)) for q, pn in zip(Q0, pens)])
+        M = (V_ * np.maximum(w_, c[:, None])[:, None, :]) @ np.swapaxes(V_, -1, -2)
+        Q = Sh.T @ M @ Sh
+        So = (Q + np.swapaxes(Q, -1, -2)) / 2.0
+        theta = np.linalg.solve(So[:, :d, :d] + pens, So[:, :d, d][..., None])[..., 0]
+    return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta, eig_fix=fixed, kappa_noisy=kappa,
+                sigma_A=sig[ei], sigma_b=np.nan, kappa_pmt=tr.kappa_pmt, radius=R, frac_truncated=tr.frac_truncated,
+                B_y=np.nan)
+
+
+def _run_pmt_clip(ctx, epsilons, seeds, solver="noise-aware"):
+    """PMT's clip form (``response="clip"``): y clipped at the public bound B_y, A and b released."""
     tr = pmt_transform(ctx.X, moment=ctx.moment, eta=ctx.eta)
     B_y = _B_y(ctx)
     A, b = tr.gram, tr.X_tilde.T @ np.clip(ctx.y, -B_y, B_y)  # A = X~^T X~ formed once by the transform
@@ -298,6 +349,38 @@ def _run_dprr(ctx, epsilons, seeds, C=None, noise=None, as_given=False):
     return _theta_back(sc, ctx, out)
 
 
+def _run_adassp(ctx, epsilons, seeds):
+    """:class:`engine.pmt.adassp.AdaSSPRidge` for every (lam, epsilon, seed), on DP-RR's bounded rows: seed ``s``
+    draws ``z`` then the SSP noise from ``default_rng(s)``, as the estimator does."""
+    from engine.pmt.adassp import adassp_sigmas, adassp_solve
+
+    sc, Xa, y, y_pub, _ = _baseline_rows(ctx)
+    C = _raw_clip_radius(ctx)
+    B_y = _B_y(ctx, y_pub)
+    Xc, clipped = _truncate_rows(Xa, C)
+    A, b = sufficient_statistics(Xc, y, B_y)
+    lam_min = float(np.linalg.eigvalsh(A)[0])
+    L, E, S_, li, ei, si = _grid(ctx, epsilons, seeds)
+    mus = _mus(ctx, epsilons)
+    sigs = [adassp_sigmas(C, B_y, ctx.n, ctx.d, float(m), ctx.neighbouring)[1] for m in mus]
+    draws = []
+    for s_ in seeds:
+        rng = np.random.default_rng(int(s_))
+        z = float(P.gaussian_noise((), 1.0, rng))
+        draws.append((z, *ssp_noise(rng, ctx.d)))
+    Pm = ctx.Pm if sc is None else sc.penalty(ctx.Pm)
+    theta = np.empty((len(li), ctx.d))
+    lam_ada = np.empty(len(li))
+    for k, (l_, e_, s_) in enumerate(zip(li, ei, si)):
+        z, W, w = draws[s_]
+        sg = sigs[e_] if math.isfinite(mus[e_]) else (0.0, 0.0, 0.0)
+        theta[k], lam_ada[k] = adassp_solve(A, b, lam_min, z, W, w, sg, ctx.n * ctx.lams[l_] * Pm, ctx.d, ctx.eta)
+    out = dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta, eig_fix=lam_ada > 0, kappa_noisy=np.nan,
+               sigma_A=np.array([sigs[e][1] for e in ei]), sigma_b=np.array([sigs[e][2] for e in ei]),
+               radius=C, frac_truncated=float(np.mean(clipped)), B_y=B_y)
+    return _theta_back(sc, ctx, out)
+
+
 def _run_dprr_oracle(ctx, epsilons, seeds):
     """Non-private tuning: per (lam, epsilon) the C on the grid with the smallest median L2 error."""
     warnings.warn("dp-rr-oracle picks the clip radius by looking at the private error (non-private tuning); "
@@ -354,6 +437,10 @@ def _run_pmt_paper(ctx, epsilons, seeds):
     return _run_pmt(ctx, epsilons, seeds, solver="paper")
 
 
+def _run_pmt_clip_default(ctx, epsilons, seeds):
+    return _run_pmt_clip(ctx, epsilons, seeds)
+
+
 def _blas_for_shape(runner):
     """``runner`` with the BLAS libraries held at :func:`engine.pmt._blas.blas_threads` threads for the
     split's shape (threads chosen by shape only). A sweep's per-run work is d x d statistics,
@@ -373,9 +460,11 @@ def _blas_for_shape(runner):
 
 register_method("ridge", "pmt", METHOD_NAMES["pmt"], _blas_for_shape(_run_pmt))
 register_method("ridge", "pmt-paper", METHOD_NAMES["pmt-paper"], _blas_for_shape(_run_pmt_paper))
+register_method("ridge", "pmt-clip", METHOD_NAMES["pmt-clip"], _blas_for_shape(_run_pmt_clip_default))
 register_method("ridge", "dp-rr", METHOD_NAMES["dp-rr"], _blas_for_shape(_run_dprr))
 register_method("ridge", "dp-rr-oracle", METHOD_NAMES["dp-rr-oracle"], _blas_for_shape(_run_dprr_oracle))
 register_method("ridge", "dp-gd", METHOD_NAMES["dp-gd"], _blas_for_shape(_run_dpgd))
+register_method("ridge", "adassp", METHOD_NAMES["adassp"], _blas_for_shape(_run_adassp))
 register_method("ridge", "non-private", METHOD_NAMES["non-private"], _blas_for_shape(_run_nonprivate))
 
-DEFAULT_METHODS = ("pmt", "dp-rr", "dp-gd", "non-private")
+DEFAULT_METHODS = ("pmt", "dp-rr", "dp-gd", "adassp", "non-private")
