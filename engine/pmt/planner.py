@@ -3,8 +3,8 @@
 Answers "with my data, my epsilon and my public sample, which method should I use, and how many private
 rows would PMT need to beat the public rows alone?" before any private row is touched. Every input is
 public (the public rows or statements, d, n_pub, eta, delta, lam) or the budget, so a plan costs no privacy.
-Ridge regression only, held-out RMSE (the metric a user reads) against the number of private rows n; logistic
-regression is not planned (the page says so).
+Ridge regression, held-out RMSE (the metric a user reads) against the number of private rows n; logistic
+regression is planned by :mod:`engine.pmt.planner_logistic` (held-out log-loss).
 
 Model (first-order; whitened units, where the public moment whitens the features to ``E[x~ x~^T] = I``, so
 the excess prediction risk of a coefficient error ``delta~`` is ``||delta~||^2``):
@@ -55,9 +55,9 @@ than :data:`CROSSOVER_MARGIN` (None without public labels, or when PMT never win
 
 Bias (:mod:`engine.pmt.planner_bias`): each method's truncation and clipping applied to the labelled public rows at
 the private n, the refit's excess risk added to the method's squared error. ``response`` (as PMTRidge's; "auto" is
-"joint" with public labels): the joint form is simulated in a bootstrap world of the public rows. ``crossover_private_n``: the smallest n
-from which PMT beats DP-RR. ``scripts/pmt_planner_check.py`` checks the prediction against simulation on
-the bundled sets (``docs/pmt_planner_check.md``).
+"joint" with public labels): the joint form is simulated in a bootstrap world of the public rows.
+``crossover_private_n``: the smallest n from which PMT beats DP-RR. ``scripts/check_planner.py`` checks the
+prediction against simulation on the bundled sets and flights (``docs/pmt_planner_check.md``).
 """
 
 from __future__ import annotations
