@@ -1,4 +1,4 @@
-"""Accuracy-first planning, the logistic planner, and the page's Planner tab = pmt-plan --json (issue 37)."""
+"""Accuracy-first planning, the logistic planner, and the page's Planner tab = pmt-plan --json."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The planner counts bias (issue 37): bounds applied to the public rows, the joint form, "no crossover"."""
+"""The planner counts bias: bounds applied to the public rows, the joint form, "no crossover"."""
 
 import numpy as np
 import pytest

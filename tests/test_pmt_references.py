@@ -1,4 +1,4 @@
-"""References that can be trusted (issue 37): a scale-free ridge reference, n_pub < d warned."""
+"""References that can be trusted: a scale-free ridge reference, n_pub < d warned."""
 
 import warnings
 

@@ -1,4 +1,4 @@
-"""whiten="auto" by a simulated release on the labelled public rows; the notes on PMT's coordinates (issue 37)."""
+"""whiten="auto" by a simulated release on the labelled public rows; the notes on PMT's coordinates."""
 
 import subprocess
 import sys

@@ -440,7 +440,9 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
             yq = check_binary_labels(yq, np.shape(rows)[0], classes=self.classes, name="y_pub", require_both=False)
         else:
             rows = yq = None
-        whiten, ratio, sim = auto_whitening(self.whiten, moment=mom, X_pub=rows, y_pub01=yq,
+        rule = choose_whitening(self.whiten, d=d, n=n, eta=eta, epsilon=eps, delta=dlt, n_steps=T,
+                                fit_intercept=self.fit_intercept)
+        whiten, ratio, sim = auto_whitening(self.whiten, rule, moment=mom, X_pub=rows, y_pub01=yq,
                                             n=n, epsilon=eps, delta=dlt, eta=eta, lam=lam, n_steps=T,
                                             eig_floor=eig_floor, tol=tol, fit_intercept=self.fit_intercept,
                                             penalize_intercept=self.penalize_intercept)

@@ -106,8 +106,7 @@ def plan_logistic(X_pub, y_pub01, *, epsilon: float, delta: float = 1e-5, lam: f
     from engine.pmt._moment import public_moment
     from engine.pmt.planner import CROSSOVER_MARGIN
     from engine.pmt.public import public_only_theta
-    from engine.pmt.sweep_logistic import roc_auc_columns
-    from engine.pmt.whiten_choice import _folds, crossfit_release
+    from engine.pmt.whiten_choice import _folds, crossfit_release, roc_auc_columns
 
     eps = P.validate_epsilon(epsilon)
     dlt = P.validate_delta(delta)

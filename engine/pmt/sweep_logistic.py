@@ -363,7 +363,10 @@ def pmt_whitening(ctx, epsilon: float, *, lam: float):
     the context's public rows and labels: :func:`engine.pmt.whiten_choice.auto_whitening`)."""
     from engine.pmt.whiten_choice import auto_whitening
 
-    return auto_whitening(ctx.options.get("whiten", "auto"), moment=ctx.moment, X_pub=ctx.X_pub,
+    whiten = ctx.options.get("whiten", "auto")
+    rule = choose_whitening(whiten, d=ctx.d, n=ctx.n, eta=ctx.eta, epsilon=epsilon, delta=ctx.delta, n_steps=ctx.T,
+                            fit_intercept=ctx.fit_intercept)
+    return auto_whitening(whiten, rule, moment=ctx.moment, X_pub=ctx.X_pub,
                           y_pub01=_public_labels01(ctx), n=ctx.n, epsilon=epsilon, delta=ctx.delta, eta=ctx.eta,
                           lam=lam, n_steps=ctx.T, eig_floor=ctx.eig_floor, tol=ctx.tol,
                           fit_intercept=ctx.fit_intercept, penalize_intercept=ctx.penalize_intercept)

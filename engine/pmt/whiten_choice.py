@@ -130,7 +130,6 @@ def simulate_whitening(moment, X_pub, y_pub01, *, n: int, epsilon: float, delta:
     WhitenChoice, or None when the public labels hold one class only (no AUC: the caller keeps the ratio rule).
     """
     from engine.pmt._bounds import add_intercept
-    from engine.pmt.sweep_logistic import roc_auc_columns
 
     y = np.asarray(y_pub01, dtype=float).ravel()
     if y.min() == y.max():
@@ -147,12 +146,29 @@ def simulate_whitening(moment, X_pub, y_pub01, *, n: int, epsilon: float, delta:
     return WhitenChoice(choice, auc, draws)
 
 
+def roc_auc_columns(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """ROC AUC of every column of ``scores`` against labels ``y`` in {0, 1} (average ranks for ties; the
+    Mann-Whitney form, as :func:`engine.pmt.sweep_logistic.roc_auc_columns`); NaN for a column with a NaN.
+
+    Examples
+    --------
+    >>> roc_auc_columns(np.array([[0.1, 1.0], [0.4, 1.0], [0.35, 1.0], [0.8, 1.0]]), np.array([0, 0, 1, 1])).tolist()
+    [0.75, 0.5]
+    """
+    from scipy.stats import rankdata
+
+    pos = np.asarray(y) == 1
+    n1, n0 = int(pos.sum()), int((~pos).sum())
+    ranks = rankdata(np.asarray(scores, dtype=float), axis=0)
+    return (ranks[pos].sum(axis=0) - n1 * (n1 + 1) / 2.0) / (n1 * n0)
+
+
 #: Choices already simulated (a pure function of public inputs and the budget; the page asks per epsilon).
 _CACHE: dict = {}
 
 
-def auto_whitening(whiten: str, *, moment, X_pub, y_pub01, n: int, epsilon: float, delta: float, eta: float,
-                   lam: float, n_steps: int, eig_floor="auto", tol: float = 0.25, fit_intercept: bool = True,
+def auto_whitening(whiten: str, rule: tuple, *, moment, X_pub, y_pub01, n: int, epsilon: float, delta: float,
+                   eta: float, lam: float, n_steps: int, eig_floor="auto", tol: float = 0.25, fit_intercept: bool = True,
                    penalize_intercept: bool = False):
     """PMTLogistic's coordinates: ``(choice, ratio, simulated)``.
 
@@ -160,11 +176,9 @@ def auto_whitening(whiten: str, *, moment, X_pub, y_pub01, n: int, epsilon: floa
     in {0, 1}, both classes present, an intercept column) is decided by :func:`simulate_whitening`
     (``simulated`` the :class:`WhitenChoice`); otherwise by the public ratio rule of
     :func:`engine.pmt.logistic.choose_whitening` (``simulated`` None). ``ratio`` is that rule's public
-    noise-dominance ratio either way."""
-    from engine.pmt.logistic import choose_whitening
-
-    rule, ratio = choose_whitening(whiten, d=moment.d if moment is not None else 0, n=n, eta=eta, epsilon=epsilon,
-                                   delta=delta, n_steps=n_steps, fit_intercept=fit_intercept)
+    noise-dominance ratio either way: ``rule`` is ``choose_whitening(whiten, ...)``'s ``(choice, ratio)``, computed by
+    the caller (this module sits below :mod:`engine.pmt.logistic`)."""
+    rule, ratio = rule
     if whiten != "auto" or not fit_intercept or X_pub is None or y_pub01 is None or moment is None:
         return rule, ratio, None
     Xq = np.asarray(X_pub, dtype=float)
