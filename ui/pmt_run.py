@@ -329,12 +329,12 @@ def compute(task: str, problems: list[str]) -> dict | None:
                        eps=C.merge_eps(eps_grid, eps_point), eps_point=eps_point, diag=diag,
                        warnings=C.advisories(prep, diag, spec["delta"]))
         from ui.pmt_prefetch import neighbours
-        from ui.pmt_trust import newton_banner, reference_note
+        from ui.pmt_trust import newton_banner, reference_note, whitening_note
 
         neighbours(results, shared=not _uses_upload())  # the next epsilon either way, ahead of the key press
 
         results["warnings"] = ([b for b in (newton_banner(prep, spec),) if b] + results["warnings"]
-                               + [b for b in (reference_note(eps_point, task),) if b])
+                               + [b for b in (reference_note(eps_point, task), whitening_note(eps_point, task)) if b])
     except (ValueError, TypeError) as exc:
         st.error(f"**Cannot compute with these settings.** {C.in_page_terms(str(exc))}", icon=":material/error:")
         st.caption("Your other settings and your data are unchanged; fix the setting named above.")

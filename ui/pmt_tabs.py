@@ -166,21 +166,35 @@ def _epsilon_figure(v: _View) -> None:
 
 
 def _planner_tab(v: _View) -> None:
-    """The planner's curves (public information only): which method pays off, from how many private rows."""
+    """The planner's curves (public information only): which method pays off, from how many private rows; and the
+    accuracy-first answer (the n and the epsilon each method needs for an error the user accepts)."""
     from engine.figures.pmt_plan import figure_plan
+    from ui.pmt_planner import plan_and_answer
 
-    p = C.plan_for(v.results["prep"], v.results["diag"])
-    if p is None:
-        st.info("The planner covers ridge regression only (logistic regression is not planned), with labelled public "
-                "rows, more public rows than columns and epsilon < inf.")
+    out = plan_and_answer(v.results["prep"], v.results["diag"])
+    if out is None:
+        st.info("The planner needs labelled public rows (more of them than columns) and epsilon < inf.")
         return
+    p, _ = out
+    metric = "log-loss" if getattr(p, "metric", "rmse") == "log_loss" else "RMSE"
     st.markdown(f"**{p.conclusion()}**")
     v.show(figure_plan(p), "fig_plan")
+    at = p.at(p.n_user) if p.n_user else p.at(int(p.n[0]))
+    target = st.number_input(f"Accuracy first: the held-out {metric} you can accept", min_value=0.0,
+                             value=float(f"{min(at.values()):.4g}"), format="%.4g", key="plan_target",
+                             help="The planner answers with the private rows n (at your epsilon) and the epsilon (at "
+                             "your n) each method needs for it. Public information only.")
+    if target > 0:
+        _, answer = plan_and_answer(v.results["prep"], v.results["diag"], target)
+        st.markdown("\n".join(f"- {line}" for line in answer["lines"]))
     with v.teach("How the planner predicts"):
-        st.markdown("Predicted held-out RMSE of each method against the number of private rows n, from the public "
+        st.markdown("Predicted held-out error of each method against the number of private rows n, from the public "
                     "rows only (their residual scale, the size of their fit, the conditioning of their standardised "
-                    "moment), d, eta, the budget and lam: no privacy cost. The model and its check against simulation "
-                    "are in `engine/pmt/planner.py` and `docs/pmt_planner_check.md`.")
+                    "moment, and what each method's truncation and clipping move when applied to them), d, eta, the "
+                    "budget and lam: no privacy cost. Logistic: the release simulated on the public rows, "
+                    "cross-fitted. The same numbers as `python -m engine pmt-plan --json`. The model and its check "
+                    "against simulation are in `engine/pmt/planner.py`, `engine/pmt/planner_logistic.py` and "
+                    "`docs/pmt_planner_check.md`.")
 
 
 def _epsilon_notes(v: _View) -> None:

@@ -52,8 +52,7 @@ def newton_banner(prep, spec: dict) -> str | None:
             f"(spectral size 2 sqrt(d) sigma_H) is {ratio:.3g}x the curvature of the whitened problem (1/4; "
             f"noise-dominated from 1/2 on), with n = {prep.n_priv} private rows, d = {d} and {NEWTON_STEPS} steps. "
             "The eigenvalue floor then sets every step: the fit is a small noisy gradient step, and 'converged' "
-            "says little. The page runs it in publicly standardised coordinates (whiten='auto'). Computed from "
-            "public quantities only.")
+            "says little. Computed from public quantities only.")
 
 
 def reference_diverged(frame: pd.DataFrame) -> bool:
@@ -89,3 +88,13 @@ def flag_frame(frame: pd.DataFrame, task: str) -> pd.DataFrame:
         out["reference_diverged"] = [bool(ref.get(tuple(r) if len(keys) > 1 else r[0], False))
                                      for r in out[keys].itertuples(index=False)]
     return out
+
+
+def whitening_note(frame: pd.DataFrame, task: str) -> str | None:
+    """Where PMT logistic ran in publicly standardised coordinates (and equals DP-Newton), from the frame's own
+    columns (:func:`engine.pmt.run_notes.whitening_note`); None otherwise."""
+    if task != "classification" or frame is None:
+        return None
+    from engine.pmt.run_notes import whitening_note as note
+
+    return note(frame)

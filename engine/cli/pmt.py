@@ -264,10 +264,19 @@ def _cmd_pmt(args) -> int:
 
     # what each setting is: kappa_raw / kappa_pmt come from the private rows without noise
     info["privacy"] = {k: (DIAGNOSTIC if k in ("kappa_raw", "kappa_pmt") else PUBLIC) for k in info}
+    notes = []
+    if args.task == "logistic":
+        from engine.pmt.run_notes import logistic_notes, reference_diverged
+
+        notes = logistic_notes(frame)
+        info["reference_converged"] = not reference_diverged(frame)
+        info["privacy"]["reference_converged"] = DIAGNOSTIC
     if args.json:
         payload = {"settings": info, "summary": summary.to_dict(orient="records")}
         if classification is not None:
             payload["classification"] = classification.to_dict(orient="records")
+        if notes:
+            payload["notes"] = notes
         print(dump_json(payload))
         return 0
     print(f"dataset {info['dataset']} (task {args.task}): n = {info['n_private_train']} private training rows, "
@@ -282,6 +291,8 @@ def _cmd_pmt(args) -> int:
     if classification is not None:
         print("\nheld-out classification (medians over seeds) and convergence failures:")
         print(classification.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    for note in notes:
+        print(f"\nnote: {note}")
     if "DP-RR (oracle C, non-private tuning)" in set(frame["method"]):
         print("\nnote: the DP-RR oracle picks C by looking at the private error: non-private tuning.")
     if args.out:

@@ -13,7 +13,7 @@ from engine.figures import template_kw
 __all__ = ["figure_plan", "PLAN_COLOURS"]
 
 PLAN_COLOURS = {"PMT": "#1f77b4", "PMT-pooled": "#17becf", "Public-only": "#7f7f7f", "DP-RR": "#d62728",
-                "DP-GD": "#ff7f0e", "Non-private": "#2ca02c"}
+                "DP-GD": "#ff7f0e", "DP-Newton": "#d62728", "Non-private": "#2ca02c"}
 
 
 def figure_plan(p, *, height: int = 420) -> go.Figure:
@@ -21,7 +21,7 @@ def figure_plan(p, *, height: int = 420) -> go.Figure:
 
     Parameters
     ----------
-    p : engine.pmt.planner.Plan
+    p : engine.pmt.planner.Plan or engine.pmt.planner_logistic.LogisticPlan
     height : int
 
     Returns
@@ -42,8 +42,10 @@ def figure_plan(p, *, height: int = 420) -> go.Figure:
         fig.add_trace(go.Scatter(x=[p.n_user] * len(at), y=list(at.values()), mode="markers", name="your n",
                                  marker={"symbol": "x", "size": 9, "color": "black"},
                                  hovertext=[f"{k}: {v:.3g}" for k, v in at.items()]))
-    fig.update_layout(height=height, xaxis_title="private rows n (log scale)", yaxis_title="predicted test RMSE",
-                      title=f"Planner: which method pays off (epsilon {p.epsilon:g}, n_pub {p.inputs.n_pub})",
+    metric = "log-loss" if getattr(p, "metric", "rmse") == "log_loss" else "RMSE"
+    n_pub = p.n_pub if hasattr(p, "n_pub") else p.inputs.n_pub
+    fig.update_layout(height=height, xaxis_title="private rows n (log scale)", yaxis_title=f"predicted test {metric}",
+                      title=f"Planner: which method pays off (epsilon {p.epsilon:g}, n_pub {n_pub})",
                       legend={"orientation": "h", "y": -0.2}, **template_kw())
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")

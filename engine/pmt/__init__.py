@@ -30,6 +30,7 @@ from engine.pmt._moment import (
     REGULARIZATION_FACTOR,
     SINGULAR_RCOND,
     PublicMoment,
+    SmallPublicSampleWarning,
     public_moment,
     second_moment,
 )
@@ -40,7 +41,7 @@ from engine.pmt._whiten import truncate_rows_inplace
 __all__ = [
     "ON_SINGULAR", "REGULARIZATION_FACTOR", "add_intercept", "second_moment", "pmt_radius", "response_bound",
     "truncate_rows", "truncate_rows_inplace", "condition_number", "MOMENT_ESTIMATORS", "PublicMoment",
-    "public_moment", "tyler_moment", "PMTTransform", "pmt_transform",
+    "public_moment", "tyler_moment", "PMTTransform", "pmt_transform", "SmallPublicSampleWarning",
 ]
 
 # The estimators (they import the transform above).

@@ -11,6 +11,7 @@ first access. Only public rows enter here.
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,12 @@ REGULARIZATION_FACTOR = 1e-6
 #: singular: about 1e4 float64 rounding units, below which an eigenvalue of a unit-diagonal matrix of
 #: modest size carries no correct digit.
 SINGULAR_RCOND = 1e-12
+
+
+class SmallPublicSampleWarning(UserWarning):
+    """Fewer public rows than columns (``n_pub < d``, intercept included): the public second moment cannot be
+    full rank, so it is regularised (``tau I`` in equilibrated units) and the directions the public rows never
+    saw are whitened by that ridge alone. Public information only (n_pub and d)."""
 
 
 def second_moment(X_pub) -> np.ndarray:
@@ -271,6 +278,12 @@ def _whiten_moment(S: np.ndarray, m: int, fit_intercept: bool, on_singular: str,
             )
         tau = REGULARIZATION_FACTOR * float(np.trace(C)) / d
         C = C + tau * np.eye(d)
+        if m < d:
+            warnings.warn(
+                f"only {m} public row{'s' if m != 1 else ''} for d = {d} columns (intercept included): the public second moment is "
+                f"rank-deficient and is regularised with tau = {tau:.3g} (equilibrated units); the fit is then "
+                "shaped by that regularisation in the directions the public rows never saw. Use at least d public rows.",
+                SmallPublicSampleWarning, stacklevel=4)
     w, V = _eigh(C)
     w = np.maximum(w, np.finfo(float).tiny)
     W = (V / np.sqrt(w)) @ V.T / scale[:, None]  # D^{-1} C^{-1/2}

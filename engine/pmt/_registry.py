@@ -35,7 +35,7 @@ def _column_tables():
 
     public = ("dataset", "method", "method_key", "epsilon", "delta", "seed", "lam", "n_pub", "n", "d", "standardize",
               "mu", "kappa_pub", "radius", "B_y", "sigma_A", "sigma_b", "sigma_g", "sigma_H", "n_steps", "eig_floor",
-              "y_max", "theta_radius")
+              "y_max", "theta_radius", "whiten_full")
     diagnostic = ("l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss", "deviance",
                   "kappa_raw", "kappa_pmt", "frac_truncated", "frac_y_clipped")
     dp = ("kappa_noisy", "eig_fix", "eig_fixes", "converged", "last_step")

@@ -344,9 +344,11 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
         Convergence-flag tolerance (relative last step).
     whiten : {"auto", "full", "standardize"}, default "auto"
         The coordinates of the noisy Newton: ``"full"`` the paper's whitening with the public moment;
-        ``"standardize"`` centring and scaling by the public mean and sd only; ``"auto"``: full unless the
-        public noise-dominance ratio of the Hessian release is >= 1/2 (:func:`choose_whitening`, which says why;
-        public quantities only). ``report_.extra["whiten"]`` holds the choice.
+        ``"standardize"`` centring and scaling by the public mean and sd only; ``"auto"``: with public labels
+        ``y_pub``, the option with the higher cross-fitted public AUC of a simulated release
+        (:mod:`engine.pmt.whiten_choice`); without them, full unless the public noise-dominance ratio of the
+        Hessian release is >= 1/2 (:func:`choose_whitening`, which says why). Public quantities only.
+        ``report_.extra["whiten"]`` holds the choice, ``report_.extra["whiten_rule"]`` how it was made.
     random_state : None, int or numpy.random.Generator, default None
         None (default): fresh OS entropy for every fit, what a release should use. A fixed int is for
         simulation and reproducibility only: the noise stream is derived from the seed *and* the
@@ -396,8 +398,11 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
             unlabelled rows or a published moment) or a :class:`engine.pmt.PublicMoment`. Rows and a
             ``PublicInfo`` go through :func:`engine.pmt.public_fit.fit_public`: a column the public rows never
             span (zero public variance) is dropped with an ``UnspannedWarning`` and gets coefficient 0.
-        y_pub : ignored
-            Accepted for a common signature; PMT uses only the public features.
+        y_pub : array-like of shape (n_pub,), optional
+            Public labels (each one of ``classes``). Used only by ``whiten="auto"``, which then picks the
+            coordinates by simulating the release on the labelled public rows
+            (:func:`engine.pmt.whiten_choice.simulate_whitening`; public information only); without them the
+            public ratio rule of :func:`choose_whitening` decides. The fit itself uses only the public features.
 
         Returns
         -------
@@ -410,7 +415,14 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
             lam < 0, epsilon <= 0, delta outside (0, 1), n_steps < 1, unknown options.
         """
         if _public_info_path(X_pub):  # rows or published moments: columns never spanned are dropped, with a warning
-            return fit_public(self, X, y, _as_public_info(X_pub), stacklevel=3)
+            info = _as_public_info(X_pub)
+            rows, labels = (info.X_pub, info.y_pub) if y_pub is None else (info.X_pub, y_pub)
+            # the labelled public rows, read by the inner fit's whiten="auto" (public information only)
+            self._whiten_public = None if rows is None or labels is None else (rows, labels)
+            try:
+                return fit_public(self, X, y, info, stacklevel=3)
+            finally:
+                del self._whiten_public
         if is_dask(X, y):  # larger than memory: one pass over the chunks per step (engine.pmt._dask_glm)
             return fit_glm_out_of_core(self, X, y, X_pub, y_pub)
         eps, dlt, nb, lam, eta, T, eig_floor, tol = self._newton_params()
@@ -421,14 +433,34 @@ class PMTLogistic(_NoisyNewtonMixin, _LogisticBase):
                                                  label_fn=self._labels)
         mom = Xq if isinstance(Xq, PublicMoment) else public_moment(Xq, fit_intercept=self.fit_intercept,
                                                                     on_singular=self.on_singular)
-        whiten, ratio = choose_whitening(self.whiten, d=d, n=n, eta=eta, epsilon=eps, delta=dlt, n_steps=T,
-                                         fit_intercept=self.fit_intercept)
+        from engine.pmt.whiten_choice import auto_whitening
+
+        rows, yq = getattr(self, "_whiten_public", None) or (None, None)
+        if not isinstance(Xq, PublicMoment) and y_pub is not None:
+            rows, yq = Xq, y_pub
+        if rows is not None and np.ndim(rows) == 2 and np.shape(rows)[1] > p:
+            rows = np.asarray(rows, dtype=float)
+            rows = rows[:, np.ptp(rows, axis=0) > 0]  # the columns fit_public dropped (zero public variance)
+        if self.whiten == "auto" and yq is not None and np.shape(rows) == (np.shape(yq)[0], p):
+            # public labels (never private ones) let "auto" simulate both coordinate systems on the public rows
+            yq = check_binary_labels(yq, np.shape(rows)[0], classes=self.classes, name="y_pub", require_both=False)
+        else:
+            rows = yq = None
+        rule = choose_whitening(self.whiten, d=d, n=n, eta=eta, epsilon=eps, delta=dlt, n_steps=T,
+                                fit_intercept=self.fit_intercept)
+        whiten, ratio, sim = auto_whitening(self.whiten, rule, moment=mom, X_pub=rows, y_pub01=yq,
+                                            n=n, epsilon=eps, delta=dlt, eta=eta, lam=lam, n_steps=T,
+                                            eig_floor=eig_floor, tol=tol, fit_intercept=self.fit_intercept,
+                                            penalize_intercept=self.penalize_intercept)
         if whiten == "standardize":
             mom = standardizing_moment(mom)
         tr, S_is, pen = self._pmt_whiten(Xp, mom, eta, lam, d)
+        extra = {"family": "logistic", "whiten": whiten, "whitened_noise_dominance": ratio,
+                 "whiten_rule": "ratio" if sim is None else "simulated"}
+        if sim is not None:
+            extra["whiten_public_auc"] = dict(sim.auc)
         res = self._fit_newton(tr.X_tilde, yv, pen, tr.radius, n, d, nb, dlt, eps, lam, T, eig_floor, tol,
-                               **_pmt_report_fields(tr), report_min_eig=True,
-                               extra={"family": "logistic", "whiten": whiten, "whitened_noise_dominance": ratio},
+                               **_pmt_report_fields(tr), report_min_eig=True, extra=extra,
                                public_curvature=0.25 * _whitened_public_min_eig(tr.moment))
         self._set_pmt_theta(res, S_is, tr, p)
         return self

@@ -3,8 +3,8 @@
 Answers "with my data, my epsilon and my public sample, which method should I use, and how many private
 rows would PMT need to beat the public rows alone?" before any private row is touched. Every input is
 public (the public rows or statements, d, n_pub, eta, delta, lam) or the budget, so a plan costs no privacy.
-Ridge regression only, held-out RMSE (the metric a user reads) against the number of private rows n; logistic
-regression is not planned (the page says so).
+Ridge regression, held-out RMSE (the metric a user reads) against the number of private rows n; logistic
+regression is planned by :mod:`engine.pmt.planner_logistic` (held-out log-loss).
 
 Model (first-order; whitened units, where the public moment whitens the features to ``E[x~ x~^T] = I``, so
 the excess prediction risk of a coefficient error ``delta~`` is ``||delta~||^2``):
@@ -50,10 +50,14 @@ the excess prediction risk of a coefficient error ``delta~`` is ``||delta~||^2``
   recomputed per step; :func:`_clip_factor`). Still somewhat optimistic at the smallest n (about 0.5x of the
   simulated median on wine at n = 200).
 
-``crossover_n``: the smallest n on the grid from which PMT's predicted RMSE stays below the public-only fit's
-(None without public labels, or when PMT never wins on the grid). ``crossover_private_n``: the smallest n
-from which PMT beats DP-RR. ``scripts/pmt_planner_check.py`` checks the prediction against simulation on
-the bundled sets (``docs/pmt_planner_check.md``).
+``crossover_n``: the smallest n on the grid from which PMT's predicted RMSE stays below the public-only fit's by more
+than :data:`CROSSOVER_MARGIN` (None without public labels, or when PMT never wins on the grid: "no crossover").
+
+Bias (:mod:`engine.pmt.planner_bias`): each method's truncation and clipping applied to the labelled public rows at
+the private n, the refit's excess risk added to the method's squared error. ``response`` (as PMTRidge's; "auto" is
+"joint" with public labels): the joint form is simulated in a bootstrap world of the public rows.
+``crossover_private_n``: the smallest n from which PMT beats DP-RR. ``scripts/check_planner.py`` checks the
+prediction against simulation on the bundled sets and flights (``docs/pmt_planner_check.md``).
 """
 
 from __future__ import annotations
@@ -73,6 +77,9 @@ DEFAULT_N_GRID = np.unique(np.round(np.logspace(2, 8, 151)).astype(np.int64))
 PLAN_METHODS = ("PMT", "PMT-pooled", "Public-only", "DP-RR", "DP-GD", "Non-private")
 #: Noise draws of the simulated DP-RR release (module docstring).
 RR_DRAWS = 160
+#: A crossover counts from where PMT's RMSE is below the other's by more than this share (0.25 %): the joint
+#: form starts *at* the public fit's error, and a difference of a few hundredths of a per cent is no win.
+CROSSOVER_MARGIN = 0.0025
 #: DP-GD steps the planner models (the estimator's default).
 GD_STEPS = 100
 
@@ -101,6 +108,9 @@ class PlanInputs:
     basis : ndarray of shape (d, d), optional
         The eigenvectors (columns) belonging to ``eig_std``, in the column order features then intercept. None:
         the eigenbasis is taken as the coordinate basis (intercept last).
+    public_rows : (Z, yc), optional
+        The labelled public rows, standardised with the intercept column last, and y centred by its public
+        mean: what the bias terms (:mod:`engine.pmt.planner_bias`) bound and refit. None: no bias terms.
     """
 
     d: int
@@ -112,6 +122,7 @@ class PlanInputs:
     coef_eig: np.ndarray = field(repr=False)
     labelled: bool = True
     basis: np.ndarray | None = field(default=None, repr=False)
+    public_rows: tuple | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -143,11 +154,20 @@ class Plan:
     lam: float
     eta: float
     inputs: PlanInputs
+    response: str = "clip"
+    bias: dict = field(default_factory=dict)
 
     def at(self, n: int) -> dict:
         """Predicted RMSE of each method at ``n`` (interpolated on log n)."""
         x = np.log(self.n.astype(float))
         return {k: float(np.interp(math.log(n), x, v)) for k, v in self.curves.items()}
+
+    def bias_at(self, n: int) -> dict:
+        """Each method's predicted RMSE with the noise off and infinitely many rows beyond the public ones' fit:
+        ``sqrt(s^2 + bias^2)`` at ``n`` (the bias terms of :mod:`engine.pmt.planner_bias`)."""
+        x = np.log(self.n.astype(float))
+        s2 = self.inputs.resid_sd**2
+        return {k: math.sqrt(s2 + float(np.interp(math.log(n), x, v))) for k, v in self.bias.items()}
 
     def conclusion(self) -> str:
         """One line for the headline: which method the prediction favours at the user's n, and the crossover."""
@@ -158,11 +178,22 @@ class Plan:
             best = min(at, key=at.get)
             parts.append(f"at your n = {self.n_user:,} the planner predicts {best} is best (RMSE {at[best]:.3g})")
         if self.inputs.labelled:
-            parts.append(f"PMT would need about {self.crossover_n:,} private rows to beat the public rows alone"
-                         if self.crossover_n is not None else "PMT does not beat the public rows alone below n = 1e8")
+            if self.crossover_n is not None:
+                parts.append(f"PMT would need about {self.crossover_n:,} private rows to beat the public rows alone")
+            else:
+                last = self.at(int(self.n[-1]))
+                why = ""
+                if "PMT" in self.bias:
+                    floor = self.bias_at(int(self.n[-1]))["PMT"]
+                    why = (f": its bias alone (the bounds applied to the public rows) keeps it at RMSE {floor:.4g} "
+                           f"against the public rows' {last['Public-only']:.4g}"
+                           if floor >= last["Public-only"] else "")
+                parts.append(f"no crossover: PMT does not beat the public rows alone below n = {int(self.n[-1]):.0e}"
+                             + why)
         elif self.crossover_private_n is not None:
             parts.append(f"PMT beats DP-RR from about {self.crossover_private_n:,} private rows")
-        return "; ".join(parts) + f" (epsilon {self.epsilon:g}, n_pub {self.inputs.n_pub}, lam {self.lam:g})."
+        return "; ".join(parts) + (f" (epsilon {self.epsilon:g}, n_pub {self.inputs.n_pub}, lam {self.lam:g}, "
+                                   f"PMT response {self.response}).")
 
     def to_dict(self) -> dict:
         """JSON form: the grid, the curves, the crossovers and the conclusion."""
@@ -171,6 +202,7 @@ class Plan:
                 "n_user": self.n_user, "epsilon": self.epsilon, "delta": self.delta, "mu": self.mu,
                 "lam": self.lam, "eta": self.eta, "d": self.inputs.d, "n_pub": self.inputs.n_pub,
                 "resid_sd": self.inputs.resid_sd, "theta_norm": self.inputs.theta_norm, "y_rms": self.inputs.y_rms,
+                "response": self.response, "bias": {k: v.tolist() for k, v in self.bias.items()},
                 "conclusion": self.conclusion()}
 
 
@@ -228,7 +260,7 @@ def plan_inputs_from_public(X_pub, y_pub=None, *, response_center=None, response
         s = y_rms * math.sqrt(1.0 - float(r2))
         coef = t / np.sqrt(d * lam_j)  # even spread of the signal over the eigen-directions
         labelled = False
-    return PlanInputs(d, m, s, t, y_rms, lam_j, coef, labelled, V)
+    return PlanInputs(d, m, s, t, y_rms, lam_j, coef, labelled, V, (Z, yc) if labelled else None)
 
 
 def _noise(d, n, eta, mu, y_rms, delta):
@@ -241,8 +273,12 @@ def _noise(d, n, eta, mu, y_rms, delta):
     return s_A, s_b, c
 
 
+#: The planner's ``response`` options (as :class:`engine.pmt.PMTRidge`'s): "auto" is "joint" with public labels.
+PLAN_RESPONSES = ("auto", "clip", "joint")
+
+
 def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float = 1e-3, eta: float = 0.05,
-         n_grid=None, n_user: int | None = None) -> Plan:
+         n_grid=None, n_user: int | None = None, response: str | None = None, bias: bool = True) -> Plan:
     """Predicted held-out RMSE of each method over ``n`` (module docstring).
 
     Parameters
@@ -255,6 +291,14 @@ def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float 
         Default :data:`DEFAULT_N_GRID` (1e2..1e8).
     n_user : int, optional
         The user's number of private rows (marked; used by :meth:`Plan.conclusion`).
+    response : {"auto", "clip", "joint"}, optional
+        The PMT curve's response handling (:class:`engine.pmt.PMTRidge`'s option): "auto" is "joint" when the inputs
+        carry the labelled public rows, else "clip"; "joint" is simulated
+        (:func:`engine.pmt.planner_bias.joint_release_error`). Default: PMTRidge's own default, so the plan
+        predicts the estimator the page and the CLI run.
+    bias : bool, default True
+        Add each method's bias from bounding the rows (:mod:`engine.pmt.planner_bias`; needs the inputs' public
+        rows). False: the variance-only model.
 
     Returns
     -------
@@ -271,6 +315,17 @@ def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float 
     dlt = P.validate_delta(delta)
     if not (lam >= 0 and math.isfinite(lam)):
         raise ValueError(f"lam must be finite and >= 0, got {lam!r}")
+    if response is None:
+        from engine.pmt.ridge import PMTRidge
+
+        response = PMTRidge().response
+    if response not in PLAN_RESPONSES:
+        raise ValueError(f"response must be one of {PLAN_RESPONSES}, got {response!r}")
+    rows = inputs.public_rows
+    if response == "auto":
+        response = "joint" if rows is not None else "clip"
+    if response == "joint" and rows is None:
+        raise ValueError("response='joint' needs labelled public rows (plan_inputs_from_public with y_pub)")
     mu = P.gdp_mu(eps, dlt)
     n = np.asarray(DEFAULT_N_GRID if n_grid is None else n_grid, dtype=np.int64)
     nf = n.astype(float)
@@ -280,20 +335,40 @@ def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float 
     D = np.maximum(nf, c) + nf * lam
     pmt_var = v / D**2 + s**2 / nf  # per direction
     pmt_bias = t**2 * (1.0 - nf / D) ** 2
-    curves = {"PMT": np.sqrt(s**2 + d * pmt_var + pmt_bias)}
+    biases = {}
+    clip_b = np.zeros_like(nf)
+    if bias and rows is not None:
+        from engine.pmt.planner_bias import clip_bias, rr_bias
+
+        clip_b = clip_bias(rows, nf, eta)
+        biases["PMT-pooled"] = clip_b
+        biases["DP-RR"] = rr_bias(rows, nf, eta)
+    if response == "joint":
+        from engine.pmt.planner_bias import joint_release_error
+
+        jerr, jb = joint_release_error(rows, nf, mu=mu, eta=eta, delta=dlt, lam=lam)
+        if not bias:
+            jerr = np.maximum(jerr - jb, 0.0)
+        else:
+            biases["PMT"] = jb
+        curves = {"PMT": np.sqrt(s**2 + jerr + d * s**2 / nf)}
+    else:
+        if bias and rows is not None:
+            biases["PMT"] = clip_b
+        curves = {"PMT": np.sqrt(s**2 + d * pmt_var + pmt_bias + clip_b)}
     if inputs.labelled:
         pub_var = s**2 / max(m - d - 1, 1)
         curves["Public-only"] = np.full_like(nf, math.sqrt(s**2 + d * pub_var))
-        pooled_var = 1.0 / (1.0 / (pmt_var + pmt_bias / d) + 1.0 / pub_var)
+        pooled_var = 1.0 / (1.0 / (pmt_var + (pmt_bias + clip_b) / d) + 1.0 / pub_var)
         curves["PMT-pooled"] = np.sqrt(s**2 + d * pooled_var)
     rr = _dp_rr_error(inputs, nf, s_A, s_b, c, lam)
-    curves["DP-RR"] = np.sqrt(s**2 + rr + d * s**2 / nf)
+    curves["DP-RR"] = np.sqrt(s**2 + rr + biases.get("DP-RR", 0.0) + d * s**2 / nf)
     gd = _dp_gd_error(inputs, nf, mu, eta, lam, dlt)
     curves["DP-GD"] = np.sqrt(s**2 + gd + d * s**2 / nf)
     curves["Non-private"] = np.sqrt(s**2 * (1.0 + d / nf))
 
     def crossover(a, b):
-        wins = curves[a] < curves[b]
+        wins = curves[a] < curves[b] * (1.0 - CROSSOVER_MARGIN)
         if not wins[-1]:
             return None
         last_loss = np.flatnonzero(~wins)
@@ -301,7 +376,7 @@ def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float 
 
     cross = crossover("PMT", "Public-only") if inputs.labelled else None
     return Plan(n, curves, cross, crossover("PMT", "DP-RR"), None if n_user is None else int(n_user), eps, dlt, mu,
-                float(lam), float(eta), inputs)
+                float(lam), float(eta), inputs, response, biases)
 
 
 def _original_basis(inputs: PlanInputs):

@@ -105,7 +105,7 @@ LOGISTIC_METHODS = ("pmt", "dp-newton", "dp-gd", "non-private")
 NEWTON_ONE_GROUP_MAX_RUNS = 40
 
 #: Per-run columns the logistic runners add to the sweep frame.
-EXTRA_COLUMNS = ("converged", "eig_fixes", "n_steps", "eig_floor", "last_step", "sigma_g", "sigma_H")
+EXTRA_COLUMNS = ("converged", "eig_fixes", "n_steps", "eig_floor", "last_step", "sigma_g", "sigma_H", "whiten_full")
 
 
 def roc_auc_columns(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -341,15 +341,46 @@ def _pmt_runs(ctx, epsilons, seeds, whiten):
     S_is = mom.Sigma_pub_inv_sqrt
     out = _newton_runs(ctx, tr.X_tilde, tr.radius, mom.whiten_quadratic(ctx.Pm), epsilons, seeds, tag)
     out["theta"] = out["theta"] @ S_is.T  # rows theta~ -> W theta~ (W the whitening, not symmetric in general)
-    out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated)
+    out.update(kappa_pmt=tr.kappa_pmt, radius=tr.radius, frac_truncated=tr.frac_truncated,
+               whiten_full=1.0 if whiten == "full" else 0.0)  # PMT's coordinates (public): 1 full, 0 standardised
     return out
+
+
+def _public_labels01(ctx):
+    """The public labels in {0, 1} when the context has labelled public rows, else None."""
+    yq = getattr(ctx, "y_pub", None)
+    if yq is None:
+        return None
+    yq = np.asarray(yq)
+    if yq.ndim != 1 or yq.shape[0] != ctx.X_pub.shape[0]:
+        return None
+    try:
+        return check_binary_labels(yq, len(yq), classes=ctx.options.get("classes") or (0, 1), name="y_pub",
+                                   require_both=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def pmt_whitening(ctx, epsilon: float, *, lam: float):
+    """``(choice, ratio, simulated)`` of PMT's coordinates at ``epsilon`` (as :class:`engine.pmt.PMTLogistic` with
+    the context's public rows and labels: :func:`engine.pmt.whiten_choice.auto_whitening`)."""
+    from engine.pmt.whiten_choice import auto_whitening
+
+    whiten = ctx.options.get("whiten", "auto")
+    rule = choose_whitening(whiten, d=ctx.d, n=ctx.n, eta=ctx.eta, epsilon=epsilon, delta=ctx.delta, n_steps=ctx.T,
+                            fit_intercept=ctx.fit_intercept)
+    return auto_whitening(whiten, rule, moment=ctx.moment, X_pub=ctx.X_pub,
+                          y_pub01=_public_labels01(ctx), n=ctx.n, epsilon=epsilon, delta=ctx.delta, eta=ctx.eta,
+                          lam=lam, n_steps=ctx.T, eig_floor=ctx.eig_floor, tol=ctx.tol,
+                          fit_intercept=ctx.fit_intercept, penalize_intercept=ctx.penalize_intercept)
 
 
 @_single_blas
 def _run_pmt(ctx, epsilons, seeds):
-    """PMT per epsilon in the coordinates :func:`engine.pmt.logistic.choose_whitening` picks (as PMTLogistic)."""
-    choice = [choose_whitening(ctx.options.get("whiten", "auto"), d=ctx.d, n=ctx.n, eta=ctx.eta, epsilon=float(e),
-                               delta=ctx.delta, n_steps=ctx.T, fit_intercept=ctx.fit_intercept)[0] for e in epsilons]
+    """PMT per epsilon in the coordinates :func:`pmt_whitening` picks (as PMTLogistic with the public labels)."""
+    # one choice per epsilon for every lam of the grid: simulated at the first lam (the page and the CLI's
+    # default run one lam, where this is PMTLogistic's own choice)
+    choice = [pmt_whitening(ctx, float(e), lam=float(ctx.lams[0]))[0] for e in epsilons]
     if len(set(choice)) == 1:
         return _pmt_runs(ctx, epsilons, seeds, choice[0])
     # epsilons in both coordinate systems: run each group, then put the runs back in the grid's order

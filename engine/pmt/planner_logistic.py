@@ -1,0 +1,168 @@
+"""The logistic planner: held-out log-loss of PMT, DP-Newton, public-only and the non-private fit against n.
+
+Public information only (the labelled public rows, d, eta, lam, T and the budget), so a plan costs no privacy.
+Log-loss (mean negative log-likelihood on held-out rows) is the metric: its excess over the best linear model
+has a first-order law in the number of rows a fit sees, which AUC has not.
+
+Model:
+
+* ``L_cv``: the non-private logistic fit's cross-fitted public log-loss (:data:`FOLDS` folds stratified by label:
+  each fold scored by the fit on the others, ``m' = m (1 - 1/FOLDS)`` rows). A well-specified fit on ``k`` rows
+  exceeds the best linear model's loss ``L_inf`` by about ``d / (2k)`` (the expected excess of a maximum
+  likelihood fit, half the chi-square's mean), so ``L_inf = L_cv - d / (2 m')``.
+* Non-private on n rows: ``L_inf + d / (2n)``. Public-only (m rows): ``L_inf + d / (2m)``.
+* PMT at n: the release simulated on all the public rows (:func:`engine.pmt.whiten_choice.crossfit_release` with
+  ``thetas=True``: the radius, certified sensitivities, budget split and eigenvalue floor of n private rows, fixed
+  noise draws), in the coordinates ``whiten="auto"`` picks there (the higher cross-fitted simulated AUC, as
+  :class:`engine.pmt.PMTLogistic` with public labels). What the noise, the truncation, the floor and the T steps
+  move the fit by, ``Delta = theta_sim - theta_pub`` (``theta_pub`` the public maximum-likelihood fit), costs
+  ``E(Delta) = L_pub(theta_pub + Delta) - L_pub(theta_pub)`` on the public rows (both in-sample, so the public
+  fit's own optimism cancels; the median over draws), added to the non-private curve:
+  ``L_inf + d / (2n) + E``. (An earlier form, the cross-fitted simulated loss minus ``L_cv``, read the noise as
+  regularisation of a 160-row fit and predicted flights-late's crossover 3-10x too early.) DP-Newton on publicly
+  standardised rows (its coordinates are PMT's "standardize" option, the same radius): the same with the
+  standardised simulation.
+
+``crossover_n``: the smallest n on the grid from which PMT's predicted log-loss stays below public-only's by more
+than :data:`engine.pmt.planner.CROSSOVER_MARGIN` (None: "no crossover"). Checked against simulation on
+``flights-late`` and ``bank`` by ``scripts/check_planner.py`` (``docs/pmt_planner_check.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine import privacy as P
+
+__all__ = ["LogisticPlan", "plan_logistic", "LOGISTIC_N_GRID", "FOLDS"]
+
+#: The n nodes of a logistic plan: 1e2 .. 1e8, 3 per decade (each is a simulated release; interpolated on log n).
+LOGISTIC_N_GRID = np.unique(np.round(np.logspace(2, 8, 19)).astype(np.int64))
+#: Cross-fitting folds (as :data:`engine.pmt.whiten_choice.WHITEN_FOLDS`).
+FOLDS = 5
+
+
+@dataclass
+class LogisticPlan:
+    """Predicted held-out log-loss per method over ``n`` (module docstring)."""
+
+    n: np.ndarray
+    curves: dict
+    crossover_n: int | None
+    n_user: int | None
+    epsilon: float
+    delta: float
+    lam: float
+    eta: float
+    d: int
+    n_pub: int
+    whiten: list = field(default_factory=list)
+    metric: str = "log_loss"
+
+    def at(self, n: int) -> dict:
+        """Predicted log-loss of each method at ``n`` (interpolated on log n)."""
+        x = np.log(self.n.astype(float))
+        return {k: float(np.interp(math.log(n), x, v)) for k, v in self.curves.items()}
+
+    def conclusion(self) -> str:
+        """One line: the best method at the user's n and the crossover (or "no crossover")."""
+        parts = []
+        if self.n_user is not None:
+            at = self.at(self.n_user)
+            at.pop("Non-private", None)
+            best = min(at, key=at.get)
+            parts.append(f"at your n = {self.n_user:,} the planner predicts {best} is best (log-loss {at[best]:.4g})")
+        if self.crossover_n is not None:
+            parts.append(f"PMT would need about {self.crossover_n:,} private rows to beat the public rows alone")
+        else:
+            parts.append(f"no crossover: PMT does not beat the public rows alone below n = {int(self.n[-1]):.0e}")
+        return "; ".join(parts) + f" (epsilon {self.epsilon:g}, n_pub {self.n_pub}, lam {self.lam:g})."
+
+    def to_dict(self) -> dict:
+        return {"task": "logistic", "metric": self.metric, "n": self.n.tolist(),
+                "curves": {k: v.tolist() for k, v in self.curves.items()}, "crossover_n": self.crossover_n,
+                "n_user": self.n_user, "epsilon": self.epsilon, "delta": self.delta, "lam": self.lam, "eta": self.eta,
+                "d": self.d, "n_pub": self.n_pub, "pmt_whiten": list(self.whiten), "conclusion": self.conclusion()}
+
+
+def _log_loss_columns(U, y):
+    return np.mean(np.logaddexp(0.0, U) - y[:, None] * U, axis=0)
+
+
+def plan_logistic(X_pub, y_pub01, *, epsilon: float, delta: float = 1e-5, lam: float = 1e-3, eta: float = 0.05,
+                  n_steps: int = 5, n_grid=None, n_user: int | None = None) -> LogisticPlan:
+    """Predicted held-out log-loss of PMT, DP-Newton, public-only and non-private over ``n`` (module docstring).
+
+    Raises
+    ------
+    ValueError
+        Non-finite rows, labels outside {0, 1} or one class only, fewer than ``2 FOLDS`` rows, bad budget.
+    """
+    from engine.pmt._base import penalty_mask
+    from engine.pmt._bounds import add_intercept
+    from engine.pmt._moment import public_moment
+    from engine.pmt.planner import CROSSOVER_MARGIN
+    from engine.pmt.public import public_only_theta
+    from engine.pmt.whiten_choice import _folds, crossfit_release, roc_auc_columns
+
+    eps = P.validate_epsilon(epsilon)
+    dlt = P.validate_delta(delta)
+    if not (lam >= 0 and math.isfinite(lam)):
+        raise ValueError(f"lam must be finite and >= 0, got {lam!r}")
+    Xq = np.asarray(X_pub, dtype=float)
+    y = np.asarray(y_pub01, dtype=float).ravel()
+    if Xq.ndim != 2 or not np.all(np.isfinite(Xq)) or Xq.shape[0] != y.shape[0]:
+        raise ValueError("X_pub must be a finite 2-D array with one label per row")
+    if not np.all((y == 0) | (y == 1)) or y.min() == y.max():
+        raise ValueError("the logistic planner needs public labels in {0, 1} with both classes present")
+    m = Xq.shape[0]
+    if m < 2 * FOLDS:
+        raise ValueError(f"the logistic planner needs at least {2 * FOLDS} public rows, got {m}")
+    Xa = add_intercept(Xq)
+    d = Xa.shape[1]
+    mom = public_moment(Xq, fit_intercept=True)
+    Pm = penalty_mask(d, fit_intercept=True, penalize_intercept=False)
+    fold = _folds(y, FOLDS)
+    U = np.empty(m)
+    for k in range(FOLDS):
+        tr, te = fold != k, fold == k
+        th, _ = public_only_theta(Xa[tr], y[tr], lam, Pm, family="logistic")
+        U[te] = Xa[te] @ th
+    L_cv = float(_log_loss_columns(U[:, None], y)[0])
+    m_cv = m * (1.0 - 1.0 / FOLDS)
+    L_inf = L_cv - d / (2.0 * m_cv)
+    n = np.asarray(LOGISTIC_N_GRID if n_grid is None else n_grid, dtype=np.int64)
+    nf = n.astype(float)
+    th_pub, _ = public_only_theta(Xa, y, lam, Pm, family="logistic")
+    L_pub = float(_log_loss_columns((Xa @ th_pub)[:, None], y)[0])
+    sims = {"full": [], "standardize": []}
+    aucs = {"full": [], "standardize": []}
+    for nn in n:
+        for coords in sims:
+            kw = dict(coords=coords, n=int(nn), epsilon=eps, delta=dlt, eta=eta, lam=lam, n_steps=n_steps)
+            S = crossfit_release(mom, Xa, y, **kw)
+            a = roc_auc_columns(S, y)
+            aucs[coords].append(float(np.nanmean(np.where(np.isfinite(a), a, 0.5))))
+            th = crossfit_release(mom, Xa, y, thetas=True, **kw)
+            ok = np.all(np.isfinite(th), axis=1)
+            loss = _log_loss_columns(Xa @ th[ok].T, y) - L_pub if ok.any() else np.array([math.inf])
+            sims[coords].append(max(0.0, float(np.median(loss))))
+    choice = ["standardize" if s > f else "full" for f, s in zip(aucs["full"], aucs["standardize"])]
+    base = L_inf + d / (2.0 * nf)
+    pmt_sim = np.array([sims[c][i] for i, c in enumerate(choice)])
+    curves = {
+        "PMT": base + pmt_sim,
+        "DP-Newton": base + np.asarray(sims["standardize"]),
+        "Public-only": np.full_like(nf, L_inf + d / (2.0 * m)),
+        "Non-private": base,
+    }
+    wins = curves["PMT"] < curves["Public-only"] * (1.0 - CROSSOVER_MARGIN)
+    cross = None
+    if wins[-1]:
+        last = np.flatnonzero(~wins)
+        cross = int(n[0] if last.size == 0 else n[min(last[-1] + 1, len(n) - 1)])
+    return LogisticPlan(n, curves, cross, None if n_user is None else int(n_user), eps, dlt, float(lam), float(eta),
+                        d, m, choice)
