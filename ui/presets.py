@@ -53,7 +53,7 @@ PRESETS = (
            "With only published moments of a public sample (no public rows: no public-only fit), PMT on CCPP at "
            "epsilon = 1 beats both private-only baselines: a lower held-out RMSE than DP-RR's and DP-GD's, and less "
            "than half their coefficient (L2) error.", "pmt", {"epsilon": "1", "public_mode": "moments"}),
-    Preset("clipping_rules", "Which clipping rule tightens the NVDP bound",
+    Preset("clipping_rules", "What each clipping rule does to the NVDP bound",
            "Applied alone at release to the unclipped model, the mean cap C_mu = 5 lowers the paper-form RD bound "
            "on more than 95 % of the evaluated sentence pairs and lowers their worst case; the pseudo-count clamp "
            "alone raises more pairs than it lowers, so all rules together do not tighten it. Turn on "
