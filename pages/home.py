@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from engine.nvdp.claims import home_clipping_sentence
 from ui.presets import markdown_links
 from ui.state import ensure_frame
 
@@ -39,7 +40,8 @@ with right:
         "turns a sentence into token vectors; a variational bottleneck replaces them by a random, weighted "
         "set of noisy vectors, and only a sample of that is shared. How private it is shows in the "
         "**Renyi divergence** between the sample distributions of two sentences. *Clipping* the posterior "
-        "means, standard deviations and pseudo-counts caps that divergence and tightens the privacy bound."
+        "means, standard deviations and pseudo-counts limits the parameters behind that divergence. "
+        + home_clipping_sentence()
     )
     st.page_link("pages/nvdp.py", label="Explore NVDP on real sentences", icon=":material/text_fields:",
                  help="Opens the NVDP page on 3,000 review sentences: clipped vs unclipped models, live clipping sliders.")

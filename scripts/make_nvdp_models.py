@@ -16,11 +16,17 @@ clipping C_mu 5, alpha in [0, 1], lambda 1.1, no sigma cap), evaluates each unde
 - ``assets/nvdp/timing.json`` (measured seconds per batch and per encoded sentence; not checksummed,
   it feeds the page's time estimate for retraining).
 
-Bit for bit: one torch thread, ``torch.use_deterministic_algorithms(True)``, fixed seeds, the token
+Reproducible: one torch thread, ``torch.use_deterministic_algorithms(True)``, fixed seeds, the token
 states of exactly the training and validation sentences (float16-rounded by the encoder), and
-files without time stamps. ``--check`` trains again into a temporary folder and compares the
-SHA-256 of every file with ``SHA256SUMS`` and every seed's model checksum (exit status 1 if any
-differs). The same torch version and CPU kind are needed for identical floating-point results.
+files without time stamps. Identical bytes need the same torch version and CPU kind: another CPU's
+float32 kernels (AVX-512 vs AVX2) move the weights, which early stopping can turn into another
+restored epoch (seen: all six models differ, restored epochs 9 -> 8 and 7 -> 4). So ``--check`` trains
+again into a temporary folder and compares within tolerances (:data:`TOLERANCE`): per seed and arm
+the accuracy within 2 points and the worst case, filtered max and mean within 25 % relative, for at
+least 5 of the 6 models (:func:`tolerance_problems`), and the seed counts of the direction
+(``direction`` in ``seeds.json``) exactly; it prints every difference, the restored epochs and which
+files' bytes differ. ``--check --strict`` requires identical bytes (every file's SHA-256 and every
+seed's model checksum). Exit status 1 on failure.
 
 Run: ``python scripts/make_nvdp_models.py [--out assets/nvdp] [--check]``.
 """
@@ -236,10 +242,52 @@ def json_differences(a, b, path: str = "") -> list:
     return [] if a == b else [(path, a, b)]
 
 
+#: ``--check`` tolerances: accuracy in points, RD figures relative, and how many models may exceed them.
+TOLERANCE = {"accuracy_points": 2.0, "rd_relative": 0.25, "models_allowed_outside": 1}
+_RD_KEYS = ("rd_max_all_pairs", "rd_paper_max", "rd_paper_mean")
+
+
+def tolerance_problems(want: dict, got: dict, tol: dict = TOLERANCE) -> list[str]:
+    """What differs beyond :data:`TOLERANCE` between two ``seeds.json`` blobs (empty: within tolerance).
+
+    >>> a = {"per_seed": [{"seed": 0, "clipped": {"accuracy": 0.88, "rd_max_all_pairs": 0.8, "rd_paper_max": 0.2,
+    ...       "rd_paper_mean": 0.03}}], "direction": {"n_seeds": 1, "rd_max_all_pairs_lower": 0}}
+    >>> import copy; b = copy.deepcopy(a); b["per_seed"][0]["clipped"]["rd_max_all_pairs"] = 0.9
+    >>> tolerance_problems(a, b)
+    []
+    >>> b["direction"]["rd_max_all_pairs_lower"] = 1
+    >>> tolerance_problems(a, b)
+    ['direction rd_max_all_pairs_lower: recorded 0, rebuilt 1']
+    """
+    out, outside = [], []
+    for a, b in zip(want["per_seed"], got["per_seed"]):
+        for arm in ("unclipped", "clipped"):
+            if arm not in a:
+                continue
+            x, y = a[arm], b[arm]
+            bad = []
+            if abs(float(x["accuracy"]) - float(y["accuracy"])) * 100 > tol["accuracy_points"] + 1e-9:
+                bad.append(f"accuracy {x['accuracy']} vs {y['accuracy']}")
+            for k in _RD_KEYS:
+                fx, fy = float(x[k]), float(y[k])
+                if not (fx == fy or abs(fx - fy) <= tol["rd_relative"] * abs(fx)):
+                    bad.append(f"{k} {fx:.4g} vs {fy:.4g}")
+            if bad:
+                outside.append(f"seed {a['seed']} {arm}: " + ", ".join(bad))
+    if len(outside) > tol["models_allowed_outside"]:
+        out += outside
+    for k, v in want["direction"].items():
+        if got["direction"].get(k) != v:
+            out.append(f"direction {k}: recorded {v}, rebuilt {got['direction'].get(k)}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "assets" / "nvdp"))
-    ap.add_argument("--check", action="store_true", help="retrain into a temporary folder and compare SHA-256 sums")
+    ap.add_argument("--check", action="store_true",
+                    help="retrain into a temporary folder and compare within tolerances (see TOLERANCE)")
+    ap.add_argument("--strict", action="store_true", help="with --check: require identical bytes (same CPU kind)")
     args = ap.parse_args()
     out = Path(args.out)
     print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
@@ -255,12 +303,24 @@ def main() -> int:
         got_seeds = json.loads((Path(tmp) / "seeds.json").read_text())
     bad = [f"seed {a['seed']} {arm}" for a, b in zip(want_seeds["per_seed"], got_seeds["per_seed"])
            for arm in ("unclipped", "clipped") if a[arm]["model_sha256"] != b[arm]["model_sha256"]]
-    if got != want or bad:
-        print("DIFFERENT:\n" + got + "expected:\n" + want + (f"models that differ: {bad}" if bad else ""))
-        for path, a, b in json_differences(want_seeds, got_seeds):
+    if got == want and not bad:
+        print("identical: every bundled file and every seed's model reproduced bit for bit")
+        return 0
+    print("bytes differ:\n" + got + "expected:\n" + want + (f"models that differ: {bad}" if bad else ""))
+    for path, a, b in json_differences(want_seeds, got_seeds):
+        if not path.endswith("model_sha256"):
             print(f"seeds.json {path}: recorded {a!r}, rebuilt {b!r}")
+    for a, b in zip(want_seeds["per_seed"], got_seeds["per_seed"]):
+        print(f"seed {a['seed']}: restored epochs unclipped {a['unclipped']['best_epoch']} -> {b['unclipped']['best_epoch']}, "
+              f"clipped {a['clipped']['best_epoch']} -> {b['clipped']['best_epoch']}")
+    if args.strict:
+        print("DIFFERENT (--strict: identical bytes required)")
         return 1
-    print("identical: every bundled file and every seed's model reproduced bit for bit")
+    problems = tolerance_problems(want_seeds, got_seeds)
+    if problems:
+        print("DIFFERENT beyond the tolerances " + json.dumps(TOLERANCE) + ":\n  " + "\n  ".join(problems))
+        return 1
+    print("within the tolerances " + json.dumps(TOLERANCE) + " (the bytes differ: another CPU kind or torch build)")
     return 0
 
 

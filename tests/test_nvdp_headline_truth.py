@@ -103,4 +103,9 @@ def test_seed_headline_counts_every_seed():
     text = seed_headline(s)
     assert "Over 3 seeds" in text and "lower with clipping in 3 of 3" in text and "holds in every seed" in text
     s["direction"]["rd_max_all_pairs_lower"] = 2
-    assert "does not hold in every seed" in seed_headline(s)
+    assert "**holds in 2 of 3 seeds** at most" in seed_headline(s)  # only the counts: an upper limit
+    # with the per-seed figures the count is exact: the direction needs all three conditions in one seed
+    row = lambda wc, wu, mc, mu, ac, au: {"clipped": {"rd_max_all_pairs": wc, "rd_paper_mean": mc, "accuracy": ac},  # noqa: E731
+                                          "unclipped": {"rd_max_all_pairs": wu, "rd_paper_mean": mu, "accuracy": au}}
+    s["per_seed"] = [row(0.1, 0.2, 0.1, 0.2, 0.9, 0.9), row(0.3, 0.2, 0.1, 0.2, 0.9, 0.9), row(0.1, 0.2, 0.3, 0.2, 0.9, 0.9)]
+    assert "**holds in 1 of 3 seeds**." in seed_headline(s) and "every seed" not in seed_headline(s)

@@ -93,7 +93,7 @@ def test_page_shows_headline_metrics_from_the_cached_models(tiny_cache):
     for term in ("nonparametric variational differential privacy", "Renyi divergence", "Bayesian differential privacy",
                  "nonparametric variational information bottleneck"):
         assert term in intro
-    assert [t.label for t in at.tabs] == ["Privacy bound", "Utility", "Posterior parameters", "Sentence inspector", "Export"]
+    assert [t.label for t in at.tabs] == ["Privacy bound", "Utility", "Training drift", "Posterior parameters", "Sentence inspector", "Export"]
     # no training happened: no progress bar, the models were loaded
     assert not any("Training two small models" in md.value for md in at.markdown)
 

@@ -112,6 +112,21 @@ def test_nvdp_finite_guarantee_leads_with_the_number():
     assert "sample-based estimate over the 64 evaluation sentences" in v.text and "7.5" in v.text
 
 
+def test_nvdp_infinite_pairs_split_by_length():
+    import numpy as np
+    from types import SimpleNamespace as NS
+
+    r = _res(math.inf, n_inf=3)
+    r.rd_exact = NS(n_inf=3, n_pairs=6, values=np.array([np.inf, np.inf, 1.0, np.inf, 2.0, 3.0]),
+                    pair_index=np.array([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]))
+    v = nvdp_verdict(r, _res(math.inf, n_inf=3), lengths=[4, 4, 5, 5])
+    # (0, 1) equal lengths; (0, 2) and (1, 2) different
+    assert "3 of 6 sentence pairs have no finite bound: 2 are pairs of sentences of different lengths" in v.text
+    assert "1 is a pair of equal length" in v.text
+    v = nvdp_verdict(r, _res(math.inf, n_inf=3), lengths=[4, 5, 6, 7])
+    assert "3 are pairs of sentences of different lengths" in v.text and "equal length" not in v.text
+
+
 def test_nvdp_no_finite_guarantee_says_because():
     v = nvdp_verdict(_res(math.inf, n_inf=37), _res(math.inf, n_inf=40))
     assert v.tone == "bad" and v.text.startswith("No finite guarantee here, because 37 of 120 sentence pairs")

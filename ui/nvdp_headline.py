@@ -191,7 +191,7 @@ def details(v: View) -> None:
     the slider caps and the shipped pair's figures over its three training seeds, in one expander."""
     if v.presenter or not (v.clip.enabled or v.m.is_bundled):
         return
-    with st.expander("Certified bound (any two inputs) and the three training seeds", expanded=False):
+    with st.expander("What-if: a certified bound if lengths were hidden, and the three training seeds", expanded=False):
         _certified(v)
         if v.m.is_bundled:
             _seeds()
@@ -204,11 +204,13 @@ def _certified(v: View) -> None:
     k = int(v.m.data.states.mask.shape[1]) + 1
     b = X.certified_bound(v.clip, n_components=k)
     e = X.certified_epsilon(v.clip, n_components=k)
+    st.caption(X.certified_what_if(v.clip, n_components=k))
     c1, c2 = st.columns([1, 3])
-    c1.metric("Certified bound", P.fmt_bound(b.total), delta="any two inputs, length hidden", delta_color="off",
+    c1.metric("What-if bound", P.fmt_bound(b.total), delta="if lengths were hidden", delta_color="off",
               **NO_ARROW, help="Supremum of the exact per-pair bound over any two inputs of a length-hiding "
-              f"mechanism ({k} components, prior-padded) clipped with these caps: a guarantee, unlike the figures "
-              "above. " + (b.reason or f"Gap to an attained pair: {b.error:.3g} nats."))
+              f"mechanism ({k} components, prior-padded) clipped with these caps. The page's models do not hide "
+              "lengths, so this is not their guarantee; it covers the released latent only, not the classifier's "
+              "output. " + (b.reason or f"Gap to an attained pair: {b.error:.3g} nats."))
     if not b.reason:
         w = X.what_it_takes(v.clip, 8.0, n_components=k)
         c2.caption(f"Certified bound {b.total:.3g} nats, epsilon {e['epsilon']:.3g} at delta = 1e-5 (order "
@@ -236,7 +238,14 @@ def show_lead(v: View) -> None:
         from ui import verdict as V
 
         v.lead_n += 1
-        V.show(nvdp_verdict(v.res_c, v.res_u, label=v.label_c, n_eval=N_EVAL), v.lead_slot, v.lead_n - 1)
+        V.show(nvdp_verdict(v.res_c, v.res_u, label=v.label_c, n_eval=N_EVAL, lengths=eval_lengths(v)), v.lead_slot,
+               v.lead_n - 1)
+
+
+def eval_lengths(v: View):
+    """Real components of each evaluated test sentence of the model the sliders apply to (for the lead)."""
+    ev = K.evaluator(v.mkey, v.which, v.m.models, v.m.data)
+    return ev.raw.mask.sum(1).numpy()
 
 
 def show_verdict(v: View) -> None:

@@ -143,8 +143,9 @@ def load_models(ctrl, main, presenter: bool) -> Models:
         elif is_bundled:
             est = estimate_seconds(settings)
             # in the controls' column, so that the headline numbers and the figure share the first screen
-            ctrl.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py` reproduces "
-                         "them bit for bit), with the shipped encoder states of the 500 evaluation sentences (encoded here only if that file is missing or does not match).")
+            ctrl.caption("Shipped models (assets/nvdp, checksums verified; `scripts/make_nvdp_models.py --check` "
+                         "retrains them and compares within documented tolerances: another CPU kind moves the weights; "
+                         f"{settings.lr_schedule.replace('_', ' ')} learning rate), with the shipped encoder states of the 500 evaluation sentences (encoded here only if that file is missing or does not match).")
             ctrl.button("Retrain here", on_click=_train_here, key="nvdp_train_here",
                         help=f"Train both models on this machine instead (estimated {fmt_seconds(est['total'])}, "
                         "with a progress bar, a time estimate and Cancel).")

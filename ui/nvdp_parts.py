@@ -19,8 +19,23 @@ INTRO = (
     "budget (smaller = more private; 10.47 is the floor when all RDs are 0).  \n"
     "**Clipping** (El Zein, Kumar & Henderson 2026) caps the bottleneck's parameters: the length of each "
     "cloud's centre (**C_mu**), the smallest blur (**sigma**), and the weights (**alpha** between "
-    "**alpha_min** and **alpha_max**). Caps bound how different two sentences can look, which tightens the RD."
+    "**alpha_min** and **alpha_max**). Caps limit how different two sentences can look in the bottleneck; whether "
+    "that lowers the RD depends on how the model was trained."
 )
+
+
+def _computed_claims() -> str:
+    """What clipping does to the shipped models, computed from their figures (engine.nvdp.claims)."""
+    try:
+        from engine.nvdp.claims import clipping_sentence, restored_sentence, shipped_facts
+
+        facts = shipped_facts()
+        return " " + clipping_sentence(facts) + " " + restored_sentence(facts)
+    except (FileNotFoundError, KeyError, ValueError, StopIteration):
+        return ""
+
+
+INTRO = INTRO + _computed_claims()
 
 
 def float_in(lo, hi):

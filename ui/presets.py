@@ -67,7 +67,7 @@ PRESETS = (
            "within 1 % of the non-private fit's.", "pmt",
            {"data": "flights-late", "task": "classification", "epsilon": "1", "metric": "log_loss",
             "methods": "pmt,dp-newton,public-only,non-private"}),
-    Preset("clipping_rules", "Which clipping rule tightens the NVDP bound",
+    Preset("clipping_rules", "What each clipping rule does to the NVDP bound",
            "Applied alone at release to the unclipped model, the mean cap C_mu = 5 lowers the paper-form RD bound "
            "on more than 95 % of the evaluated sentence pairs and lowers their worst case; the pseudo-count clamp "
            "alone raises more pairs than it lowers, so all rules together do not tighten it. Turn on "

@@ -85,15 +85,19 @@ def _cmd_train(args) -> int:
         raise ValueError(f"--kl-weight must be a finite number >= 0; got {args.kl_weight}")
     if args.epochs < 1:
         raise ValueError(f"--epochs must be >= 1; got {args.epochs}")
+    if not 0 <= args.warmup_fraction < 1:
+        raise ValueError(f"--warmup-fraction must be in [0, 1); got {args.warmup_fraction}")
     progress = _progress(args)
     states, labels, tr, va, te = _data(args, progress)
     trained = train_nvdp(
         states.subset(tr), labels[tr], val_states=states.subset(va), val_labels=labels[va],
         kl_weight=args.kl_weight, clip=clip, seed=args.seed, epochs=args.epochs, lr=args.lr,
-        batch_size=args.batch_size, patience=args.patience, progress=progress,
+        batch_size=args.batch_size, patience=args.patience, progress=progress, lr_schedule=args.lr_schedule,
+        warmup_fraction=args.warmup_fraction,
     )
     extra = {"best_epoch": trained.best_epoch, "best_val_accuracy": trained.best_val_accuracy,
-             "train_seconds": round(trained.train_seconds, 2), "n_train": len(tr), "n_test": len(te)}
+             "train_seconds": round(trained.train_seconds, 2), "n_train": len(tr), "n_test": len(te),
+             "lr_schedule": args.lr_schedule}
     if args.model_dir:
         save_trained(trained, args.model_dir)
         extra["model_dir"] = str(args.model_dir)
@@ -195,6 +199,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--batch-size", type=int, default=32)
     t.add_argument("--patience", type=int, default=3, help="early-stopping patience in epochs (default 3)")
+    t.add_argument("--lr-schedule", choices=("constant", "linear_warmup_decay"), default="constant",
+                   help="learning-rate schedule: constant (default, the shipped models) or the authors' linear "
+                        "warm-up then linear decay to 0")
+    t.add_argument("--warmup-fraction", type=float, default=0.06,
+                   help="warm-up share of the steps for linear_warmup_decay (default 0.06, the authors')")
     _common(t, train=True)
     t.set_defaults(func=_cmd_train)
     e = nsub.add_parser("evaluate", help="evaluate a saved model on the test split")

@@ -253,7 +253,27 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
     return Verdict(text=text, tone=tone, winner=best, reason=reason)
 
 
-def nvdp_verdict(res_c, res_u, *, label: str = "clipped", n_eval: int | None = None) -> Verdict:
+def infinite_pairs_by_length(rd_exact, lengths) -> tuple[int, int]:
+    """(pairs of different lengths, pairs of equal length) among the infinite pairs of an exact RD result.
+
+    ``lengths``: the number of real components of each evaluated input (``pair_index`` indexes them).
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace as NS
+    >>> r = NS(values=np.array([np.inf, np.inf, 1.0]), pair_index=np.array([[0, 1], [0, 2], [1, 2]]))
+    >>> infinite_pairs_by_length(r, [3, 4, 3])
+    (1, 1)
+    """
+    import numpy as np
+
+    inf = np.isinf(np.asarray(rd_exact.values))
+    ln = np.asarray(lengths)
+    pi = np.asarray(rd_exact.pair_index)[inf]
+    diff = int((ln[pi[:, 0]] != ln[pi[:, 1]]).sum())
+    return diff, int(inf.sum()) - diff
+
+
+def nvdp_verdict(res_c, res_u, *, label: str = "clipped", n_eval: int | None = None, lengths=None) -> Verdict:
     """The NVDP page's lead: one readable number, or "no finite guarantee here, because ...".
 
     Parameters
@@ -268,6 +288,9 @@ def nvdp_verdict(res_c, res_u, *, label: str = "clipped", n_eval: int | None = N
     n_eval : int, optional
         Number of evaluation sentences behind the bound (said in the sentence: the guarantee is a
         sample-based estimate over them, not a bound over all possible sentences).
+    lengths : array-like of int, optional
+        Real components of each evaluated input: the reason then counts the infinite pairs of different
+        lengths (told apart by their padding) and those of equal length (other causes) separately.
 
     Returns
     -------
@@ -289,9 +312,19 @@ def nvdp_verdict(res_c, res_u, *, label: str = "clipped", n_eval: int | None = N
         text = (f"BDP epsilon {_num(eps_c)} with {label} caps (a sample-based estimate{over}), {cmp}.{acc}")
         return Verdict(text, tone, reason=cmp)
     n_inf, n_pairs = int(res_c.rd_exact.n_inf), int(res_c.rd_exact.n_pairs)
-    if n_inf:
-        reason = (f"{n_inf} of {n_pairs} sentence pairs have no finite bound: sentences of different lengths are "
-                  "told apart by their padding, which clipping does not hide")
+    if n_inf and lengths is not None:
+        diff, same = infinite_pairs_by_length(res_c.rd_exact, lengths)
+        parts = []
+        if diff:
+            parts.append(f"{diff} {'is a pair' if diff == 1 else 'are pairs'} of sentences of different lengths, "
+                         "told apart by their padding, which clipping does not hide")
+        if same:
+            parts.append(f"{same} {'is a pair' if same == 1 else 'are pairs'} of equal length whose blurs or weights "
+                         "differ too much for a finite bound at this Renyi order")
+        reason = f"{n_inf} of {n_pairs} sentence pairs have no finite bound: " + "; ".join(parts)
+    elif n_inf:
+        reason = (f"{n_inf} of {n_pairs} sentence pairs have no finite bound (sentences of different lengths are "
+                  "told apart by their padding, which clipping does not hide)")
     else:
         reason = ("clipping at the chosen Renyi order does not bound the divergence of the next order, which the "
                   "guarantee needs")

@@ -53,7 +53,7 @@ from scipy.special import digamma, gammaln
 from engine.nvdp.clipping import ClipConfig
 
 __all__ = ["CertifiedBound", "certified_bound", "gaussian_sup", "dirichlet_sup", "rdp_to_dp",
-           "certified_epsilon", "what_it_takes"]
+           "certified_epsilon", "what_it_takes", "certified_what_if"]
 
 
 @dataclass(frozen=True)
@@ -396,3 +396,30 @@ def what_it_takes(clip: ClipConfig, target_epsilon: float = 8.0, *, delta: float
             "C_mu": c_mu, "sigma_cap": cap, "sigma_floor": floor, "alpha_ratio": ratio,
             "now": {"C_mu": clip.C_mu, "sigma_cap": clip.sigma_max, "alpha_ratio": clip.alpha_min / clip.alpha_max,
                     "order": clip.renyi_order}, "terms": terms}
+
+
+def certified_what_if(clip: ClipConfig, *, n_components: int = 49, d: int = 384) -> str:
+    """The certified bound as a what-if sentence: it holds for a length-hiding mechanism, which the page's
+    models are not, and covers the released latent (z, pi), not the classifier's output.
+
+    Gives the bound of ``clip`` and that of the capped rules (alpha_min 0.1, std cap 0.99, the rest of
+    ``clip``), each finite or with the reason it is not.
+    """
+    import dataclasses
+
+    def one(c):
+        b = certified_bound(c, n_components=n_components, d=d)
+        return f"{b.total:.3g} nats" if math.isfinite(b.total) else "no finite number"
+
+    here = one(clip)
+    s = (f"What-if, not this page's guarantee: if lengths were hidden (every input released with {n_components} "
+         f"prior-padded components), these caps would bound the divergence between any two inputs by {here}")
+    if clip.enabled and (clip.alpha_min < 0.1 or clip.sigma_max is None or clip.sigma_max > 0.99):
+        try:
+            capped = dataclasses.replace(clip, alpha_min=max(clip.alpha_min, 0.1), sigma_max=0.99)
+            s += f"; if alpha_min were {capped.alpha_min:g} and the blur capped at 0.99, by {one(capped)}"
+        except (ValueError, TypeError):
+            pass
+    return s + (". The page's models give padding weight 0, so they reveal lengths and their exact bound across "
+                "lengths is infinite. The bound covers the released latent (z, pi) only, not the classifier's output "
+                "(the downstream attention also reads the clean token states).")

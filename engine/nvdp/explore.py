@@ -51,7 +51,7 @@ from engine.nvdp.explorer_models import (
     models_dir,
 )
 from engine.nvdp.bundled import seed_summary
-from engine.nvdp.certified import CertifiedBound, certified_bound, certified_epsilon, what_it_takes
+from engine.nvdp.certified import CertifiedBound, certified_bound, certified_epsilon, certified_what_if, what_it_takes
 from engine.nvdp.headline import accuracy_interval, bdp_floor, rule_effects, seed_headline
 from engine.nvdp.pair_inspector import PairInspection, inspect_pair
 from engine.nvdp.posthoc import (
@@ -90,6 +90,7 @@ __all__ = [
     "CertifiedBound",
     "certified_bound",
     "certified_epsilon",
+    "certified_what_if",
     "what_it_takes",
     "rule_effects",
     "bdp_floor",

@@ -84,6 +84,11 @@ class ExploreSettings:
         :data:`DEFAULT_TRAIN_CLIP`.
     max_length : int, default 48
         Padded length in word pieces.
+    lr_schedule : {"constant", "linear_warmup_decay"}, default "constant"
+        The learning-rate schedule (:func:`engine.nvdp.training.lr_factor`): the product's constant
+        rate (the shipped models) or the authors' linear warm-up then linear decay to 0.
+    warmup_fraction : float in [0, 1), default 0.06
+        The warm-up's share of the steps (``linear_warmup_decay`` only; the authors' 6 %).
 
     Raises
     ------
@@ -102,6 +107,8 @@ class ExploreSettings:
     patience: int = 3
     train_clip: ClipConfig = field(default_factory=lambda: DEFAULT_TRAIN_CLIP)
     max_length: int = DEFAULT_MAX_LENGTH
+    lr_schedule: str = "constant"
+    warmup_fraction: float = 0.06
 
     def __post_init__(self):
         if isinstance(self.kl_weight, bool) or not isinstance(self.kl_weight, (int, float)) or not (
@@ -120,6 +127,13 @@ class ExploreSettings:
                 raise ValueError(f"{name} must be None or an int >= {lo}; got {v!r}")
         if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a finite number > 0; got {self.lr!r}")
+        if self.lr_schedule not in ("constant", "linear_warmup_decay"):
+            raise ValueError(f"lr_schedule must be 'constant' or 'linear_warmup_decay'; got {self.lr_schedule!r}")
+        if isinstance(self.warmup_fraction, bool) or not (
+            isinstance(self.warmup_fraction, (int, float)) and 0 <= self.warmup_fraction < 1
+        ):
+            raise ValueError(f"warmup_fraction must be a number in [0, 1); got {self.warmup_fraction!r}")
+        object.__setattr__(self, "warmup_fraction", float(self.warmup_fraction))
         if not isinstance(self.train_clip, ClipConfig) or not self.train_clip.enabled:
             raise ValueError("train_clip must be an enabled ClipConfig (the clipped model's training clipping)")
 
@@ -159,6 +173,8 @@ class ExploreSettings:
         d = self.to_dict()
         if not with_clip:
             d.pop("train_clip")
+        if d["lr_schedule"] == "constant":  # the keys of models cached before the schedule was a setting
+            d.pop("lr_schedule"), d.pop("warmup_fraction")
         blob = json.dumps({"v": _CACHE_VERSION, "data": data_key, **d}, sort_keys=True, default=float)
         return hashlib.sha256(blob.encode()).hexdigest()
 

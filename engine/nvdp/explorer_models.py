@@ -259,7 +259,8 @@ def train_model(settings: ExploreSettings, which: str, tr_states, tr_y, va_state
     return train_nvdp(
         tr_states, tr_y, val_states=va_states, val_labels=va_y, kl_weight=settings.kl_weight, clip=clip,
         seed=settings.seed, epochs=settings.epochs, lr=settings.lr, batch_size=settings.batch_size,
-        patience=settings.patience, progress=progress,
+        patience=settings.patience, progress=progress, lr_schedule=settings.lr_schedule,
+        warmup_fraction=settings.warmup_fraction,
     )
 
 
@@ -284,6 +285,8 @@ def cli_command(settings: ExploreSettings, clip: ClipConfig | None = None, *, mo
     parts += [f"--seed {settings.seed}", f"--split-seed {settings.split_seed}", f"--epochs {settings.epochs}"]
     if settings.n_train is not None:
         parts.append(f"--n-train {settings.n_train}")
-    parts += [f"--patience {settings.patience}", f"--lr {g(settings.lr)}", f"--batch-size {settings.batch_size}",
-              f"--model-dir {model_dir}"]
+    parts += [f"--patience {settings.patience}", f"--lr {g(settings.lr)}", f"--batch-size {settings.batch_size}"]
+    if settings.lr_schedule != "constant":
+        parts.append(f"--lr-schedule {settings.lr_schedule} --warmup-fraction {g(settings.warmup_fraction)}")
+    parts.append(f"--model-dir {model_dir}")
     return " ".join(parts)

@@ -286,7 +286,8 @@ class DenoisingAttention(nn.Module):
 
     Score of query t on latent j (per head): (q_t . k_j) / sqrt(d_h) + log pi_j - ||z_j||^2 / (2 sqrt(d_h)),
     with ||z_j|| the norm of the full d-dim z_j; components with pi_j = 0 (padding) are masked out.
-    Output: LayerNorm(W_o softmax(scores) V) -- no residual (nothing bypasses the bottleneck).
+    Output: LayerNorm(W_o softmax(scores) V) -- no residual around the attention; the clean states still enter
+    through the queries, so the privacy bounds cover the released latent (z, pi), not this layer's output.
     """
 
     def __init__(self, d: int, n_heads: int):

@@ -3,7 +3,10 @@
 Objective (NVDP.md section 2; research notes 4.1): cross-entropy + s(t) * kl_weight * (L_G + L_D),
 with lambda_G = lambda_D = ``kl_weight`` and s(t) = max(0, (T - t) / T) decaying linearly from 1 to
 0 over the T optimisation steps (warm-up 0, as in the released scripts). AdamW; early stopping on
-validation accuracy (patience in epochs; the best epoch's weights are restored). Evaluation samples
+validation accuracy (patience in epochs; the best epoch's weights are restored). The learning rate is
+constant (``lr_schedule="constant"``, the product's default) or, as in the authors' released code,
+linear warm-up over the first ``warmup_fraction`` of the steps then linear decay to 0
+(``lr_schedule="linear_warmup_decay"``). ``on_epoch_end`` sees the model after every epoch. Evaluation samples
 the posterior (the sample is what is shared), so it is random: :func:`evaluate` draws from a forked
 torch generator seeded by ``seed`` and is reproducible.
 """
@@ -26,11 +29,38 @@ from engine.nvdp.encoder import TokenStates
 from engine.nvdp.layer import NVDPClassifier, NVIBConfig, Posteriors, kl_dirichlet, kl_gaussian
 
 __all__ = [
-    "TrainedNVDP", "EvalResult", "train_nvdp", "evaluate", "save_trained", "load_trained", "TrainingCancelled",
+    "LR_SCHEDULES", "lr_factor", "TrainedNVDP", "EvalResult", "train_nvdp", "evaluate", "save_trained", "load_trained", "TrainingCancelled",
     "save_posteriors", "load_posteriors",
 ]
 
 ProgressFn = Callable[[float, str], object]
+EpochFn = Callable[[int, NVDPClassifier, dict], object]
+
+#: Learning-rate schedules of :func:`train_nvdp`: the product's constant rate, and the authors' linear
+#: warm-up (a fraction of the optimisation steps) followed by a linear decay to 0 at the last step.
+LR_SCHEDULES: tuple[str, ...] = ("constant", "linear_warmup_decay")
+
+
+def lr_factor(step: int, total_steps: int, schedule: str = "constant", warmup_fraction: float = 0.06) -> float:
+    """Multiplier of the base learning rate for optimisation step ``step`` (0-based) of ``total_steps``.
+
+    ``linear_warmup_decay`` rises linearly as ``step / w`` over the first ``w = int(warmup_fraction *
+    total_steps)`` steps and then falls linearly to 0 at ``total_steps`` (the rule of
+    ``transformers.get_linear_schedule_with_warmup``, which the authors' code uses).
+
+    >>> lr_factor(5, 100)
+    1.0
+    >>> [round(lr_factor(s, 100, "linear_warmup_decay"), 4) for s in (0, 3, 6, 53, 100)]
+    [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    if schedule == "constant":
+        return 1.0
+    if schedule != "linear_warmup_decay":
+        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}; got {schedule!r}")
+    warm = int(warmup_fraction * total_steps)
+    if step < warm:
+        return step / max(1, warm)
+    return max(0.0, (total_steps - step) / max(1, total_steps - warm))
 
 
 class TrainingCancelled(RuntimeError):
@@ -201,6 +231,9 @@ def train_nvdp(
     grad_clip: float = 1.0,
     config: NVIBConfig | None = None,
     progress: ProgressFn | None = None,
+    lr_schedule: str = "constant",
+    warmup_fraction: float = 0.06,
+    on_epoch_end: EpochFn | None = None,
 ) -> TrainedNVDP:
     """Train the NVDP classifier on cached token states.
 
@@ -233,6 +266,15 @@ def train_nvdp(
     progress : callable(fraction, message) -> bool or None, optional
         Called after every epoch (and every 10 batches); returning False cancels with
         :class:`TrainingCancelled`.
+    lr_schedule : {"constant", "linear_warmup_decay"}, default "constant"
+        ``constant`` keeps ``lr`` (the product's default; the shipped models); ``linear_warmup_decay``
+        is the authors' schedule (:func:`lr_factor`), over the full budget of ``epochs``.
+    warmup_fraction : float in [0, 1), default 0.06
+        Share of the optimisation steps of the warm-up (``linear_warmup_decay`` only; the authors' 6 %).
+    on_epoch_end : callable(epoch, model, record), optional
+        Called after every epoch's validation with the 1-based epoch, the model (in eval mode, the
+        weights after that epoch; the callee must not change them) and that epoch's history record.
+        Its return value is ignored; it neither draws random numbers nor changes the training.
 
     Returns
     -------
@@ -242,7 +284,7 @@ def train_nvdp(
     ------
     ValueError, TypeError
         Bad settings (negative/non-finite kl_weight, epochs < 1, lr <= 0, batch_size < 1,
-        patience < 1, label shape), before any training.
+        patience < 1, label shape, unknown lr_schedule, warmup_fraction outside [0, 1)), before any training.
     TrainingCancelled
         If the progress callback returns False.
     """
@@ -256,6 +298,12 @@ def train_nvdp(
         raise ValueError(f"lr must be a finite number > 0; got {lr!r}")
     if not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int; got {seed!r}")
+    if lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}; got {lr_schedule!r}")
+    if isinstance(warmup_fraction, bool) or not (isinstance(warmup_fraction, (int, float)) and 0 <= warmup_fraction < 1):
+        raise ValueError(f"warmup_fraction must be a number in [0, 1); got {warmup_fraction!r}")
+    if on_epoch_end is not None and not callable(on_epoch_end):
+        raise TypeError(f"on_epoch_end must be callable; got {type(on_epoch_end).__name__}")
     clip = clip if clip is not None else ClipConfig(enabled=False)
     if not isinstance(clip, ClipConfig):
         raise TypeError(f"clip must be a ClipConfig; got {type(clip).__name__}")
@@ -305,6 +353,9 @@ def train_nvdp(
                 opt.zero_grad(set_to_none=True)
                 continue
             opt.zero_grad(set_to_none=True)
+            if lr_schedule != "constant":
+                for g in opt.param_groups:
+                    g["lr"] = lr * lr_factor(step - 1, total_steps, lr_schedule, warmup_fraction)
             loss.backward()
             gnorm = nn.utils.clip_grad_norm_(model.parameters(), grad_clip if grad_clip else float("inf"))
             if not torch.isfinite(gnorm):
@@ -324,7 +375,12 @@ def train_nvdp(
         val_acc = _accuracy(model, val_states, yv, 256, seed=int(seed) + 7919)
         rec = {f"train_{k}": v / n for k, v in sums.items()}
         rec.update(epoch=epoch, val_accuracy=val_acc, kl_scale=scale)
+        if lr_schedule != "constant":
+            rec["lr"] = float(opt.param_groups[0]["lr"])
         history.append(rec)
+        if on_epoch_end is not None:
+            on_epoch_end(epoch, model, dict(rec))
+            model.eval()
         if val_acc > best_acc:
             best_acc, best_epoch, bad_epochs = val_acc, epoch, 0
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -344,7 +400,9 @@ def train_nvdp(
         best_epoch=best_epoch,
         best_val_accuracy=best_acc,
         params={"epochs": int(epochs), "lr": float(lr), "batch_size": int(batch_size), "patience": int(patience),
-                "weight_decay": float(weight_decay), "grad_clip": float(grad_clip), "n_train": int(n), "n_val": int(val_states.n)},
+                "weight_decay": float(weight_decay), "grad_clip": float(grad_clip), "n_train": int(n), "n_val": int(val_states.n),
+                **({} if lr_schedule == "constant" else {"lr_schedule": lr_schedule,
+                                                         "warmup_fraction": float(warmup_fraction)})},
         train_seconds=time.perf_counter() - t0,
         nan_losses=nan_losses,
     )
