@@ -234,6 +234,11 @@ def _decimal_comma_hint(series: pd.Series, unreadable: np.ndarray, delim: str) -
     cells = series[unreadable].astype(str)
     if not cells.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None).all():
         return ""
+    if delim != "," and cells.str.fullmatch(_THOUSANDS).all():
+        cell = cells.iloc[0].strip()
+        return (f"; these entries, such as {cell!r}, are ambiguous: {cell.replace(',', '')} with a thousands "
+                f"separator, or {float(cell.replace(',', '.')):g} with a decimal comma, while the file's other numbers "
+                "use a decimal point: write them without thousands separators")
     if delim == ",":
         return (
             "; these entries are numbers written with a decimal comma (like 1,5), which a comma-separated file "
