@@ -11,6 +11,7 @@ import time
 
 import streamlit as st
 
+from engine.markup import md_escape
 from engine.nvdp.bundled import estimate_seconds, fmt_seconds_range
 
 ss = st.session_state
@@ -41,7 +42,10 @@ def user_data_flow(settings):
         lcol = c2.selectbox("Label column", cols, index=cols.index(guess_l), key="nvdp_upload_label")
         ds = read_text_csv(up, text_column=tcol, label_column=lcol)
     except ValueError as exc:
-        st.error(f"**This file cannot be used.** {exc}", icon=":material/error:")
+        kept = f" Still showing your earlier texts ({md_escape(user['name'])})." if user is not None else ""
+        st.error(f"**This file cannot be used.** {md_escape(exc, 1000)}{kept}", icon=":material/error:")
+        if user is not None:  # a rejected file never replaces the texts already trained on
+            return user
         st.stop()
     if user is not None and user["key"] == ds.key() + settings.key():
         return user
