@@ -29,26 +29,30 @@ def md_escape(value, limit: int = MAX_SHOWN_CHARS) -> str:
     Examples
     --------
     >>> md_escape("[Upload it again here](https://example.org)")
-    '\\\\[Upload it again here\\\\]\\\\(https\\\\:\\\\/\\\\/example.org\\\\)'
-    >>> md_escape("see www.example.org")
-    'see www\\\\.example.org'
+    '\\\\[Upload it again here\\\\]\\\\(https\\\\:\\u2060\\\\/\\\\/example.org\\\\)'
+    >>> md_escape("see www.example.org or a@b.org")
+    'see www\\u2060.example.org or a\\u2060\\\\@b.org'
     >>> md_escape("x" * 100, limit=10)
     'xxxxxxxxxx... (100 characters)'
     """
     text = str(value)
     cut = len(text) > limit
-    shown = _WWW.sub(lambda m: m.group(0)[:-1] + "\\.", text[:limit].translate(_ESCAPES))
+    shown = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + _JOINER + m.group(0)[-1], text[:limit]).translate(_ESCAPES)
     return shown + (f"... ({len(text)} characters)" if cut else "")
 
 
-_WWW = re.compile(r"(?i)www\.")
+#: GitHub-flavoured Markdown links bare ``https://...``, ``www.`` and ``name@host`` in the *rendered* text (after
+#: escapes are resolved), so a backslash cannot stop them: an invisible WORD JOINER (U+2060) goes between the
+#: parts the autolink needs next to each other (``:`` and ``//``, ``www`` and ``.``, the name and ``@``).
+_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?i):/|www\.|[-.\w+]@")
 
 
 def md_name(name, limit: int = MAX_SHOWN_CHARS) -> str:
     """A data set's name for Markdown: the app's own ``upload:`` prefix kept, the rest (a file name) escaped.
 
     >>> md_name("upload:[x](https://e.org).csv")
-    'upload:\\\\[x\\\\]\\\\(https\\\\:\\\\/\\\\/e.org\\\\).csv'
+    'upload:\\\\[x\\\\]\\\\(https\\\\:\\u2060\\\\/\\\\/e.org\\\\).csv'
     """
     name = str(name)
     if name.startswith("upload:"):

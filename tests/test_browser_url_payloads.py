@@ -8,14 +8,18 @@ watched too: nothing is fetched from ``example.org``.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import time
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _streamlit_server, pytestmark  # noqa: E402, F401
+from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, _free_port, pytestmark  # noqa: E402, F401
 
 PAYLOADS = [
     ("upload", "[Upload it again here](https://example.org)", "Upload it again here"),
@@ -36,8 +40,34 @@ OUTSIDE_JS = """() => ({
 
 @pytest.fixture(scope="module")
 def server():
-    with _streamlit_server("streamlit_server_url_payloads.log") as url:
-        yield url
+    """``streamlit run app.py`` on a free localhost port (no preload; up to 5 minutes to start on a loaded machine)."""
+    port = _free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", EXPLORER_PRELOAD="none")
+    cmd = [sys.executable, "-m", "ui.serve", "app.py", "--server.port", str(port), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "streamlit_server_url_payloads.log", "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + 300
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"streamlit did not start (see {log.name})")
+                time.sleep(0.5)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def test_link_payloads_leave_no_link_image_or_markup(server):
@@ -49,7 +79,8 @@ def test_link_payloads_leave_no_link_image_or_markup(server):
             for key, value, shown in PAYLOADS:
                 page = browser.new_page(viewport={"width": 1600, "height": 1100})
                 fetched = []
-                page.on("request", lambda r: fetched.append(r.url) if "example.org" in r.url else None)
+                page.on("request", lambda r: fetched.append(r.url)
+                        if (urllib.parse.urlparse(r.url).hostname or "").endswith("example.org") else None)
                 page.goto(f"{server}/pmt?seeds=2&{key}={urllib.parse.quote(value, safe='')}", timeout=120_000)
                 page.locator('[data-testid="stMetric"]').first.wait_for(timeout=150_000)
                 page.wait_for_timeout(1000)

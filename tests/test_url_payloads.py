@@ -44,7 +44,7 @@ def test_md_escape_leaves_no_markup():
     for value, _ in PAYLOADS.values():
         assert not MARKUP.search(md_escape(value)), md_escape(value)
     assert md_name("upload:clicks.csv") == "upload:clicks.csv"  # plain names read as they are
-    assert md_escape("www.example.org") == "www\\.example.org"
+    assert md_escape("www.example.org") == "www\u2060.example.org"  # no bare-URL autolink
     assert len(md_escape("x" * 10_000)) < 120
 
 
