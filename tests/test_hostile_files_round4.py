@@ -236,3 +236,30 @@ def test_print_outcomes():
     """With ``pytest -s``: outcomes per reader and kind, and the first message of each kind."""
     for (reader, kind, outcome), count in sorted(OUTCOMES.items()):
         print(f"{reader:12s} {kind:40s} {outcome:16s} {count:4d}  {FIRST.get((reader, kind), '')[:160]}")
+
+
+def test_cli_exit_status_tells_the_truth_on_a_one_class_test_split(tmp_path):
+    """A logistic run whose test rows hold one class has no ROC AUC: exit 2 and one line saying so (never ``nan``
+    with exit 0); a split with both classes prints finite numbers."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = np.zeros(80, dtype=int)
+    y[rng.choice(80, 3, replace=False)] = 1
+    path = tmp_path / "rare.csv"
+    path.write_text("a,b,y\n" + "".join(f"{a:.4f},{b:.4f},{t}\n" for (a, b), t in zip(X, y)))
+    codes = []
+    for split_seed in range(4):
+        rc, stdout, stderr = _cli(["pmt", "--data", str(path), "--task", "logistic", "--seeds", "2", "--epsilon",
+                                   "1", "--n-pub", "20", "--split-seed", str(split_seed)])
+        codes.append(rc)
+        if rc == 2:
+            assert stderr.strip().count("\n") == 0 and "the metric auc is undefined" in stderr, stderr
+            assert "both classes" in stderr
+        else:
+            assert rc == 0 and "nan" not in stdout.lower(), (split_seed, stdout)
+    assert 2 in codes and 0 in codes, codes
+
+
+def test_cli_n_pub_one_says_why():
+    rc, _, stderr = _cli(["pmt", "--dataset", "ccpp", "--n-pub", "1", "--seeds", "1", "--epsilon", "1"])
+    assert rc == 2 and "n_pub = 1" in stderr and "use n_pub >= 2" in stderr and "all zero" not in stderr, stderr
