@@ -159,17 +159,19 @@ def check_raw_limits(raw: bytes, *, what: str = "the file", json: bool = False, 
             raise ValueError(f"{what} has a value or name of {run:,} characters (line {line_of(raw, at)}); at most "
                              f"{max_field_chars:,} characters per value are accepted")
     else:
-        seps, line = _most_separators(raw)
-        if seps + 1 > max_fields:
-            raise ValueError(f"{what} has {seps + 1:,} fields on line {line}; at most {max_fields:,} fields per row "
-                             "are accepted")
+        longest_line, _ = _longest_run(raw, _NL_T)
+        if longest_line + 1 > max_fields:  # a row of k fields is at least k - 1 bytes long: else nothing to count
+            seps, line = _most_separators(raw)
+            if seps + 1 > max_fields:
+                raise ValueError(f"{what} has {seps + 1:,} fields on line {line}; at most {max_fields:,} fields per "
+                                 "row are accepted")
         run, at = _longest_run(raw, _END_T)
         if run > max_field_chars:
             quote = (" (it follows a quote '\"': if that quote is never closed, close it or remove it)"
                      if at > 0 and raw[at - 1:at] == b'"' else "")
             raise ValueError(f"{what} has a field longer than {max_field_chars:,} characters ({run:,} characters, line "
                              f"{line_of(raw, at)}){quote}; column names and values must be shorter")
-    if digits:
+    if digits and run > max_digits:  # a run of digits lies inside one field (or JSON value): else none is too long
         run, at = _longest_digit_run(raw)
         if run > max_digits:
             raise ValueError(f"{what} has a number with {run:,} digits in a row (line {line_of(raw, at)}); at most "

@@ -196,11 +196,15 @@ def _csv_problem(exc: csv.Error, where: str) -> str:
             "delimiters, or save the file again as CSV")
 
 
+#: Characters of the text the header scan reads (a header longer than this is cut and then fails its checks).
+_HEAD_CHARS = 8 * 2**20
+
+
 def _first_record(text: str, delim: str) -> list[str] | None:
     """The first non-blank record of ``text`` split at ``delim`` with CSV quoting (a quoted name may hold a
     newline), or None when every line is blank."""
-    try:
-        for record in csv.reader(io.StringIO(text), delimiter=delim):
+    try:  # the head only: io.StringIO copies its text (a header is far shorter than 8 MB: the raw-byte limits)
+        for record in csv.reader(io.StringIO(text[:_HEAD_CHARS]), delimiter=delim):
             if record and not (len(record) == 1 and not record[0].strip()):
                 return record
     except csv.Error as exc:
