@@ -23,7 +23,8 @@ def user_data_flow(settings):
 
     up = st.file_uploader("CSV with a text column and a label column", type=["csv", "tsv", "txt"], key="nvdp_upload",
                           help=f"UTF-8 (or Latin-1), comma / semicolon / tab separated; {MIN_ROWS}-{MAX_ROWS} rows, "
-                          f"texts up to {MAX_CHARS} characters, at least {MIN_PER_CLASS} rows per class.")
+                          f"texts up to {MAX_CHARS} characters, at least {MIN_PER_CLASS} rows per class. A text that contains the "
+                          'separator goes in double quotes ("Good, but slow",pos; a quote inside is written twice).')
     user = ss.get("nvdp_user")
     if up is None:
         if user is not None:

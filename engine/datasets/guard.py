@@ -276,11 +276,13 @@ def check_names(names, *, what: str = "the file") -> None:
 
 
 def looks_like_json(text: str) -> bool:
-    """True when ``text`` starts as a JSON object or array does (``{``, ``[{``, ``[[``, ``["``, ``[1``)."""
+    """True when ``text`` starts as a JSON object or array does (``{"``, ``[{``, ``[[``, ``["``, ``[1``).
+
+    >>> looks_like_json('{"columns": []}'), looks_like_json("[[1, 2]]"), looks_like_json("{x},y")
+    (True, True, False)
+    """
     head = text.lstrip()[:64]
-    if head.startswith("{"):
-        return True
-    return bool(re.match(r"\[\s*(?:[\[{\"]|-?\d|\]|true|false|null)", head))
+    return bool(re.match(r"\{\s*(?:\"|\}|$)|\[\s*(?:[\[{\"]|-?\d|\]|true|false|null|$)", head))
 
 
 def bounded(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
