@@ -72,6 +72,7 @@ def test_a_hostile_link_value_is_shown_as_text_and_the_page_works(key):
     ("n_pub", "9560", "n_pub=9560 was ignored"),  # leaves 8 private rows
     ("clip_radius", "1e-200", "clip_radius=1e-200 was ignored"),
     ("metric", "bogus", "unknown metric"),
+    ("metric", "auc", "metric=auc does not apply to"),  # a classification metric on the regression page
 ])
 def test_an_out_of_range_link_value_is_ignored_with_a_note(key, value, fragment):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)

@@ -305,8 +305,8 @@ def url_load(keys) -> list[str]:
             # the value is data, never markup: escaped and cut (a link may carry any text)
             problems.append(f"The link's {key}={md_escape(text)} was ignored: {md_escape(exc, 200)}.")
             continue
-        if key == "n_pub":
-            ss["_url_n_pub_pending"] = True  # checked against the data set's rows once it is known
+        if key in ("n_pub", "metric"):  # checked against the data set (rows) and the task once they are known
+            ss[f"_url_{key}_pending"] = True
     if "data" in keys and "data" in st.query_params and "data" in ss:
         ss["dataset_name"] = ss["data"]
     return problems
