@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.markup import md_escape, md_name
+
 ss = st.session_state
 
 #: URL parameter that names an upload (its file name only), so a reload can say the upload is gone.
@@ -85,9 +87,9 @@ def show_lost_upload(shown_instead: str | None) -> None:
     name = lost_upload()
     if not name:
         return
-    st.warning(f"Your uploaded file **{name}** is not here any more: uploads live only in the browser session's "
+    st.warning(f"Your uploaded file **{md_escape(name)}** is not here any more: uploads live only in the browser session's "
                "memory and are never stored, and a reload or a shared link starts a new session. "
-               + (f"Showing **{shown_instead}** instead. " if shown_instead else "")
+               + (f"Showing **{md_name(shown_instead)}** instead. " if shown_instead else "")
                + "Upload the file again (in the controls under *Upload your own CSV*, or on the Data page) to go back to it.",
                icon=":material/cloud_off:")
     st.page_link("pages/data.py", label="Upload it again on the Data page", icon=":material/upload_file:")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.markup import md_escape
+
 from engine.nvdp import explore as X
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 from ui.nvdp_parts import choice, float_in, int_in
@@ -74,7 +76,8 @@ def load() -> list[str]:
                 try:
                     ss[key] = parse(st.query_params[name])
                 except (ValueError, TypeError, KeyError) as exc:
-                    url_problems.append(f"The link's {name}={st.query_params[name]} was ignored: {exc}.")
+                    url_problems.append(f"The link's {name}={md_escape(st.query_params[name])} was ignored: "
+                                        f"{md_escape(exc, 200)}.")  # data, never markup
     return url_problems
 
 

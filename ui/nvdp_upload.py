@@ -11,6 +11,7 @@ import time
 
 import streamlit as st
 
+from engine.markup import md_escape
 from engine.nvdp.bundled import estimate_seconds, fmt_seconds_range
 
 ss = st.session_state
@@ -22,7 +23,8 @@ def user_data_flow(settings):
 
     up = st.file_uploader("CSV with a text column and a label column", type=["csv", "tsv", "txt"], key="nvdp_upload",
                           help=f"UTF-8 (or Latin-1), comma / semicolon / tab separated; {MIN_ROWS}-{MAX_ROWS} rows, "
-                          f"texts up to {MAX_CHARS} characters, at least {MIN_PER_CLASS} rows per class.")
+                          f"texts up to {MAX_CHARS} characters, at least {MIN_PER_CLASS} rows per class. A text that contains the "
+                          'separator goes in double quotes ("Good, but slow",pos; a quote inside is written twice).')
     user = ss.get("nvdp_user")
     if up is None:
         if user is not None:
@@ -41,7 +43,10 @@ def user_data_flow(settings):
         lcol = c2.selectbox("Label column", cols, index=cols.index(guess_l), key="nvdp_upload_label")
         ds = read_text_csv(up, text_column=tcol, label_column=lcol)
     except ValueError as exc:
-        st.error(f"**This file cannot be used.** {exc}", icon=":material/error:")
+        kept = f" Still showing your earlier texts ({md_escape(user['name'])})." if user is not None else ""
+        st.error(f"**This file cannot be used.** {md_escape(exc, 1000)}{kept}", icon=":material/error:")
+        if user is not None:  # a rejected file never replaces the texts already trained on
+            return user
         st.stop()
     if user is not None and user["key"] == ds.key() + settings.key():
         return user

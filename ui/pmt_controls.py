@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from engine.markup import md_escape, md_name
 from ui import pmt_compute as C
 from ui.pmt_run import registry
 from ui.pmt_upload import reset_for_task, upload_expander
@@ -43,6 +44,30 @@ def task_from_link() -> None:
                     ss["methods"] = C.default_methods(_task)
                 if "metric" not in st.query_params:
                     ss["metric"] = C.metrics_for(_task)[0]
+
+
+#: Fewest private rows a link's n_pub must leave: max(LINK_MIN_PRIVATE, 4 (d + 1)).
+LINK_MIN_PRIVATE = 50
+
+
+def _link_n_pub(reg, up) -> None:
+    """A link's n_pub that leaves too few private rows of the chosen data set is ignored with a note (once)."""
+    if not ss.pop("_url_n_pub_pending", False):
+        return
+    name = ss.get("data")
+    if up is not None and name == up.name:
+        n, d = int(up.n), int(up.d)
+    elif name in reg.index:
+        n, d = int(reg.loc[name, "rows"]), int(reg.loc[name, "features"])
+    else:
+        return
+    most = n - max(LINK_MIN_PRIVATE, 4 * (d + 1))
+    n_pub = ss.get("n_pub")
+    if isinstance(n_pub, int) and n_pub > most:
+        ss["n_pub"] = C.default_n_pub(n)
+        st.warning(f"The link's n_pub={n_pub} was ignored: {md_name(name)} has {n} rows, and a link's n_pub may be "
+                   f"at most {most} (leaving max({LINK_MIN_PRIVATE}, 4 (d + 1)) = {n - most} private rows); using "
+                   f"{ss['n_pub']}.", icon=":material/link_off:")
 
 
 def data_controls(problems: list[str], presenter: bool) -> str:
@@ -90,8 +115,9 @@ def data_controls(problems: list[str], presenter: bool) -> str:
         ss["data"] = options[0] if options else None
     if shared not in options and shared is not None:
         if st.query_params.get("data") == shared and shared not in set(reg_frame["name"]):
-            st.warning(f"The link's data={shared} names no data set for {C.TASK_LABELS[task].lower()} "
-                       f"(choices: {', '.join(options)}); showing {ss['data']} instead.", icon=":material/link_off:")
+            st.warning(f"The link's data={md_escape(shared)} names no data set for {C.TASK_LABELS[task].lower()} "
+                       f"(choices: {', '.join(md_name(o) for o in options)}); showing {md_name(ss['data'])} instead.",
+                       icon=":material/link_off:")
         else:
             st.caption(f"The data set chosen on the Data page ({shared}) does not fit "
                        f"{C.TASK_LABELS[task].lower()}; showing {ss['data']} instead.")
@@ -115,6 +141,7 @@ def data_controls(problems: list[str], presenter: bool) -> str:
                          format_func=lambda v: f"{v:g}", **persist("synthetic_kappa"),
                          help="Synthetic Gaussian rows whose covariance has this condition number.")
 
+    _link_n_pub(reg, up)
     upload_expander()
 
     st.radio("Public sample", ["split", "file"], horizontal=False, **persist("public_source"),

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.figures import pmt as plots
+from engine.markup import md_escape
 from ui import figure_cache as FC
 from ui import pmt_compute as C
 from ui.layout import NO_ARROW
@@ -76,7 +77,11 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
     # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
     metric = ss.get("metric", DEFAULTS["metric"])
+    from_link = ss.pop("_url_metric_pending", False)
     if metric not in metric_cols:
+        if from_link:  # a link's metric of another task: said, not replaced silently
+            st.warning(f"The link's metric={md_escape(metric)} does not apply to {C.TASK_LABELS[task].lower()}; "
+                       f"showing {metric_cols[0]} instead.", icon=":material/link_off:")
         metric = ss["metric"] = metric_cols[0]
     head = rows(results, metric)
     label = plots.metric_label(metric)

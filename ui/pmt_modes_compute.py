@@ -57,31 +57,26 @@ def not_offered_line(mode: str) -> str | None:
     return NOT_OFFERED_REASON.format(what=what) + "."
 
 
-def read_moments(name: str, data: bytes):
-    """Parse and validate an uploaded moments file with the engine's reader (:meth:`PublicInfo.load`).
+def read_moments(name: str, data: bytes, columns=None):
+    """Parse and validate an uploaded moments file in memory (:meth:`PublicInfo.from_bytes`; never written to disk).
+
+    ``columns``: the data set's feature names, when known: the file must name exactly these (any order).
 
     Raises
     ------
     ValueError
-        The engine's message (not symmetric, not positive semi-definite, missing fields, ...), prefixed
-        with the file's name.
+        The engine's message (not symmetric, not positive semi-definite, missing fields, columns that do not match
+        the data, ...), naming the file, at most a few hundred characters.
     """
-    import os
-    import tempfile
-
+    from engine.datasets.guard import bounded
     from engine.pmt.public_info import PublicInfo
 
-    suffix = ".json" if str(name).lower().endswith(".json") else ".csv"
-    fd, path = tempfile.mkstemp(suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+    info = PublicInfo.from_bytes(data, str(name))
+    if columns is not None:
         try:
-            info = PublicInfo.load(path)
+            info.align(list(columns))
         except ValueError as exc:
-            raise ValueError(str(exc).replace(os.path.basename(path), repr(name))) from None
-    finally:
-        os.unlink(path)
+            raise ValueError(bounded(f"the moments file does not fit the data set: {exc}")) from None
     return info
 
 

@@ -3,7 +3,7 @@
 :func:`mode_controls` draws the selector (left column, under the data), the one line saying why
 public-only and PMT-pooled are missing without public labels, the stated response centre and scale
 (ridge: public statements, never the private rows) and the moments file upload, validated with the
-engine's reader (:meth:`engine.pmt.public_info.PublicInfo.load`). A rejected file shows the engine's
+engine's reader (:meth:`engine.pmt.public_info.PublicInfo.from_bytes`, in memory). A rejected file shows the engine's
 reason and keeps the last accepted file (and every other setting). In the unlabelled mode a features-only
 public CSV can be uploaded instead of dropping the labels of the public sample (validated against the data
 set's feature columns: :func:`ui.pmt_modes_compute.read_public_features`); every row of the data set is
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.datasets.guard import bounded
 from engine.pmt.public_info import MODE_LABELS, PUBLIC_MODES
 from ui import pmt_modes_compute as M
 from ui.state import persist
@@ -94,8 +95,8 @@ def mode_controls(task: str, problems: list[str]) -> str:
             f = st.file_uploader("Moments file (JSON or CSV, as written by python -m engine pmt-moments)",
                                  type=["json", "csv", "txt"], key="pmt_moments_file")
             if f is not None and (ss.get(RAW_KEY) or (None, None))[:2] != (f.name, f.getvalue()):
-                try:
-                    M.read_moments(f.name, f.getvalue())
+                try:  # validated completely (and against the data set's columns once known) before it is kept
+                    M.read_moments(f.name, f.getvalue(), _feature_names())
                     ss[RAW_KEY] = (f.name, f.getvalue())
                 except ValueError as exc:
                     kept = ss.get(RAW_KEY)
@@ -139,14 +140,14 @@ def spec_fields(task: str, feature_names) -> dict:
         try:
             info = M.read_public_features(name, data, feature_names)
         except ValueError as exc:
-            raise ValueError(f"The public features file {name!r} does not fit the data set: {exc}") from None
+            raise ValueError(bounded(f"The public features file {name!r} does not fit the data set: {exc}")) from None
         out["public_features"] = {**info.to_dict(), "name": name}
     if mode == "moments" and ss.get(SOURCE_KEY) == "file" and ss.get(RAW_KEY) is not None:
         name, data = ss[RAW_KEY]
         try:
             out["moments"] = {**M.moments_spec(M.read_moments(name, data), feature_names), "name": name}
         except ValueError as exc:
-            raise ValueError(f"The moments file {name!r} does not fit the data set: {exc}") from None
+            raise ValueError(bounded(f"The moments file {name!r} does not fit the data set: {exc}")) from None
     return out
 
 

@@ -27,6 +27,8 @@ import math
 
 import streamlit as st
 
+from engine.markup import md_escape, md_name
+
 #: Log-spaced epsilon values offered by the epsilon slider (0.05 .. 20, about 3 per decade).
 EPSILON_OPTIONS: tuple[float, ...] = (0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0)
 
@@ -106,19 +108,19 @@ def settings_summary() -> None:
     note = None
     if computed:  # the data actually computed on, whatever was chosen elsewhere
         if computed[0] != name:
-            note = (f"the Data page's choice {name.removeprefix('upload:')} does not fit this page's task"
+            note = (f"the Data page's choice {md_escape(name.removeprefix('upload:'))} does not fit this page's task"
                     if not (name.startswith("upload:") and up is None) else "your upload is gone")
-        name = f"{computed[0]} ({computed[1]} rows x {computed[2]} features)"
+        name = f"{md_name(computed[0])} ({computed[1]} rows x {computed[2]} features)"
     elif name.startswith("upload") and up is not None:
-        name = f"{up.name} ({up.n} rows x {up.d} features)"
+        name = f"{md_name(up.name)} ({up.n} rows x {up.d} features)"
     else:
         shape = ss.get("dataset_shape")
-        if shape and shape[0] == name:
-            name = f"{name} ({shape[1]} rows x {shape[2]} features)"
+        name = (f"{md_name(name)} ({shape[1]} rows x {shape[2]} features)" if shape and shape[0] == name
+                else md_name(name))  # a link's data=... is shown as text, never as markup
     with st.container():
         st.caption("Active settings")
         if ss.get("_lost_upload"):
-            st.warning(f"Your upload {ss['_lost_upload']} is gone (a reload starts a new session): upload it again "
+            st.warning(f"Your upload {md_escape(ss['_lost_upload'])} is gone (a reload starts a new session): upload it again "
                        "on the Data page.", icon=":material/cloud_off:")
         elif note:
             st.caption(f":orange[:material/warning: Computed on this data: {note}.]")
@@ -196,6 +198,23 @@ def _float_in(lo: float, hi: float, *, open_lo=True):
     return parse
 
 
+def _clip_radius(text: str) -> float:
+    """0 (automatic) or a radius in [1e-100, CLIP_RADIUS_MAX): the range the page's computation accepts."""
+    v = float(text)
+    if not (v == 0.0 or (math.isfinite(v) and 1e-100 <= v < CLIP_RADIUS_MAX)):
+        raise ValueError(f"{text} is outside the accepted 0 (automatic) or [1e-100, {CLIP_RADIUS_MAX:g})")
+    return v
+
+
+def _metric(text: str) -> str:
+    from ui.pmt_compute import METRICS_BY_TASK
+
+    known = list(dict.fromkeys(m for ms in METRICS_BY_TASK.values() for m in ms))
+    if text not in known:
+        raise ValueError(f"unknown metric {text!r}; accepted: {', '.join(known)}")
+    return text
+
+
 def _flag(text: str) -> bool:
     if text.lower() in ("1", "true", "yes", "on"):
         return True
@@ -242,9 +261,9 @@ URL_CODEC: dict = {
     "n_pub": (_int_in(1, 10**7), str),
     "seeds": (_int_in(1, 200), str),
     "eta": (_float_in(0.0, 1.0), fmt_num),
-    "clip_radius": (_float_in(0.0, CLIP_RADIUS_MAX, open_lo=False), fmt_num),
+    "clip_radius": (_clip_radius, fmt_num),
     "methods": (_methods, lambda ms: ",".join(METHOD_URL.get(m, m) for m in ms)),
-    "metric": (str, str),
+    "metric": (_metric, str),
     "standardize": (_flag, lambda b: "1" if b else "0"),
     "public_source": (_one_of(("split", "file")), str),
     "split_seed": (_int_in(0, 2**31 - 1), str),
@@ -285,8 +304,12 @@ def url_load(keys) -> list[str]:
         text = st.query_params[key]
         try:
             ss[key] = parse(text)
-        except (ValueError, TypeError) as exc:
-            problems.append(f"The link's {key}={text} was ignored: {exc}.")
+        except (ValueError, TypeError, OverflowError) as exc:
+            # the value is data, never markup: escaped and cut (a link may carry any text)
+            problems.append(f"The link's {key}={md_escape(text)} was ignored: {md_escape(exc, 200)}.")
+            continue
+        if key in ("n_pub", "metric"):  # checked against the data set (rows) and the task once they are known
+            ss[f"_url_{key}_pending"] = True
     if "data" in keys and "data" in st.query_params and "data" in ss:
         ss["dataset_name"] = ss["data"]
     return problems

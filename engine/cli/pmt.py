@@ -80,6 +80,23 @@ def _is_numpy_fp(w) -> bool:
     return "encountered in" in str(w.message)
 
 
+#: Why a metric can be undefined on every run.
+UNDEFINED_WHY = {"auc": "ROC AUC needs both classes in the held-out test rows, and they hold one class only"}
+
+
+def check_defined(frame, metric: str) -> None:
+    """Exit status tells the truth: ``ValueError`` when the summarised metric is undefined (NaN) for every run
+    (a one-class test split gives no ROC AUC), a warning line for another metric column that is."""
+    undefined = [c for c in METRIC_COLUMNS if c in frame and len(frame) and frame[c].isna().all()]
+    if metric in undefined:
+        raise ValueError(
+            f"the metric {metric} is undefined for every run ({UNDEFINED_WHY.get(metric, 'no held-out value')}); "
+            "choose another --metric (such as accuracy or log_loss), more rows, or another --split-seed")
+    for c in undefined:
+        if c in UNDEFINED_WHY:
+            print(f"warning: {c} is undefined ({UNDEFINED_WHY[c]}); it is shown as nan", file=sys.stderr)
+
+
 def _check_finite(frame, metric: str, numeric) -> None:
     """One line instead of numpy's floating-point warnings; an error when the summarised metric is not finite.
 
@@ -88,6 +105,7 @@ def _check_finite(frame, metric: str, numeric) -> None:
     """
     import numpy as np
 
+    check_defined(frame, metric)
     bad = {c: sorted(frame.loc[~np.isfinite(frame[c].to_numpy(dtype=float)), "method"].unique())
            for c in METRIC_COLUMNS if c in frame and frame[c].notna().any()
            and not np.isfinite(frame[c].to_numpy(dtype=float)).all()}

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from engine.datasets._base import MAX_ABS_VALUE, MAX_UPLOAD_BYTES, TASKS, Dataset, _check_int
+from engine.datasets.guard import check_encoding, check_names, check_raw_limits, looks_like_json
 
 #: Delimiters :func:`read_csv_upload` sniffs among, in order of preference on ties.
 _DELIMITERS: tuple[str, ...] = (",", ";", "\t")
@@ -126,6 +127,53 @@ def _decode(raw: bytes) -> str:
     return text
 
 
+def _encoding_of(raw: bytes) -> str:
+    """What :func:`_decode` decodes ``raw`` as: "utf-16", "utf-32", "utf-8" or "latin-1" (the fallback)."""
+    enc = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
+    if enc in ("utf-16", "utf-32"):
+        return enc
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "utf-8"
+
+
+#: Excel's first line naming the separator (``sep=;``), which Excel writes and reads but is no CSV row.
+_SEP_LINE = re.compile(r"[ \t]*\"?sep=(.?)\"?[ \t]*(?:\n|$)", re.IGNORECASE)
+
+
+def _load_text(raw: bytes, sep: str | None, *, digits: bool = True) -> tuple[str, str | None, str]:
+    """The checked text of an upload: (text, separator or None to sniff, encoding).
+
+    In order: the raw-byte limits of :func:`engine.datasets.guard.check_raw_limits` (fields per row,
+    characters per field, digits in a row; linear in the file, bounded memory), the decoding of
+    :func:`_decode`, encoding damage (:func:`engine.datasets.guard.check_encoding`), a JSON document uploaded as
+    CSV, and Excel's ``sep=`` first line (the separator it names is used and the line dropped).
+    """
+    encoding = _encoding_of(raw)
+    if encoding not in ("utf-16", "utf-32"):
+        check_raw_limits(raw, digits=digits)
+    text = _decode(raw)
+    if encoding in ("utf-16", "utf-32"):
+        check_raw_limits(text.encode("utf-8"), digits=digits)
+    check_encoding(raw, text, encoding)
+    if looks_like_json(text):
+        raise ValueError("the file holds JSON (it starts with '{' or '['), not CSV: export the table as CSV with a "
+                         "header row (a moments file belongs in the public-information section's moments upload)")
+    m = _SEP_LINE.match(text)
+    if m is not None:
+        named = m.group(1)
+        if named not in _DELIMITERS:
+            raise ValueError(f"the file's first line 'sep={named}' (Excel's separator line) names the separator "
+                             f"{named!r}; accepted are ',', ';' and tab: re-save the file as CSV")
+        if sep is not None and sep != named:
+            raise ValueError(f"the file's first line 'sep={named}' (Excel's separator line) names "
+                             f"{_DELIM_NAMES[named]}, but the separator {_DELIM_NAMES[sep]} was chosen")
+        text, sep = text[m.end():], named
+    return text, sep, encoding
+
+
 def _name(col, limit: int = 60) -> str:
     """A column name for an error message: quoted (repr) and cut to ``limit`` characters."""
     col = str(col)
@@ -148,11 +196,15 @@ def _csv_problem(exc: csv.Error, where: str) -> str:
             "delimiters, or save the file again as CSV")
 
 
+#: Characters of the text the header scan reads (a header longer than this is cut and then fails its checks).
+_HEAD_CHARS = 8 * 2**20
+
+
 def _first_record(text: str, delim: str) -> list[str] | None:
     """The first non-blank record of ``text`` split at ``delim`` with CSV quoting (a quoted name may hold a
     newline), or None when every line is blank."""
-    try:
-        for record in csv.reader(io.StringIO(text), delimiter=delim):
+    try:  # the head only: io.StringIO copies its text (a header is far shorter than 8 MB: the raw-byte limits)
+        for record in csv.reader(io.StringIO(text[:_HEAD_CHARS]), delimiter=delim):
             if record and not (len(record) == 1 and not record[0].strip()):
                 return record
     except csv.Error as exc:
@@ -186,6 +238,11 @@ def _decimal_comma_hint(series: pd.Series, unreadable: np.ndarray, delim: str) -
     cells = series[unreadable].astype(str)
     if not cells.map(lambda v: _DECIMAL_COMMA.fullmatch(v) is not None).all():
         return ""
+    if delim != "," and cells.str.fullmatch(_THOUSANDS).all():
+        cell = cells.iloc[0].strip()
+        return (f"; these entries, such as {cell!r}, are ambiguous: {cell.replace(',', '')} with a thousands "
+                f"separator, or {float(cell.replace(',', '.')):g} with a decimal comma, while the file's other numbers "
+                "use a decimal point: write them without thousands separators")
     if delim == ",":
         return (
             "; these entries are numbers written with a decimal comma (like 1,5), which a comma-separated file "
@@ -196,13 +253,57 @@ def _decimal_comma_hint(series: pd.Series, unreadable: np.ndarray, delim: str) -
         "in the file use a decimal point: use one decimal mark throughout"
 
 
+#: A whole cell that reads as a number with thousands separators (``1,234``, ``-12,000``, ``1,234,567``).
+_THOUSANDS = r"\s*[+-]?[1-9]\d{0,2}(?:,\d{3})+\s*"
+#: A whole cell with a decimal comma that no thousands separator explains (``2,5``, ``0,125``, ``1,2345``).
+_PLAIN_DECIMAL_COMMA = r"\s*[+-]?(?:\d*,\d*)(?:[eE][+-]?\d+)?\s*"
+
+
+def _check_thousands(frame: pd.DataFrame, alt: pd.DataFrame, delim: str) -> None:
+    """Before reading ``;``/tab numbers with a decimal comma: refuse a file whose commas may as well be
+    thousands separators.
+
+    A cell such as ``1,234`` or ``12,000`` (1-3 digits not starting with 0, then groups of exactly three digits
+    after each comma) is one thousand two hundred and thirty-four, or 1.234. The documented rule: one mark per
+    file. One entry anywhere in the columns that the decimal-comma reading turns numeric with a comma that no
+    thousands separator explains (``2,5``, ``0,125``, ``1,2345``) makes the file's comma its decimal mark, and
+    every such cell is read as a decimal; without one, the file is refused with an example.
+    """
+    turned = [c for c in frame.columns
+              if not pd.api.types.is_numeric_dtype(frame[c].dtype) and pd.api.types.is_numeric_dtype(alt[c].dtype)]
+    first = None
+    for col in turned:
+        cells = frame[col].astype(str)
+        thousands = cells.str.fullmatch(_THOUSANDS).to_numpy() & frame[col].notna().to_numpy()
+        if (cells.str.fullmatch(_PLAIN_DECIMAL_COMMA).to_numpy() & ~thousands & frame[col].notna().to_numpy()).any():
+            return  # the file's decimal mark is the comma
+        if first is None and thousands.any():
+            first = (col, int(np.flatnonzero(thousands)[0]))
+    if first is None:
+        return
+    col, at = first
+    cell = str(frame[col].iloc[at]).strip()
+    as_thousands = cell.replace(",", "")
+    as_decimal = float(cell.replace(",", "."))
+    raise ValueError(
+        f"column {_name(col)} holds numbers such as {cell!r} (data row {at + 1}) that a "
+        f"{_DELIM_NAMES[delim]}-separated file leaves ambiguous: {as_thousands} with a thousands separator, or "
+        f"{as_decimal:g} with a decimal comma, and no number in the file shows which (a decimal comma followed by "
+        f"other than three digits, like 2,5); write the numbers without thousands separators (like {as_thousands}), "
+        "or with '.' as the decimal mark")
+
+
 def _numeric_column(series: pd.Series, col: str, role: str, delim: str = ",") -> np.ndarray:
     """Convert one column to float64, rejecting non-numeric, missing, infinite and huge entries."""
     what = f"{role} column {_name(col)}"
     if series.dtype == bool:
         values = series.to_numpy(dtype=np.float64)
     else:
-        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+        try:
+            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+        except OverflowError:  # pragma: no cover - the raw check refuses more than MAX_DIGITS digits first
+            raise ValueError(f"{what} has a number beyond float64's range; only finite numbers with |value| <= "
+                             f"{MAX_ABS_VALUE:g} are accepted") from None
     missing_in_file = series.isna().to_numpy()
     if missing_in_file.all():
         raise ValueError(f"{what} is empty: all {len(series)} values are missing (NaN); drop the column")
@@ -287,6 +388,8 @@ def _parse_header(text: str, sep: str | None) -> tuple[str, list[str]]:
             f"the file parsed into a single column ({_name(header)}) with delimiter {_DELIM_NAMES[delim]}: "
             f"need at least 2 columns (features and a target) separated by ',', ';' or tab{hint}"
         )
+    check_names(names)
+    _check_row_separator(text, delim, names)
     counts = collections.Counter(names)
     dupes = sorted(c for c, k in counts.items() if k > 1)
     if dupes:
@@ -294,6 +397,31 @@ def _parse_header(text: str, sep: str | None) -> tuple[str, list[str]]:
     if any(c == "" for c in names):
         raise ValueError(f"column {names.index('') + 1} has an empty name in the header; every column needs a name")
     return delim, names
+
+
+def _check_row_separator(text: str, delim: str, names: list[str]) -> None:
+    """Refuse a header split by one separator over data rows split by another (a ';' header over ',' rows)."""
+    try:
+        records = csv.reader(io.StringIO(text[: 2**20]), delimiter=delim)
+        data = (r for r in records if r and not (len(r) == 1 and not r[0].strip()))
+        next(data, None)
+        first = next(data, None)
+    except csv.Error:
+        return
+    if first is None or len(first) != 1:
+        return
+    for other in _DELIMITERS:
+        if other == delim:
+            continue
+        try:
+            k = len(next(csv.reader(io.StringIO(first[0]), delimiter=other), []))
+        except csv.Error:  # pragma: no cover - one short line
+            continue
+        if k == len(names):
+            raise ValueError(
+                f"the header line is {_DELIM_NAMES[delim]}-separated ({len(names)} columns) but the data rows are "
+                f"{_DELIM_NAMES[other]}-separated (data row 1 has {k} fields at {other!r} and 1 at {delim!r}); use one "
+                "separator throughout the file")
 
 
 def _parse_problem(text: str, delim: str, names: list[str], exc: Exception) -> str:
@@ -346,7 +474,8 @@ def read_csv_columns(source, *, max_bytes: int = MAX_UPLOAD_BYTES, sep: str | No
     if sep is not None and sep not in _DELIMITERS:
         raise ValueError(f"sep must be one of ',', ';', '\\t' (or None to sniff), got {sep!r}")
     raw, _ = _read_source(source, max_bytes)
-    return _parse_header(_decode(raw), sep)[1]
+    text, sep, _ = _load_text(raw, sep)
+    return _parse_header(text, sep)[1]
 
 
 def read_csv_upload(
@@ -387,11 +516,16 @@ def read_csv_upload(
         Delimiter. Default: sniffed from the header line (the candidate giving the most fields).
         A ``;``- or tab-separated file whose numbers use a decimal comma (``1,5``) is read with
         ``decimal=","`` when that turns more columns numeric (a comma inside such a number is
-        then always the decimal mark: ``1,000`` is 1.0). A comma-separated file cannot carry
+        then always the decimal mark: ``1,000`` is 1.0), unless no number in the file has a decimal comma that a
+        thousands separator cannot explain (``2,5``): then ``1,234`` is refused as ambiguous, with the example.
+        Excel's first line ``sep=;`` names the separator (the line is dropped). A comma-separated file cannot carry
         decimal-comma numbers unambiguously; quoted ones (``"1,5"``) are rejected with an error
         that names the decimal comma. CR-only and CRLF line endings are accepted (every ``\\r`` becomes a
         line break, as pandas' reader treats it). Encoding: UTF-8 (with or without its byte-order mark),
-        UTF-16 or UTF-32 with a byte-order mark, else latin-1.
+        UTF-16 or UTF-32 with a byte-order mark, else latin-1; encoding damage is refused, named
+        (:func:`engine.datasets.guard.check_encoding`, :func:`engine.datasets.guard.check_names`), and so are
+        rows over 20,000 fields, fields over 131,072 characters and numbers over 160 digits, checked on the
+        raw bytes before parsing (:func:`engine.datasets.guard.check_raw_limits`).
 
     Returns
     -------
@@ -437,7 +571,7 @@ def read_csv_upload(
         raise ValueError(f"sep must be one of ',', ';', '\\t' (or None to sniff), got {sep!r}")
 
     raw, filename = _read_source(source, max_bytes)
-    text = _decode(raw)
+    text, sep, _ = _load_text(raw, sep)
     delim, names = _parse_header(text, sep)
 
     try:
@@ -459,10 +593,11 @@ def read_csv_upload(
         try:
             alt = pd.read_csv(io.StringIO(text), sep=delim, header=0, names=names, index_col=False,
                               skip_blank_lines=True, skipinitialspace=True, decimal=",")
-            if n_text(alt) < n_text(frame):
-                frame = alt
         except (pd.errors.ParserError, ValueError, csv.Error):  # pragma: no cover - the first parse succeeded
-            pass
+            alt = None
+        if alt is not None and n_text(alt) < n_text(frame):
+            _check_thousands(frame, alt, delim)
+            frame = alt
     if len(frame) == 0:
         raise ValueError(f"the file has a header ({len(names)} columns) but no data rows; need at least 2 rows")
     if len(frame) == 1:

@@ -130,25 +130,30 @@ def read_text_csv(source, *, text_column: str | None = None, label_column: str |
     (40, ['neg', 'pos'], [1, 0])
     """
     import io
+    import warnings
 
-    from engine.datasets.upload import _decode, _parse_header, _read_source
+    from engine.datasets.upload import _DELIM_NAMES, _load_text, _parse_header, _read_source
 
     raw, _ = _read_source(source, int(max_bytes))
-    try:
-        raw.decode("utf-8-sig")
-        encoding = "utf-8"
-    except UnicodeDecodeError:
-        encoding = "latin-1"
-    text = _decode(raw)
-    delim, names = _parse_header(text, None)
+    text, sep, encoding = _load_text(raw, None, digits=False)  # limits, encoding damage, JSON, Excel's sep= line
+    encoding = "utf-8" if encoding != "latin-1" else "latin-1"
+    delim, names = _parse_header(text, sep)
     tcol = _pick(names, _TEXT_NAMES, text_column, "text")
     lcol = _pick(names, _LABEL_NAMES, label_column, "label")
     if tcol == lcol:
         raise ValueError(f"the text and the label column are both {tcol!r}; choose two different columns")
+    quote_hint = (f"a text that contains the separator {_DELIM_NAMES[delim]} must be in double quotes, like "
+                  f'"Good{delim if delim != chr(9) else ","} but slow"{delim}pos (a quote inside a quoted text is '
+                  'written twice: "")')
+    _check_fields(text, delim, names, quote_hint)
     try:
-        df = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (pd.errors.ParserError, csv_error()) as exc:
-        raise ValueError(f"the file could not be parsed as CSV: {exc}") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas drops the extra fields of a long row
+            df = pd.read_csv(io.StringIO(text), sep=delim, header=0, names=names, dtype=str, keep_default_na=False,
+                             skipinitialspace=True, index_col=False)
+    except (pd.errors.ParserError, pd.errors.ParserWarning, csv_error()) as exc:
+        raise ValueError(f"the file could not be read as {_DELIM_NAMES[delim]}-separated CSV "
+                         f"({type(exc).__name__}); check its quotes: {quote_hint}") from None
     n = len(df)
     if n > max_rows:
         raise ValueError(f"the file has {n} rows; at most {max_rows} are accepted (encoding time grows with the rows)")
@@ -177,6 +182,26 @@ def read_text_csv(source, *, text_column: str | None = None, label_column: str |
         raise ValueError(f"too few rows of class {', '.join(few)}; every class needs at least {min_per_class} rows "
                          "for the stratified train / validation / test split")
     return TextDataset(texts.tolist(), codes, classes, tcol, lcol, encoding)
+
+
+def _check_fields(text: str, delim: str, names, quote_hint: str) -> None:
+    """Every row must have one field per column: a text with an unquoted separator is refused, never cut.
+
+    (pandas would take the extra leading fields of such rows as an index and drop them silently.)
+    """
+    import csv
+    import io
+
+    try:
+        records = csv.reader(io.StringIO(text), delimiter=delim)
+        rows = [i for i, r in enumerate((r for r in records if r and not (len(r) == 1 and not r[0].strip())))
+                if i and len(r) != len(names)]
+    except csv.Error as exc:
+        raise ValueError(f"the file is not valid CSV ({str(exc).split(' - ')[0]}); check its quotes: {quote_hint}") from None
+    if rows:
+        more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+        raise ValueError(f"{len(rows)} row(s) do not have {len(names)} fields, one per column (data row"
+                         f"{'s' if len(rows) > 1 else ''} {', '.join(str(i) for i in rows[:5])}{more}); {quote_hint}")
 
 
 def csv_error():

@@ -143,6 +143,10 @@ def _response_bound_rows(y: np.ndarray, n, eta) -> float:
     _, n_, eta_ = _check_dn_eta(1, n, eta)
     m2 = float(np.add.reduce(y * y)) / y.size
     if m2 <= 0:
+        if y.size == 1:  # one public row: its label minus the public mean (itself) is 0
+            raise ValueError("n_pub = 1: one public row gives no public spread of the response (its label, centred by "
+                             "the public mean, is 0, so the response bound B_y would be 0); use n_pub >= 2, or pass "
+                             "response_bound=<float>")
         raise ValueError("y_pub is all zero, so the public response bound B_y would be 0; pass response_bound=<float>")
     return math.sqrt(m2 * (1.0 + math.log(2.0 * n_ / eta_)))
 

@@ -70,6 +70,11 @@ __all__ = [
     "PSD_RTOL",
     "VARIANCE_RTOL",
     "FORMAT",
+    "MAX_MOMENTS_BYTES",
+    "MAX_MOMENT_COLUMNS",
+    "MAX_N_PUB",
+    "MAX_MEAN_ABS",
+    "MAX_MOMENT_ABS",
     "UnspannedWarning",
     "PublicInfo",
     "moment_from_matrix",
@@ -101,6 +106,18 @@ PSD_RTOL = 1e-8
 VARIANCE_RTOL = 1e-10
 #: The ``format`` tag of a moments file.
 FORMAT = "pmt-public-moments"
+#: Largest accepted moments file (bytes; 1,000 columns of 17-digit numbers take about 18 MB as CSV).
+MAX_MOMENTS_BYTES = 24 * 2**20
+#: Most columns in a moments file.
+MAX_MOMENT_COLUMNS = 1000
+#: Longest column name in a moments file (characters).
+MAX_NAME_CHARS = 200
+#: Accepted public sample sizes: an integer ``d + 1 < n_pub <= MAX_N_PUB``.
+MAX_N_PUB = 10**9
+#: Largest accepted magnitude of a mean entry and of a second-moment / covariance entry (squares of values
+#: up to 1e50 stay far inside float64's range through the whitening's products).
+MAX_MEAN_ABS = 1e50
+MAX_MOMENT_ABS = 1e100
 
 
 class UnspannedWarning(UserWarning):
@@ -207,6 +224,10 @@ def _finite_matrix(M, name, p=None):
         raise ValueError(f"{name} is {A.shape[0]} x {A.shape[1]} but there are {p} column names; they must match")
     if not np.all(np.isfinite(A)):
         raise ValueError(f"{name} contains NaN or infinite entries; all entries must be finite")
+    big = float(np.max(np.abs(A))) if A.size else 0.0
+    if big > MAX_MOMENT_ABS:
+        raise ValueError(f"{name} has an entry of magnitude {big:.3g}; accepted are |entry| <= {MAX_MOMENT_ABS:g} "
+                         "(rescale the columns)")
     return A
 
 
@@ -309,17 +330,27 @@ class PublicInfo:
         p = len(cols)
         if isinstance(n_pub, bool) or not isinstance(n_pub, (int, np.integer)) and not (
                 isinstance(n_pub, float) and float(n_pub).is_integer()):
-            raise ValueError(f"n_pub must be an integer, got {n_pub!r}")
+            raise ValueError(f"n_pub must be an integer with {p + 1} < n_pub <= {MAX_N_PUB:,}, got {str(n_pub)[:40]!r}")
+        if isinstance(n_pub, float) and not abs(n_pub) <= MAX_N_PUB:
+            raise ValueError(f"n_pub must be an integer with {p + 1} < n_pub <= {MAX_N_PUB:,}, got {n_pub!r}")
         m = int(n_pub)
+        if m > MAX_N_PUB:
+            raise ValueError(f"n_pub must be an integer with {p + 1} < n_pub <= {MAX_N_PUB:,}, got {m:.3g}")
         if m <= p + 1:
             raise ValueError(f"n_pub must be > d = {p + 1} (the {p} columns plus the intercept) for a usable public "
                              f"moment, got n_pub={m}")
-        mu = np.asarray(mean, dtype=float).ravel() if mean is not None else None
+        try:
+            mu = np.asarray(mean, dtype=float).ravel() if mean is not None else None
+        except (TypeError, ValueError):
+            raise ValueError(f"mean must be a list of {p} numbers (one per column)") from None
         if mu is None or mu.shape[0] != p:
             raise ValueError(f"mean must have one entry per column ({p}), got "
                              f"{None if mu is None else mu.shape[0]}")
         if not np.all(np.isfinite(mu)):
             raise ValueError("mean contains NaN or infinite entries")
+        if np.any(np.abs(mu) > MAX_MEAN_ABS):
+            raise ValueError(f"mean has an entry of magnitude {float(np.max(np.abs(mu))):.3g}; accepted are "
+                             f"|mean| <= {MAX_MEAN_ABS:g} (rescale the columns)")
         if (second_moment is None) == (covariance is None):
             raise ValueError("give exactly one of second_moment (uncentered E[x x^T]) or covariance")
         if covariance is not None:
@@ -446,10 +477,13 @@ class PublicInfo:
         extra = [c for c in self.columns if c not in want]
         if missing or extra:
             parts = []
+            def names(v):
+                return str(v) if len(v) <= 8 else str(v[:8])[:-1] + f", ... ({len(v)} in all)]"
+
             if missing:
-                parts.append(f"missing from the public information: {missing}")
+                parts.append(f"missing from the public information: {names(missing)}")
             if extra:
-                parts.append(f"not in the private data: {extra}")
+                parts.append(f"not in the private data: {names(extra)}")
             raise ValueError(f"the public columns do not match the private columns ({'; '.join(parts)})")
         if want == self.columns:
             return self
@@ -502,31 +536,126 @@ class PublicInfo:
         path = os.fspath(path)
         name = os.path.basename(path)
         try:
-            with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read()
+            size = os.path.getsize(path)
+            if size > MAX_MOMENTS_BYTES:
+                raise ValueError(f"moments file {name!r}: the file is {size / 2**20:.1f} MB; at most "
+                                 f"{MAX_MOMENTS_BYTES // 2**20} MB are accepted")
+            with open(path, "rb") as fh:
+                data = fh.read()
         except OSError as exc:
             raise ValueError(f"cannot read the moments file {path}: {exc.strerror or exc}") from None
+        return cls.from_bytes(data, name)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "moments") -> "PublicInfo":
+        """Read and validate a moments file from its bytes, in memory (the page's upload; :meth:`load` reads a path).
+
+        Checked before parsing: the size (:data:`MAX_MOMENTS_BYTES`), UTF-8 text, bracket depth, value length and
+        digits (:func:`engine.datasets.guard.check_raw_limits`); then the structure and types (a list of
+        :data:`MAX_MOMENT_COLUMNS` or fewer unique names of up to :data:`MAX_NAME_CHARS` characters, numbers where
+        numbers belong, no NaN or Infinity), everything :meth:`from_moments` checks (finite, magnitudes, symmetric,
+        positive semi-definite, ``n_pub`` an integer in ``(d + 1, MAX_N_PUB]``), and that PMT can whiten with it.
+
+        Raises
+        ------
+        ValueError
+            One message of at most :data:`engine.datasets.guard.MAX_MESSAGE_CHARS` characters, starting with
+            ``moments file '<name>':``.
+        """
+        from engine.datasets.guard import bounded
+
         try:
-            if path.lower().endswith(".json") or text.lstrip().startswith("{"):
-                return cls._from_json(text, name)
-            return cls._from_csv(text, name)
+            info = cls._from_bytes(bytes(data), str(name))
         except ValueError as exc:
-            raise ValueError(f"moments file {name}: {exc}") from None
+            raise ValueError(bounded(f"moments file {name}: {exc}")) from None
+        return info
+
+    @classmethod
+    def _from_bytes(cls, data: bytes, name: str) -> "PublicInfo":
+        from engine.datasets.guard import check_encoding, check_raw_limits
+
+        if len(data) > MAX_MOMENTS_BYTES:
+            raise ValueError(f"the file is {len(data) / 2**20:.1f} MB; at most {MAX_MOMENTS_BYTES // 2**20} MB are "
+                             "accepted")
+        if not data.strip():
+            raise ValueError("the file is empty")
+        if b"\x00" in data:
+            raise ValueError("the file is binary (it contains NUL bytes), not JSON or CSV text; save it as UTF-8")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the file is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x}); save it as "
+                             "UTF-8") from None
+        is_json = name.lower().endswith(".json") or text.lstrip().startswith(("{", "["))
+        check_raw_limits(data, json=is_json)
+        check_encoding(data, text, "utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        info = cls._from_json(text, name) if is_json else cls._from_csv(text, name)
+        for c in info.columns:
+            if len(c) > MAX_NAME_CHARS or not c.strip():
+                raise ValueError(f"column name {c[:40]!r}{'...' if len(c) > 40 else ''} ({len(c)} characters): names "
+                                 f"must be non-empty and at most {MAX_NAME_CHARS} characters")
+        try:  # PMT's whitening, now, so that a file accepted here never fails at compute
+            with np.errstate(all="raise"), warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                pm = info.public_moment()
+                if not all(np.all(np.isfinite(a)) for a in (pm.Sigma_pub_inv_sqrt, pm.Sigma_pub_sqrt, pm.Sigma_pub_inv)):
+                    raise FloatingPointError("non-finite whitening")
+        except (np.linalg.LinAlgError, FloatingPointError, RuntimeWarning, ArithmeticError) as exc:
+            raise ValueError(f"PMT cannot whiten with this moment ({type(exc).__name__}): check its scale and that it "
+                             "is the second moment of real rows") from None
+        return info
 
     @classmethod
     def _from_json(cls, text, name):
+        def no_constant(c):
+            raise ValueError(f"{c} is not a number JSON allows; all entries must be finite numbers")
+
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, parse_constant=no_constant)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise ValueError(f"not valid JSON: it breaks at line {exc.lineno}, column {exc.colno} (character "
+                             f"{exc.pos:,} of {len(text):,}); a moments file is the JSON object that python -m engine "
+                             "pmt-moments writes") from None
+        except RecursionError:  # pragma: no cover - the raw depth check refuses deep files first
+            raise ValueError("the JSON nests too deep") from None
         if not isinstance(obj, dict):
             raise ValueError("the JSON must be an object with columns, n_pub, mean and second_moment or covariance")
         missing = [k for k in ("columns", "n_pub", "mean") if k not in obj]
         if missing:
             raise ValueError(f"missing field(s) {missing}")
-        return cls.from_moments(columns=obj["columns"], n_pub=obj["n_pub"], mean=obj["mean"],
-                                second_moment=obj.get("second_moment"), covariance=obj.get("covariance"),
-                                ddof=obj.get("ddof", 1), source=name)
+        kind = [k for k in ("second_moment", "covariance") if obj.get(k) is not None]
+        if len(kind) != 1:
+            raise ValueError("give exactly one of second_moment (uncentered E[x x^T]) or covariance")
+        cols = obj["columns"]
+        if not isinstance(cols, list) or not cols or not all(isinstance(c, str) for c in cols):
+            raise ValueError(f"columns must be a non-empty list of names (strings), got {type(cols).__name__}")
+        if len(cols) > MAX_MOMENT_COLUMNS:
+            raise ValueError(f"{len(cols):,} columns; at most {MAX_MOMENT_COLUMNS:,} are accepted")
+        p = len(cols)
+
+        def number(v):
+            return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+        n_pub = obj["n_pub"]
+        if not number(n_pub):
+            raise ValueError(f"n_pub must be an integer (the public sample size), got a {type(n_pub).__name__}")
+        mean = obj["mean"]
+        if not isinstance(mean, list) or len(mean) != p or not all(number(v) for v in mean):
+            raise ValueError(f"mean must be a list of {p} numbers (one per column)")
+        M = obj[kind[0]]
+        if not (isinstance(M, list) and len(M) == p and all(isinstance(r, list) and len(r) == p for r in M)
+                and all(number(v) for r in M for v in r)):
+            raise ValueError(f"{kind[0]} must be a list of {p} rows of {p} numbers (one per column)")
+        ddof = obj.get("ddof", 1)
+        if ddof not in (0, 1) or isinstance(ddof, bool):
+            raise ValueError(f"ddof must be 0 or 1, got {str(ddof)[:20]!r}")
+        try:
+            return cls.from_moments(columns=cols, n_pub=n_pub, mean=mean, ddof=int(ddof), source=name,
+                                    **{kind[0]: M})
+        except OverflowError:
+            raise ValueError("a number is beyond float64's range") from None
 
     @classmethod
     def _from_csv(cls, text, name):
@@ -536,7 +665,9 @@ class PublicInfo:
         head = [c.strip() for c in rows[0]]
         kind, cols = head[0].lower(), head[1:]
         if kind not in ("second_moment", "covariance"):
-            raise ValueError(f"the first header cell must be 'second_moment' or 'covariance', got {head[0]!r}")
+            raise ValueError(f"the first header cell must be 'second_moment' or 'covariance', got {head[0][:40]!r}")
+        if len(cols) > MAX_MOMENT_COLUMNS:
+            raise ValueError(f"{len(cols):,} columns; at most {MAX_MOMENT_COLUMNS:,} are accepted")
         body = {r[0].strip(): r[1:] for r in rows[1:]}
 
         def nums(label):
@@ -546,9 +677,9 @@ class PublicInfo:
             try:
                 out = [float(v) for v in vals[:len(cols)]]
             except ValueError:
-                raise ValueError(f"row {label!r} has a non-numeric entry") from None
+                raise ValueError(f"row {label[:40]!r} has a non-numeric entry") from None
             if len(out) != len(cols):
-                raise ValueError(f"row {label!r} has {len(out)} values for {len(cols)} columns")
+                raise ValueError(f"row {label[:40]!r} has {len(out)} values for {len(cols)} columns")
             return out
 
         if "n_pub" not in body or not body["n_pub"] or not body["n_pub"][0].strip():
@@ -556,7 +687,7 @@ class PublicInfo:
         try:
             n_pub = float(body["n_pub"][0])
         except ValueError:
-            raise ValueError(f"n_pub must be an integer, got {body['n_pub'][0]!r}") from None
+            raise ValueError(f"n_pub must be an integer, got {body['n_pub'][0][:40]!r}") from None
         M = [nums(c) for c in cols]
         kw = {kind: M}
         return cls.from_moments(columns=cols, n_pub=int(n_pub) if n_pub.is_integer() else n_pub,
