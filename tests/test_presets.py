@@ -13,14 +13,14 @@ from engine.datasets import load_dataset
 from engine.figures.pmt import headline_table
 from engine.figures.verdict import pmt_verdict
 from ui import pmt_compute as C
-from ui.presets import PRESETS, markdown_links
+from ui.presets import PRESETS, html_links, markdown_links
 from ui.state import DEFAULTS, URL_CODEC
 
 BY_KEY = {p.key: p for p in PRESETS}
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _view(preset, **override):
+def _view(preset, metric=None, **override):
     state = {**DEFAULTS, "data": "ccpp", "synthetic_kappa": 1e3}
     for k, v in preset.params.items():
         state[k] = URL_CODEC[k][0](v)
@@ -29,7 +29,7 @@ def _view(preset, **override):
     ds = load_dataset("synthetic", kappa=spec["synthetic_kappa"]) if spec["data"] == "synthetic" else load_dataset(spec["data"])
     prep = C.prepare(ds, standardize=spec["standardize"], n_pub=spec["n_pub"], split_seed=spec["split_seed"])
     frame = C.sweep(prep, C.sweep_spec(spec, "epsilon", [spec["epsilon"]]))
-    head = headline_table(frame, metric=spec.get("metric", "l2_error"), epsilon=spec["epsilon"])
+    head = headline_table(frame, metric=metric or spec.get("metric", "l2_error"), epsilon=spec["epsilon"])
     return spec, prep, {m: float(v) for m, v in zip(head["method"], head["median"])}, head
 
 
@@ -42,8 +42,11 @@ def test_every_preset_is_a_valid_link_and_is_listed():
             # raises on a value the page would ignore (each page's own link codec)
             URL_CODEC[k][0](v) if p.page == "pmt" else NVDP_URL[k][1](v)
         assert f"(/{p.url})" in markdown_links()
+        # the page's story links open in the same tab, presenter mode carried when on
+        assert f'href="/{p.url.replace("&", "&amp;")}" target="_self"' in html_links()
+        assert "presenter=1" in html_links([p.key], presenter=True) and "presenter" not in html_links([p.key])
     home, learn = (ROOT / "pages" / "home.py").read_text(), (ROOT / "pages" / "learn.py").read_text()
-    assert "markdown_links()" in home  # Home lists every preset; each is linked from a Learn lesson too
+    assert "html_links(presenter=presenter_on())" in home  # Home lists every preset; each is linked from a Learn lesson too
     assert all(f'"{p.key}"' in learn for p in PRESETS), [p.key for p in PRESETS if f'"{p.key}"' not in learn]
 
 
@@ -84,7 +87,10 @@ def test_why_conditioning_matters():
 def test_what_epsilon_costs_in_accuracy():
     _, _, low, _ = _view(BY_KEY["epsilon_cost"])
     _, _, high, _ = _view(BY_KEY["epsilon_cost"], epsilon=10.0)
-    assert low["PMT"] > 10 * high["PMT"], (low, high)
+    assert low["PMT"] > 10 * high["PMT"], (low, high)  # L2: "more than ten"
+    _, _, low_r, _ = _view(BY_KEY["epsilon_cost"], metric="rmse")
+    _, _, high_r, _ = _view(BY_KEY["epsilon_cost"], epsilon=10.0, metric="rmse")
+    assert 2.5 < low_r["PMT"] / high_r["PMT"] < 4.0, (low_r, high_r)  # RMSE: "only by about three"
 
 
 def test_when_pmt_beats_the_private_only_baselines():

@@ -97,6 +97,12 @@ def page_style(presenter: bool) -> None:
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
 
+#: The presenter-mode page menu (the sidebar is hidden): (page file, label).
+PAGE_MENU = (("pages/home.py", "Home"), ("pages/data.py", "Data"), ("pages/pmt.py", "PMT regression"),
+             ("pages/nvdp.py", "NVDP embeddings"), ("pages/learn.py", "Learn (class plan)"),
+             ("pages/about.py", "About / reproduce"))
+
+
 def page_header(title: str, url_problems) -> bool:
     """Draw the page title with the presenter switch, apply :func:`page_style`, show the link's problems.
 
@@ -112,13 +118,19 @@ def page_header(title: str, url_problems) -> bool:
     bool
         Whether presenter mode is on (session key ``presenter``).
     """
-    head_l, head_r = st.columns([5, 1], vertical_alignment="center")
+    on = bool(st.session_state.get("presenter", False))
+    head_l, head_m, head_r = st.columns([5, 1, 1] if on else [5, 0.01, 1], vertical_alignment="center")
     with head_l:
         st.title(title)
     with head_r:
         st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
-                  "text, the numbers and the figures for a room.", **persist("presenter"))
+                  "text, the numbers and the figures for a room. It travels with links (presenter=1).",
+                  **persist("presenter"))
     presenter = bool(st.session_state.get("presenter", False))
+    if presenter:  # the sidebar is hidden in presenter mode: the pages stay one click away
+        with head_m, st.popover("Pages", icon=":material/menu:"):
+            for path, label in PAGE_MENU:
+                st.page_link(path, label=label)
     page_style(presenter)
     for msg in url_problems:
         st.warning(msg, icon=":material/link_off:")
