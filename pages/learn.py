@@ -101,7 +101,10 @@ DELTA_OPTIONS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-8]
 DELTA_DEFAULT = ss.get("delta", 1e-5) if ss.get("delta", 1e-5) in DELTA_OPTIONS else 1e-5
 
 # --------------------------------------------------------------------------------------------
-st.title("Learn: the ideas behind the explorer")
+from ui import class_mode  # noqa: E402
+from ui.layout import page_header  # noqa: E402
+
+presenter = page_header("Learn: the ideas behind the explorer", [])  # presenter switch, sizes and page menu
 st.markdown(
     "Five short lessons, one idea each. Move the sliders: every figure is computed live with the same "
     "code the explorer uses. Words used on this page: **DP** = differential privacy; **GDP** = Gaussian "
@@ -114,6 +117,12 @@ st.markdown(
 #: computes one lesson's figure, not five (the Renyi lesson alone needs the NVDP closed forms).
 LESSON_TABS = ("1 · epsilon and delta", "2 · Many releases", "3 · The truncation dilemma",
                "4 · Why conditioning matters", "5 · Renyi divergence and clipping")
+_linked = class_mode.lesson_from_link(len(LESSON_TABS))  # learn?lesson=N (the class plan's links)
+if _linked is not None:
+    ss["learn_tab"] = LESSON_TABS[_linked - 1]
+with st.expander(f"Class plan: {class_mode.plan_minutes()} minutes, lessons and stories in order", expanded=presenter):
+    st.markdown(class_mode.plan_html([t.split(" · ", 1)[1] for t in LESSON_TABS], presenter=presenter),
+                unsafe_allow_html=True)
 tabs = st.tabs(list(LESSON_TABS), key="learn_tab", on_change="rerun")
 
 # ============================================================================================
