@@ -64,6 +64,12 @@ CHIPS_CSS = (" [data-testid='stMultiSelectTagsContainer'], [data-testid='stMulti
 #: The verdict's box (``st.container(key="verdict_<tone>", border=True)``, :func:`ui.verdict.show`): a tighter padding,
 #: so that the verdict, the headline numbers and the main figure share the first screen.
 VERDICT_CSS = " [class*='st-key-verdict_'] {padding: 0.55rem 0.9rem !important;}"
+#: The result follows the hand: on a wide screen the verdict's box (its sentence names the winner and its number)
+#: sticks under Streamlit's 60 px header while any of the results column is on screen, so a control changed far
+#: down the left column still shows the new verdict beside it. On the theme's white (.streamlit/config.toml), so
+#: the figure scrolls under it. Phones stack the columns (results first): no stickiness there.
+STICKY_CSS = (" @media (min-width: 641px) {[class*='st-key-verdict_'] {position: sticky; top: 60px; z-index: 4;"
+              " background-color: #FFFFFF;}}")
 #: Presenter mode, for a room: the sidebar is hidden (the page's own controls stay; switching presenter off
 #: brings it back), the tabs wrap onto a second line instead of hiding behind a scroll arrow, and a picker's
 #: chosen value wraps instead of being cut ("L2 estimation (").
@@ -90,7 +96,7 @@ def page_style(presenter: bool) -> None:
            " {flex-direction: column-reverse;}} "
            "[data-testid='stMainBlockContainer'], .block-container {padding-top: 2.6rem; padding-bottom: 3rem;}"
            " h1 {font-size: 2rem !important; padding: 0.1rem 0 0.3rem 0 !important;}"
-           + PHONE_CSS + CHIPS_CSS + VERDICT_CSS)
+           + PHONE_CSS + CHIPS_CSS + VERDICT_CSS + STICKY_CSS)
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
         css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}" + PRESENTER_CSS
