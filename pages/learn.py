@@ -87,6 +87,10 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 
 def _chart(fig, key):
+    if st.session_state.get("presenter"):  # for a room: every text of the figure at least 16 px
+        from ui.layout import presenter_fonts
+
+        presenter_fonts(fig)
     st.plotly_chart(fig, width="stretch", key=key,
                     config={"toImageButtonOptions": {"format": "png", "scale": 2}, "displaylogo": False})
 
@@ -102,10 +106,11 @@ DELTA_DEFAULT = ss.get("delta", 1e-5) if ss.get("delta", 1e-5) in DELTA_OPTIONS 
 
 # --------------------------------------------------------------------------------------------
 from ui import class_mode  # noqa: E402
-from ui.layout import page_header  # noqa: E402
+from ui.layout import LESSON_TITLES, page_header  # noqa: E402
 
 presenter = page_header("Learn: the ideas behind the explorer", [])  # presenter switch, sizes and page menu
-st.markdown(
+_intro = st.container(key="teach_learn_intro")  # hidden in presenter mode (ui.layout.page_style)
+_intro.markdown(
     "Five short lessons, one idea each. Move the sliders: every figure is computed live with the same "
     "code the explorer uses. Words used on this page: **DP** = differential privacy; **GDP** = Gaussian "
     "differential privacy; **PMT** = public-moment-guided truncation (the regression method); **NVDP** = "
@@ -115,13 +120,12 @@ st.markdown(
 
 #: The lessons' tab labels. Only the open tab is built (``on_change="rerun"`` tracks it): a first visit
 #: computes one lesson's figure, not five (the Renyi lesson alone needs the NVDP closed forms).
-LESSON_TABS = ("1 · epsilon and delta", "2 · Many releases", "3 · The truncation dilemma",
-               "4 · Why conditioning matters", "5 · Renyi divergence and clipping")
+LESSON_TABS = tuple(f"{i} · {t}" for i, t in enumerate(LESSON_TITLES, 1))
 _linked = class_mode.lesson_from_link(len(LESSON_TABS))  # learn?lesson=N (the class plan's links)
 if _linked is not None:
     ss["learn_tab"] = LESSON_TABS[_linked - 1]
-with st.expander(f"Class plan: {class_mode.plan_minutes()} minutes, lessons and stories in order", expanded=presenter):
-    st.markdown(class_mode.plan_html([t.split(" · ", 1)[1] for t in LESSON_TABS], presenter=presenter),
+with _intro.expander(f"Class plan: {class_mode.plan_minutes()} minutes, lessons and stories in order"):
+    st.markdown(class_mode.plan_html(LESSON_TITLES, presenter=False),
                 unsafe_allow_html=True)
 tabs = st.tabs(list(LESSON_TABS), key="learn_tab", on_change="rerun")
 

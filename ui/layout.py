@@ -18,11 +18,15 @@ from ui.state import persist
 
 #: Root font size in presenter mode (px; Streamlit's default is 16).
 PRESENTER_ROOT_PX = 20
+#: ... on a short screen (a 1280 x 720 projector): the verdict and the main figure must start on it.
+PRESENTER_SHORT_ROOT_PX = 17
 
 #: Height (px) of the PMT page's main figure: normal mode, presenter mode. The verdict, the headline and the whole
 #: figure fit the first screen at 1440 x 900 (tests/test_browser_demo.py); presenter mode's figure is wider (no
 #: sidebar) and its text larger, so it is a little lower.
-FIGURE_HEIGHT = {False: 370, True: 345}
+FIGURE_HEIGHT = {False: 370, True: 300}
+#: Smallest text (px) of a figure in presenter mode: titles, ticks, legend and annotations (for the back of a room).
+PRESENTER_FIGURE_PX = 16
 #: The NVDP page's main figure: its verdict and two rows of numbers come first, and the figure must still end
 #: on the first screen at 1440 x 900 (tests/test_browser_demo.py).
 NVDP_FIGURE_HEIGHT = {False: 310, True: 330}
@@ -85,6 +89,19 @@ PRESENTER_CSS = (" [data-testid='stSidebar'], [data-testid='stSidebarCollapsedCo
                  " {height: auto !important; max-height: none !important;}")
 
 
+def presenter_fonts(fig, size: int = PRESENTER_FIGURE_PX):
+    """``fig`` with every text at least ``size`` px (layout, axis ticks and titles, legend, annotations, title);
+    returns ``fig``. For presenter mode."""
+    fig.update_layout(font=dict(size=size), legend=dict(font=dict(size=size)))
+    fig.update_xaxes(tickfont=dict(size=size), title_font=dict(size=size))
+    fig.update_yaxes(tickfont=dict(size=size), title_font=dict(size=size))
+    fig.update_annotations(font_size=size)
+    title_size = fig.layout.title.font.size
+    if title_size is not None and title_size < size:
+        fig.update_layout(title_font_size=size)
+    return fig
+
+
 def page_style(presenter: bool) -> None:
     """Inject the compact-top CSS (and the presenter font size).
 
@@ -99,9 +116,14 @@ def page_style(presenter: bool) -> None:
            + PHONE_CSS + CHIPS_CSS + VERDICT_CSS + STICKY_CSS)
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
-        css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}" + PRESENTER_CSS
+        css += (f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}"
+                f" @media (max-height: 760px) {{html {{font-size: {PRESENTER_SHORT_ROOT_PX}px;}}}}" + PRESENTER_CSS)
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
+
+#: The Learn page's lesson titles, in order (the class plan's links name them).
+LESSON_TITLES = ("epsilon and delta", "Many releases", "The truncation dilemma", "Why conditioning matters",
+                 "Renyi divergence and clipping")
 
 #: The presenter-mode page menu (the sidebar is hidden): (page file, label).
 PAGE_MENU = (("pages/home.py", "Home"), ("pages/data.py", "Data"), ("pages/pmt.py", "PMT regression"),
@@ -125,7 +147,7 @@ def page_header(title: str, url_problems) -> bool:
         Whether presenter mode is on (session key ``presenter``).
     """
     on = bool(st.session_state.get("presenter", False))
-    head_l, head_m, head_r = st.columns([5, 1, 1] if on else [5, 0.01, 1], vertical_alignment="center")
+    head_l, head_m, head_r = st.columns([4, 1, 1.5] if on else [5, 0.01, 1], vertical_alignment="center")
     with head_l:
         st.title(title)
     with head_r:
@@ -137,6 +159,10 @@ def page_header(title: str, url_problems) -> bool:
         with head_m, st.popover("Pages", icon=":material/menu:"):
             for path, label in PAGE_MENU:
                 st.page_link(path, label=label)
+            from ui.class_mode import plan_html, plan_minutes
+
+            st.markdown(f"**Class plan ({plan_minutes()} minutes)**\n" + plan_html(LESSON_TITLES, presenter=True),
+                        unsafe_allow_html=True)
     page_style(presenter)
     for msg in url_problems:
         st.warning(msg, icon=":material/link_off:")
