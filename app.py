@@ -7,11 +7,13 @@ engine and draw what it returns.
 
 import streamlit as st
 
+from ui import class_mode
 from ui.data_choice import note_url_upload
 from ui.state import init_state, settings_summary
 
-st.set_page_config(page_title="Privacy-utility explorer", page_icon=":material/shield_lock:", layout="wide")
+st.set_page_config(page_title="Privacy-utility explorer", page_icon="🛡️", layout="wide")
 init_state()
+class_mode.load()  # ?presenter=1 in a link: presenter mode for this session (ui.class_mode)
 note_url_upload()  # a reload or link naming an upload this session does not hold: the pages say it is gone
 st.session_state.pop("_computed_on", None)  # set again by the page that computes (the sidebar names it)
 

@@ -3,7 +3,8 @@
 import streamlit as st
 
 from engine.nvdp.claims import home_clipping_sentence
-from ui.presets import markdown_links
+from ui.class_mode import on as presenter_on
+from ui.presets import html_links
 from ui.state import ensure_frame
 
 ensure_frame()
@@ -49,7 +50,8 @@ with right:
                "with a progress bar and a time estimate.")
 
 st.subheader("Stories for a class or a room")
-st.markdown("Each link opens a view that makes one point (and can be shared as it is):\n" + markdown_links())
+st.markdown("Each link opens a view that makes one point (and can be shared as it is):\n"
+            + html_links(presenter=presenter_on()), unsafe_allow_html=True)
 
 st.subheader("What each page is for")
 st.markdown(

@@ -11,7 +11,8 @@ import numpy as np
 import streamlit as st
 
 from engine.figures import lessons
-from ui.presets import markdown_links
+from ui.class_mode import on as presenter_on
+from ui.presets import html_links
 from engine.privacy import gdp_mu
 from ui.layout import warm_browser_code
 from ui.state import ensure_frame
@@ -86,6 +87,10 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 
 def _chart(fig, key):
+    if st.session_state.get("presenter"):  # for a room: every text of the figure at least 16 px
+        from ui.layout import presenter_fonts
+
+        presenter_fonts(fig)
     st.plotly_chart(fig, width="stretch", key=key,
                     config={"toImageButtonOptions": {"format": "png", "scale": 2}, "displaylogo": False})
 
@@ -100,8 +105,12 @@ DELTA_OPTIONS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-8]
 DELTA_DEFAULT = ss.get("delta", 1e-5) if ss.get("delta", 1e-5) in DELTA_OPTIONS else 1e-5
 
 # --------------------------------------------------------------------------------------------
-st.title("Learn: the ideas behind the explorer")
-st.markdown(
+from ui import class_mode  # noqa: E402
+from ui.layout import LESSON_TITLES, page_header  # noqa: E402
+
+presenter = page_header("Learn: the ideas behind the explorer", [])  # presenter switch, sizes and page menu
+_intro = st.container(key="teach_learn_intro")  # hidden in presenter mode (ui.layout.page_style)
+_intro.markdown(
     "Five short lessons, one idea each. Move the sliders: every figure is computed live with the same "
     "code the explorer uses. Words used on this page: **DP** = differential privacy; **GDP** = Gaussian "
     "differential privacy; **PMT** = public-moment-guided truncation (the regression method); **NVDP** = "
@@ -111,8 +120,13 @@ st.markdown(
 
 #: The lessons' tab labels. Only the open tab is built (``on_change="rerun"`` tracks it): a first visit
 #: computes one lesson's figure, not five (the Renyi lesson alone needs the NVDP closed forms).
-LESSON_TABS = ("1 · epsilon and delta", "2 · Many releases", "3 · The truncation dilemma",
-               "4 · Why conditioning matters", "5 · Renyi divergence and clipping")
+LESSON_TABS = tuple(f"{i} · {t}" for i, t in enumerate(LESSON_TITLES, 1))
+_linked = class_mode.lesson_from_link(len(LESSON_TABS))  # learn?lesson=N (the class plan's links)
+if _linked is not None:
+    ss["learn_tab"] = LESSON_TABS[_linked - 1]
+with _intro.expander(f"Class plan: {class_mode.plan_minutes()} minutes, lessons and stories in order"):
+    st.markdown(class_mode.plan_html(LESSON_TITLES, presenter=False),
+                unsafe_allow_html=True)
 tabs = st.tabs(list(LESSON_TABS), key="learn_tab", on_change="rerun")
 
 # ============================================================================================
@@ -149,8 +163,8 @@ def _lesson_1() -> None:
          "epsilon to 8: an attacker tolerating 5 % false alarms now catches about half of the members "
          "(at epsilon = 1, about 8 %).")
     st.markdown("**On real data** (opens the PMT page with these settings; share the link):\n"
-                + markdown_links(["epsilon_cost", "public_enough", "pmt_beats_public",
-                                                "pmt_beats_public_logistic"]))
+                + html_links(["epsilon_cost", "public_enough", "pmt_beats_public", "pmt_beats_public_logistic"],
+                             presenter=presenter_on()), unsafe_allow_html=True)
     with st.expander("The formulas"):
         st.markdown("A mechanism is **mu-GDP** when no test separates neighbouring data sets better than a test "
                     "separating N(0, 1) from N(mu, 1) (Dong, Roth & Su 2022). Its trade-off curve and its delta "
@@ -313,7 +327,7 @@ def _lesson_4() -> None:
          "even PMT needs more rows: raise n to 100,000. Shrinking the public sample to 10 rows still gives "
          "enough of the shape.")
     st.markdown("**On real data** (opens the PMT page with these settings; share the link):\n"
-                + markdown_links(["conditioning", "pmt_beats_baselines"]))
+                + html_links(["conditioning", "pmt_beats_baselines"], presenter=presenter_on()), unsafe_allow_html=True)
     with st.expander("The formulas"):
         st.markdown("Public second moment (uncentered) and whitening:")
         st.latex(r"\Sigma_{\text{pub}} = \tfrac1m X_{\text{pub}}^\top X_{\text{pub}},\qquad "
@@ -342,7 +356,7 @@ def _lesson_5() -> None:
     ma5 = c1.slider("mean of sentence A", -6.0, 6.0, 3.0, 0.1, **_keep("learn_l5_ma"))
     sa5 = c2.slider("spread (std) of sentence A", 0.05, 0.95, 0.5, 0.05, **_keep("learn_l5_sa"))
     C5 = c3.slider("C_mu (mean clipping radius)", 0.25, 5.0, 1.0, 0.25, **_keep("learn_l5_C"))
-    lam5 = c4.select_slider("Renyi order lambda", [1.1, 1.5, 2.0, 4.0, 8.0], 1.1, **_keep("learn_l5_lam"),
+    lam5 = c4.select_slider("Renyi order", [1.1, 1.5, 2.0, 4.0, 8.0], 1.1, **_keep("learn_l5_lam"),
                             help="Higher orders weigh the worst cases more. NVDP's papers use 1.1.")
     d_ab, d_ab_c, d_ba, d_ba_c = _renyi_now(ma5, sa5, MEAN_B, STD_B, C5, lam5)
     m1, m2, m3 = st.columns(3)
@@ -362,7 +376,7 @@ def _lesson_5() -> None:
          "because B is too narrow compared with A. Clipping raises B's spread to the floor and keeps it finite. "
          "Then drag A's mean far out: the clipped curve stays flat.")
     st.markdown("**On real sentences** (opens the NVDP page with these caps; share the link):\n"
-                + markdown_links(["clipping_rules"]))
+                + html_links(["clipping_rules"], presenter=presenter_on()), unsafe_allow_html=True)
     with st.expander("The formulas"):
         st.markdown(r"Renyi divergence of order $\lambda > 1$ between two 1-D Gaussians (in nats), with "
                     r"$s^2 = \lambda s_B^2 + (1 - \lambda) s_A^2$:")

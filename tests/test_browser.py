@@ -63,7 +63,7 @@ def _streamlit_server(log_name: str, extra_env: dict | None = None):
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 90
+        deadline = time.time() + float(os.environ.get("EXPLORER_TEST_START_S", "90"))  # more on a loaded machine
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:

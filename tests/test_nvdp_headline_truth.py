@@ -50,7 +50,9 @@ def test_rule_effects_compare_each_rule_alone_pair_by_pair(raw):
         pp = e["paper"]
         assert pp.n_pairs == base.n_pairs == 4 * 28
         assert pp.n_lower + pp.n_higher + pp.n_equal <= pp.n_pairs
-        assert e["verdict"] in ("tightens", "loosens", "mixed")
+        assert e["verdict"] in ("tightens", "loosens", "mixed", "no effect")
+        if e["verdict"] == "no effect":
+            assert e["paper"].n_lower == e["paper"].n_higher == 0 and e["worst"][0] == e["worst"][1]
     # a tiny mean ball pulls every mean to ~0: the mean rule alone lowers the Gaussian mean terms of most pairs
     assert eff["mean"]["paper"].n_lower > eff["mean"]["paper"].n_higher
     # the mean rule alone changes only mu: recompute one variant by hand
@@ -109,3 +111,10 @@ def test_seed_headline_counts_every_seed():
                                           "unclipped": {"rd_max_all_pairs": wu, "rd_paper_mean": mu, "accuracy": au}}
     s["per_seed"] = [row(0.1, 0.2, 0.1, 0.2, 0.9, 0.9), row(0.3, 0.2, 0.1, 0.2, 0.9, 0.9), row(0.1, 0.2, 0.3, 0.2, 0.9, 0.9)]
     assert "**holds in 1 of 3 seeds**." in seed_headline(s) and "every seed" not in seed_headline(s)
+
+
+def test_a_rule_that_changes_no_pair_is_labelled_no_effect(raw):
+    """A mean cap no cloud reaches changes no bound: "no effect", not "mixed"."""
+    clip = ClipConfig(enabled=True, C_mu=1e9, alpha_min=0.0, alpha_max=0.5)
+    eff = rule_effects(raw, clip, EvalProtocol(n_eval=32, batch_size=8))
+    assert eff["mean"]["verdict"] == "no effect", eff["mean"]

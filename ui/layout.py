@@ -18,11 +18,15 @@ from ui.state import persist
 
 #: Root font size in presenter mode (px; Streamlit's default is 16).
 PRESENTER_ROOT_PX = 20
+#: ... on a short screen (a 1280 x 720 projector): the verdict and the main figure must start on it.
+PRESENTER_SHORT_ROOT_PX = 17
 
 #: Height (px) of the PMT page's main figure: normal mode, presenter mode. The verdict, the headline and the whole
 #: figure fit the first screen at 1440 x 900 (tests/test_browser_demo.py); presenter mode's figure is wider (no
 #: sidebar) and its text larger, so it is a little lower.
-FIGURE_HEIGHT = {False: 370, True: 345}
+FIGURE_HEIGHT = {False: 370, True: 300}
+#: Smallest text (px) of a figure in presenter mode: titles, ticks, legend and annotations (for the back of a room).
+PRESENTER_FIGURE_PX = 16
 #: The NVDP page's main figure: its verdict and two rows of numbers come first, and the figure must still end
 #: on the first screen at 1440 x 900 (tests/test_browser_demo.py).
 NVDP_FIGURE_HEIGHT = {False: 310, True: 330}
@@ -64,6 +68,12 @@ CHIPS_CSS = (" [data-testid='stMultiSelectTagsContainer'], [data-testid='stMulti
 #: The verdict's box (``st.container(key="verdict_<tone>", border=True)``, :func:`ui.verdict.show`): a tighter padding,
 #: so that the verdict, the headline numbers and the main figure share the first screen.
 VERDICT_CSS = " [class*='st-key-verdict_'] {padding: 0.55rem 0.9rem !important;}"
+#: The result follows the hand: on a wide screen the verdict's box (its sentence names the winner and its number)
+#: sticks under Streamlit's 60 px header while any of the results column is on screen, so a control changed far
+#: down the left column still shows the new verdict beside it. On the theme's white (.streamlit/config.toml), so
+#: the figure scrolls under it. Phones stack the columns (results first): no stickiness there.
+STICKY_CSS = (" @media (min-width: 641px) {[class*='st-key-verdict_'] {position: sticky; top: 60px; z-index: 4;"
+              " background-color: #FFFFFF;}}")
 #: Presenter mode, for a room: the sidebar is hidden (the page's own controls stay; switching presenter off
 #: brings it back), the tabs wrap onto a second line instead of hiding behind a scroll arrow, and a picker's
 #: chosen value wraps instead of being cut ("L2 estimation (").
@@ -79,6 +89,19 @@ PRESENTER_CSS = (" [data-testid='stSidebar'], [data-testid='stSidebarCollapsedCo
                  " {height: auto !important; max-height: none !important;}")
 
 
+def presenter_fonts(fig, size: int = PRESENTER_FIGURE_PX):
+    """``fig`` with every text at least ``size`` px (layout, axis ticks and titles, legend, annotations, title);
+    returns ``fig``. For presenter mode."""
+    fig.update_layout(font=dict(size=size), legend=dict(font=dict(size=size)))
+    fig.update_xaxes(tickfont=dict(size=size), title_font=dict(size=size))
+    fig.update_yaxes(tickfont=dict(size=size), title_font=dict(size=size))
+    fig.update_annotations(font_size=size)
+    title_size = fig.layout.title.font.size
+    if title_size is not None and title_size < size:
+        fig.update_layout(title_font_size=size)
+    return fig
+
+
 def page_style(presenter: bool) -> None:
     """Inject the compact-top CSS (and the presenter font size).
 
@@ -90,11 +113,22 @@ def page_style(presenter: bool) -> None:
            " {flex-direction: column-reverse;}} "
            "[data-testid='stMainBlockContainer'], .block-container {padding-top: 2.6rem; padding-bottom: 3rem;}"
            " h1 {font-size: 2rem !important; padding: 0.1rem 0 0.3rem 0 !important;}"
-           + PHONE_CSS + CHIPS_CSS + VERDICT_CSS)
+           + PHONE_CSS + CHIPS_CSS + VERDICT_CSS + STICKY_CSS)
     if presenter:
         # and hide the explanations, put in st.container(key="teach_...") by the pages
-        css += f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}" + PRESENTER_CSS
+        css += (f" html {{font-size: {PRESENTER_ROOT_PX}px;}} [class*='st-key-teach_'] {{display: none;}}"
+                f" @media (max-height: 760px) {{html {{font-size: {PRESENTER_SHORT_ROOT_PX}px;}}}}" + PRESENTER_CSS)
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
+
+
+#: The Learn page's lesson titles, in order (the class plan's links name them).
+LESSON_TITLES = ("epsilon and delta", "Many releases", "The truncation dilemma", "Why conditioning matters",
+                 "Renyi divergence and clipping")
+
+#: The presenter-mode page menu (the sidebar is hidden): (page file, label).
+PAGE_MENU = (("pages/home.py", "Home"), ("pages/data.py", "Data"), ("pages/pmt.py", "PMT regression"),
+             ("pages/nvdp.py", "NVDP embeddings"), ("pages/learn.py", "Learn (class plan)"),
+             ("pages/about.py", "About / reproduce"))
 
 
 def page_header(title: str, url_problems) -> bool:
@@ -112,13 +146,23 @@ def page_header(title: str, url_problems) -> bool:
     bool
         Whether presenter mode is on (session key ``presenter``).
     """
-    head_l, head_r = st.columns([5, 1], vertical_alignment="center")
+    on = bool(st.session_state.get("presenter", False))
+    head_l, head_m, head_r = st.columns([4, 1, 1.5] if on else [5, 0.01, 1], vertical_alignment="center")
     with head_l:
         st.title(title)
     with head_r:
         st.toggle("Presenter", help="Presenter mode: hides the explanations and the advanced controls, enlarges the "
-                  "text, the numbers and the figures for a room.", **persist("presenter"))
+                  "text, the numbers and the figures for a room. It travels with links (presenter=1).",
+                  **persist("presenter"))
     presenter = bool(st.session_state.get("presenter", False))
+    if presenter:  # the sidebar is hidden in presenter mode: the pages stay one click away
+        with head_m, st.popover("Pages", icon=":material/menu:"):
+            for path, label in PAGE_MENU:
+                st.page_link(path, label=label)
+            from ui.class_mode import plan_html, plan_minutes
+
+            st.markdown(f"**Class plan ({plan_minutes()} minutes)**\n" + plan_html(LESSON_TITLES, presenter=True),
+                        unsafe_allow_html=True)
     page_style(presenter)
     for msg in url_problems:
         st.warning(msg, icon=":material/link_off:")

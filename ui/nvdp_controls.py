@@ -83,10 +83,10 @@ def clipping_controls(m, presenter: bool) -> tuple[str, float]:
     st.slider("alpha_max: largest pseudo-count", min_value=0.05, max_value=5.0, step=0.05, **persist("nvdp_alpha_max"),
               help="Caps the weight any single token can get (the prior component has alpha = 1; the paper used "
               "alpha_max = 1 on SST-2).")
-    st.select_slider("Renyi order lambda", options=list(RENYI_ORDERS), format_func=lambda v: f"{v:g}",
+    st.select_slider("Renyi order", options=list(RENYI_ORDERS), format_func=lambda v: f"{v:g}",
                      **persist("nvdp_renyi_order"),
-                     help="The order of the Renyi divergence (1.1 in the papers). It also sets the blur floor "
-                     "sigma >= sqrt((lambda-1)/lambda).")
+                     help="The order lambda of the Renyi divergence (1.1 in the papers; not the ridge penalty lam of "
+                     "the PMT page). It also sets the blur floor sigma >= sqrt((lambda-1)/lambda).")
     if not presenter:
         st.checkbox(f"Cap sigma at {SIGMA_CAP:g}", **persist("nvdp_sigma_cap"),
                     help=f"Caps every blur at {SIGMA_CAP:g}, just under the prior's blur 1. Not one of the paper's three rules. The exact RD is finite only if every blur stays below "

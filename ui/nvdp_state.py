@@ -88,5 +88,8 @@ def url_sync() -> None:
         v = ss.get(key)
         if v != NVDP_DEFAULTS[key]:
             want[name] = ("1" if v else "0") if isinstance(v, bool) else (f"{v:g}" if isinstance(v, float) else str(v))
+    from ui.class_mode import url_extra
+
+    want.update(url_extra())  # presenter mode travels with the link
     if {k: st.query_params[k] for k in st.query_params} != want:
         st.query_params.from_dict(want)

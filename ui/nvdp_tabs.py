@@ -20,7 +20,7 @@ from engine.nvdp.clipping import ClipConfig
 from engine.nvdp.headline import paired_comparison
 from engine.nvdp.hints import hint
 from ui import nvdp_cache as K
-from ui.layout import NO_ARROW, NVDP_FIGURE_HEIGHT, PLOTLY_CONFIG
+from ui.layout import NO_ARROW, NVDP_FIGURE_HEIGHT, PLOTLY_CONFIG, presenter_fonts
 from ui.nvdp_headline import View, show_verdict
 from ui.nvdp_parts import nvdp_formulas
 from ui.nvdp_state import N_EVAL, PROTOCOL, TARGETS
@@ -42,7 +42,7 @@ def _sized(v: View, fig):
         fig.update_layout(legend=dict(yref="container", yanchor="bottom", y=0.0),
                           margin=dict(b=max(int(fig.layout.margin.b or 0), 130)))
     if v.presenter:
-        fig.update_layout(font=dict(size=17))
+        presenter_fonts(fig, 17)
     return fig
 
 

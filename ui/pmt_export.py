@@ -253,7 +253,8 @@ def cli_supported(spec: dict) -> str | None:
 def cli_notes(spec: dict) -> list[str]:
     """How to run the command of :func:`cli_argv` (shown under it)."""
     notes = ["Run it in the project folder (./run.sh creates .venv there)."]
-    if str(spec["data"]).startswith("upload:"):
+    if (str(spec["data"]).startswith("upload:") or spec.get("moments") is not None
+            or spec.get("public_features") is not None):
         notes.append(f"Replace {UPLOAD_DIR_PLACEHOLDER} by the folder your file is in (e.g. ~/Downloads/; keep the "
                      "quotes if the name has spaces): the command reads it with the same validating loader as this "
                      "page and reproduces its numbers.")
@@ -345,9 +346,12 @@ def report_html(*, spec: dict, ds, prep: PreparedData, head: pd.DataFrame, metri
     settings.update({"public sample": "random split (simulation)" if prep.public_is_split else
                      f"separate public file {public_name or ''}".strip(),
                      "public rows": prep.n_pub, "private rows": prep.n_priv})
-    if settings.get("moments") is not None:  # the moments file by name and n_pub (its matrix is in the JSON export)
-        settings["moments"] = f"{settings['moments'].get('name', 'moments file')} (n_pub {settings['moments']['n_pub']})"
-        settings["public rows"] = spec["moments"]["n_pub"]
+    for key, what in (("moments", "moments file"), ("public_features", "features-only public file")):
+        if settings.get(key) is not None:  # the file by name and n_pub (its numbers are in the JSON export)
+            settings[key] = f"{settings[key].get('name', what)} (n_pub {settings[key]['n_pub']})"
+            settings["public sample"] = f"{what} {spec[key].get('name', '')}: no public split, every row private"
+            settings["public rows"] = spec[key]["n_pub"]
+            settings.pop("n_pub", None)  # the slider's n_pub is unused: the file's n_pub is the one above
     why_not = cli_supported(spec)
     commands = list(cli_commands(spec, ds=ds, public_name=public_name).values()) if not why_not else []
     from engine.figures.verdict import NON_PRIVATE_NOTE

@@ -97,22 +97,19 @@ def read_public_features(name: str, data: bytes, columns):
         In the page's terms, naming the file and the problem (missing columns, non-numeric or missing values,
         too few rows).
     """
-    from engine.datasets.upload import read_csv_upload
-    from engine.pmt.public_info import PublicInfo
+    from engine.pmt.mode_inputs import read_public_features as read
     from ui.pmt_upload import Named
 
     cols = [str(c) for c in columns]
     try:
-        ds = read_csv_upload(Named(name, data), target=cols[-1], features=cols[:-1] or None, task="regression")
+        info = read(Named(name, data), cols, source=str(name))
     except ValueError as exc:
         raise ValueError(f"The public features file {name!r} was not accepted: {exc} It needs the data set's feature "
                          f"columns {cols} (no target column needed).") from None
-    X = ds.X.to_numpy(dtype=float) if len(cols) > 1 else np.empty((len(ds.y), 0))
-    X = np.column_stack([X, np.asarray(ds.y, dtype=float)])
-    if X.shape[0] <= len(cols) + 1:
-        raise ValueError(f"The public features file {name!r} has {X.shape[0]} rows; PMT needs more public rows than "
+    if info.n_pub <= len(cols) + 1:
+        raise ValueError(f"The public features file {name!r} has {info.n_pub} rows; PMT needs more public rows than "
                          f"d = {len(cols) + 1} (the {len(cols)} columns plus the intercept).")
-    return PublicInfo.from_rows(X, columns=cols, source=str(name))
+    return info
 
 
 def moments_spec(info, columns) -> dict:
@@ -121,60 +118,56 @@ def moments_spec(info, columns) -> dict:
 
 
 def _info_from_spec(d: dict):
+    """A public file's information from the spec: a moments file's moments, or a features-only file's rows."""
     from engine.pmt.public_info import PublicInfo
 
+    if d.get("rows") is not None:  # a features-only public file: its rows, as --public-features reads them
+        return PublicInfo.from_rows(np.asarray(d["rows"], dtype=float), columns=d["columns"],
+                                    source=str(d.get("name", "uploaded public features")))
     return PublicInfo.from_moments(columns=d["columns"], n_pub=d["n_pub"], mean=d["mean"],
                                    second_moment=d["second_moment"], source=str(d.get("name", "uploaded moments")))
+
+
+def file_info(spec: dict):
+    """The public file's information of a mode view (a moments file or a features-only file), else None.
+
+    A file means no public split of the private data (:func:`engine.pmt.mode_inputs.private_split`).
+    """
+    mode = spec.get("public_mode", "labelled")
+    if mode == "moments" and spec.get("moments") is not None:
+        return _info_from_spec(spec["moments"])
+    if mode == "unlabelled" and spec.get("public_features") is not None:
+        return _info_from_spec(spec["public_features"])
+    return None
 
 
 def split_info(data, spec: dict, n_pub: int | None = None):
     """``(X_train, y_train, X_test, y_test, info, centre, scale, statement)`` for a mode run, raw (unstandardised) rows.
 
+    :func:`engine.pmt.mode_inputs.mode_inputs`, as the CLI and the exported snippet call it: with a public file
+    every row of the data set is private (no public split); else ``n_pub`` rows are the simulated public sample.
     ``statement`` says where the ridge response centre and scale came from (None for logistic).
 
     Raises
     ------
     ValueError
-        An uploaded moments file and no stated response scale (ridge).
+        A public file and no stated response scale (ridge).
     """
-    from engine.pmt.sweep import sweep_split
-    from engine.pmt.sweep_modes import public_response_statement, simulate_public_info
+    from engine.pmt.mode_inputs import mode_inputs
 
     from ui.pmt_compute import TEST_SIZE
 
-    mode = spec["public_mode"]
-    n_pub = int(spec["n_pub"] if n_pub is None else n_pub)
-    public = data.public_raw
-    features = spec.get("public_features") if mode == "unlabelled" else None
-    if features is not None:  # a separate public file: every row of the data set is private (as with --public-features)
-        public = (np.zeros((1, data.X.shape[1])), np.zeros(1))  # placeholder public rows: only the split uses them
-    Xq, yq, Xtr, ytr, Xte, yte = sweep_split(data.X, data.y, n_pub=None if public is not None else n_pub,
-                                             split_seed=int(spec["split_seed"]), test_size=TEST_SIZE,
-                                             standardize=False, public_data=public, center_y=False)
-    if mode == "moments" and spec.get("moments") is not None:
-        info, labels = _info_from_spec(spec["moments"]), None
-    elif features is not None:  # the uploaded covariates' moments (PMT needs only the second moment)
-        from dataclasses import replace
-
-        info, labels = replace(_info_from_spec(features), mode="unlabelled", source=str(features["name"])), None
-    else:
-        info, labels = simulate_public_info(Xq, yq, mode), yq
-    c, s, statement = spec.get("response_center"), spec.get("response_scale"), None
-    if spec["task"] == "regression":
-        if s is None:
-            if labels is None:
-                what = "a features-only public file" if features is not None else "a published moments file"
-                raise ValueError(f"{what} carries no labels: state the response scale (the RMS of "
-                                 "y - centre, a public fact) under 'Public information'; it is never taken from the "
-                                 "private rows")
-            c0, s = public_response_statement(labels)
-            c = c0 if c is None else c
-            statement = (f"y centre {c:.4g} and RMS {s:.4g}: the public rows' labels, as a data provider would publish "
-                         "them (simulation)")
-        else:
-            statement = f"y centre {0.0 if c is None else c:.4g} and RMS {s:.4g}: stated by you"
-        c = 0.0 if c is None else float(c)
-    return Xtr, ytr, Xte, yte, info, c, s, statement
+    task = MODE_TASKS[spec["task"]]
+    try:
+        return mode_inputs(data.X, data.y, mode=spec["public_mode"], task=task,
+                           n_pub=int(spec["n_pub"] if n_pub is None else n_pub), split_seed=int(spec["split_seed"]),
+                           test_size=TEST_SIZE, info=file_info(spec), public_data=data.public_raw,
+                           response_center=spec.get("response_center"),
+                           response_scale=spec.get("response_scale"))
+    except ValueError as exc:
+        if "carries no labels" in str(exc):
+            raise ValueError(str(exc).replace("a public fact)", "a public fact) under 'Public information'")) from None
+        raise
 
 
 def mode_sweep(data, spec: dict) -> pd.DataFrame:
@@ -315,32 +308,28 @@ def mode_fits(data, spec: dict) -> dict:
 
 
 def cli_reason(spec: dict) -> str | None:
-    """None when ``python -m engine pmt`` reproduces this mode view (:func:`cli_flags`), else why not."""
-    upload = str(spec.get("data", "")).startswith("upload:")
-    moments_file = spec.get("moments") is not None
-    if spec.get("public_features") is not None:
-        return None if upload else ("The command line reads a features-only public file together with your own data "
-                                    "file (--data ... --public-features ...); on a bundled set it simulates unlabelled "
-                                    "rows (--public-mode unlabelled).")
-    if spec.get("data") == "synthetic":
-        return "The command line's public-information modes load the synthetic set at its default condition number."
-    if spec.get("public_source") == "file" or upload != moments_file:
-        return ("The command line simulates unlabelled rows or published moments on a bundled data set "
-                "(--public-mode) and reads a moments file with your own data file (--data ... --public-moments ...); "
-                "this combination has no single command.")
+    """None when ``python -m engine pmt`` reproduces this mode view (:func:`cli_flags`), else why not.
+
+    Every mode view has its command: a simulation (``--public-mode``, on a bundled set, an upload, or an
+    upload's separate public file given with ``--public``) or a public file (``--public-moments`` /
+    ``--public-features``, on either kind of data: no public split)."""
     return None
 
 
 def cli_flags(spec: dict, argv: list[str]) -> list[str]:
-    """The labelled view's ``pmt`` arguments turned into this mode's: ``--public-mode MODE`` on a bundled set (the
-    CLI draws the same split and, without stated values, the same public statement of y) or ``--public-moments
-    FILE``, the stated response centre and scale (``--clip-radius`` kept: the mode path honours it)."""
+    """The labelled view's ``pmt`` arguments turned into this mode's: ``--public-mode MODE`` (the CLI draws the
+    same split and, without stated values, the same public statement of y) or the public file
+    (``--public-moments`` / ``--public-features``, its path behind the placeholder folder the user replaces),
+    the stated response centre and scale (``--clip-radius`` kept: the mode path honours it)."""
+    from ui.pmt_export import UPLOAD_DIR_PLACEHOLDER
+
     out = list(argv)
     if spec.get("public_features") is not None:
-        out += ["--public-features", spec["public_features"]["name"]]
+        out += ["--public-features", UPLOAD_DIR_PLACEHOLDER + str(spec["public_features"]["name"])]
+    elif spec.get("moments") is not None:
+        out += ["--public-moments", UPLOAD_DIR_PLACEHOLDER + str(spec["moments"]["name"])]
     else:
-        out += ["--public-moments", spec["moments"]["name"]] if spec.get("moments") is not None \
-            else ["--public-mode", spec["public_mode"]]
+        out += ["--public-mode", spec["public_mode"]]
     for flag, key in (("--response-center", "response_center"), ("--response-scale", "response_scale")):
         if spec.get(key) is not None:
             out += [flag, repr(float(spec[key]))]

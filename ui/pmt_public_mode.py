@@ -105,14 +105,16 @@ def mode_controls(task: str, problems: list[str]) -> str:
             if ss.get(RAW_KEY) is None:
                 problems.append("Published moments: upload a moments file, or take the moments of the public sample.")
     if task == "regression":
-        st.number_input("Stated centre of y (empty: the public statement)", value=None, format="%.6g",
+        st.number_input("Stated centre of y (optional)", value=None, format="%.6g",
                         key="pmt_response_center",
-                        help="A public fact about the response's centre (e.g. a published mean). Empty: the public "
-                        "rows' label mean on a simulation, 0 with a moments file.")
-        st.number_input("Stated response scale: RMS of y - centre (empty: the public statement)", value=None,
+                        help="A published fact about the target's typical value, e.g. its mean in a public report. Left "
+                        "empty: the public rows' mean of the target in a simulation, 0 with a public file.")
+        st.number_input("Stated spread of y around that centre (needed with a public file)", value=None,
                         min_value=0.0, format="%.6g", key="pmt_response_scale",
-                        help="Sets the response bound B_y = scale sqrt(1 + ln(2n/eta)) of PMT, DP-RR and DP-GD. A "
-                        "public statement, never taken from the private rows; required with a moments file.")
+                        help="How far the target typically is from its centre (the root mean square of y - centre), as "
+                        "published. It caps each private target value (B_y = spread x sqrt(1 + ln(2n/eta))) for PMT, "
+                        "DP-RR and DP-GD. Never taken from the private rows; required with a moments or "
+                        "features-only public file. Left empty in a simulation: the public rows' spread.")
         scale = ss.get("pmt_response_scale")
         if scale is not None and not scale > 0:
             problems.append(f"Stated response scale: must be > 0, got {scale:g}.")
@@ -141,7 +143,7 @@ def spec_fields(task: str, feature_names) -> dict:
             info = M.read_public_features(name, data, feature_names)
         except ValueError as exc:
             raise ValueError(bounded(f"The public features file {name!r} does not fit the data set: {exc}")) from None
-        out["public_features"] = {**info.to_dict(), "name": name}
+        out["public_features"] = {**info.to_dict(), "rows": info.X_pub.tolist(), "name": name}
     if mode == "moments" and ss.get(SOURCE_KEY) == "file" and ss.get(RAW_KEY) is not None:
         name, data = ss[RAW_KEY]
         try:

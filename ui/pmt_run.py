@@ -167,14 +167,16 @@ def run_stages(key: str, prep, stages) -> list:
     todo = [i for i, (_, _, spec_json) in enumerate(stages) if (key, spec_json) not in done]
     bar = st.progress(0.0, text="Computing ...") if todo else None
     out = []
-    for i, (label, fn, spec_json) in enumerate(stages):
-        if bar is not None and i in todo:
-            bar.progress(todo.index(i) / len(todo),
-                         text=f"Computing {todo.index(i) + 1}/{len(todo)}: {label} (Stop, top right, cancels)")
-        out.append(fn(key, prep, spec_json))
-        done.add((key, spec_json))
-    if bar is not None:
-        bar.empty()
+    try:
+        for i, (label, fn, spec_json) in enumerate(stages):
+            if bar is not None and i in todo:
+                bar.progress(todo.index(i) / len(todo),
+                             text=f"Computing {todo.index(i) + 1}/{len(todo)}: {label} (Stop, top right, cancels)")
+            out.append(fn(key, prep, spec_json))
+            done.add((key, spec_json))
+    finally:  # an error clears the progress line too (it would stay above the error box)
+        if bar is not None:
+            bar.empty()
     return out
 
 
@@ -304,12 +306,14 @@ def compute(task: str, problems: list[str]) -> dict | None:
             warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
             prep = prepare(dkey, ds, public_ds, bool(spec["standardize"]), int(spec["n_pub"]), int(spec["split_seed"]),
                            task)
-            if spec.get("public_features") is not None:  # the uploaded covariates are the public rows: every row private
+            from ui.pmt_modes_compute import file_info
+
+            info = file_info(spec)
+            if info is not None:  # a moments or features-only public file: no public split, every row private
                 from dataclasses import replace
 
                 n_test = int(round(C.TEST_SIZE * prep.n_total))
-                prep = replace(prep, n_pub=int(spec["public_features"]["n_pub"]), n_priv=prep.n_total - n_test,
-                               public_is_split=False)
+                prep = replace(prep, n_pub=int(info.n_pub), n_priv=prep.n_total - n_test, public_is_split=False)
             key = dkey + prep.key
             n_methods, n_seeds = len(spec["methods"]), int(spec["seeds"])
             stages = [

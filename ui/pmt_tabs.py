@@ -24,7 +24,7 @@ from ui import figure_cache as FC
 from ui import pmt_compute as C
 from ui import pmt_export as X
 from ui import pmt_run as R
-from ui.layout import FIGURE_HEIGHT, PLOTLY_CONFIG
+from ui.layout import FIGURE_HEIGHT, PLOTLY_CONFIG, presenter_fonts
 from ui.pmt_headline import Headline
 
 ss = st.session_state
@@ -83,7 +83,7 @@ def _style(fig, style: tuple):
     height, presenter, label = style
     fig.update_layout(height=height)
     if presenter:
-        fig.update_layout(font=dict(size=15), legend=dict(font=dict(size=15)), margin=dict(b=135))
+        presenter_fonts(fig).update_layout(margin=dict(b=120))
         if str(fig.layout.yaxis.title.text or "").startswith(label):
             fig.update_yaxes(title_text=label)
     return fig

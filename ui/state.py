@@ -336,6 +336,9 @@ def url_sync(keys) -> None:
             want["upload"] = str(value)[len(UPLOAD_PREFIX):][:MAX_URL_NAME]
             continue
         want[key] = URL_CODEC[key][1](value)
+    from ui.class_mode import url_extra
+
+    want.update(url_extra())  # presenter mode travels with the link
     current = {k: st.query_params[k] for k in st.query_params}
     if current != want:
         st.query_params.from_dict(want)

@@ -10,7 +10,9 @@ Examples::
 
 ``--public-features PATH.csv`` (the private file's feature columns, no target needed) gives mode
 "unlabelled"; ``--public-moments PATH`` (JSON or CSV, :meth:`engine.pmt.public_info.PublicInfo.load`;
-written by ``python -m engine pmt-moments``) gives mode "moments"; ``--public`` stays mode "labelled".
+written by ``python -m engine pmt-moments``; keys in docs/public_information.md) gives mode "moments";
+``--public`` stays mode "labelled". A public file means no public split: every row of ``--data`` (or of
+a bundled ``--dataset``) is private, and ``--n-pub`` is ignored (the file's n_pub is used).
 On a bundled set (``--dataset``), ``--public-mode`` simulates the mode from the usual ``--n-pub`` public
 rows: their labels are dropped ("unlabelled"), or only their published moments are kept ("moments").
 Public-only and PMT-pooled need public labels and are not offered in the other two modes.
@@ -42,7 +44,8 @@ def add_mode_arguments(p: argparse.ArgumentParser) -> None:
                    help="--data: a CSV of public covariates only (the private feature columns, no target): mode "
                    "'unlabelled'")
     g.add_argument("--public-moments", default=None, metavar="PATH", dest="public_moments",
-                   help="--data: a published moments file (JSON or CSV; see pmt-moments): mode 'moments'")
+                   help="a published moments file (JSON or CSV; see pmt-moments and docs/public_information.md): mode "
+                   "'moments'; every row of the data is private")
     g.add_argument("--public-mode", choices=["labelled", "unlabelled", "moments"], default=None, dest="public_mode",
                    help="--dataset: simulate a mode from the --n-pub public rows (drop their labels, or keep only "
                    "their moments)")
@@ -63,77 +66,65 @@ def wants_modes(args) -> bool:
     return any(getattr(args, k, None) is not None for k in ("public_features", "public_moments", "public_mode"))
 
 
-def _read_features(path, columns):
-    """The public covariates of ``path`` (the given columns, in order) through the validating upload loader."""
-    import numpy as np
-
-    from engine.datasets.upload import read_csv_upload
-
-    cols = list(columns)
-    try:
-        ds = read_csv_upload(path, target=cols[-1], features=cols[:-1] or None, task="regression")
-    except ValueError as exc:
-        raise ValueError(f"--public-features {path}: {exc}") from None
-    X = ds.X.to_numpy(dtype=float) if len(cols) > 1 else np.empty((len(ds.y), 0))
-    return np.column_stack([X, np.asarray(ds.y, dtype=float)])
-
-
 def _inputs(args):
-    """``(X_train, y_train, X_test, y_test, info, statement)`` for the run (statement: how y's bound was set)."""
-    import numpy as np
+    """``(X_train, y_train, X_test, y_test, info, name, statement)`` for the run (statement: how y's bound was set).
 
+    The rows and the public information come from :func:`engine.pmt.mode_inputs.mode_inputs`, as on the page:
+    a public file (``--public-moments`` or ``--public-features``) means no public split (every row private,
+    on ``--data`` or a bundled ``--dataset``); ``--public-mode`` on a bundled set simulates the mode from
+    ``--n-pub`` public rows.
+    """
+    from engine.pmt.mode_inputs import mode_inputs
     from engine.pmt.public_info import PublicInfo
-    from engine.pmt.sweep import sweep_split
-    from engine.pmt.sweep_modes import public_response_statement, simulate_public_info
 
     n_given = sum(getattr(args, k) is not None for k in ("public", "public_features", "public_moments"))
     if n_given > 1:
         raise ValueError("give one kind of public information: --public, --public-features or --public-moments")
+    from_file = bool(args.public_features or args.public_moments)
+    if from_file and args.public_mode is not None:
+        raise ValueError("--public-mode simulates a mode from public rows; with --public-features or "
+                         "--public-moments the file is the public information (leave --public-mode out)")
+    if args.public is not None and args.public_mode is None:
+        raise ValueError("--public gives labelled public rows; add --public-mode unlabelled or moments to drop labels")
+    public = None
     if args.data is None:
-        if args.public_features or args.public_moments:
-            raise ValueError("--public-features and --public-moments apply to --data PATH.csv; on a bundled set use "
-                             "--public-mode")
         from engine.datasets import load_dataset
 
         name = args.dataset or "ccpp"
         if args.task == "logistic" and name == "ccpp":
             name = "bank"
-        ds = load_dataset(name)
-        X, y = ds.to_numpy()
-        if len(args.n_pub) != 1:
-            raise ValueError("--public-mode runs one --n-pub at a time")
-        Xq, yq, Xtr, ytr, Xte, yte = sweep_split(X, y, n_pub=args.n_pub[0], split_seed=args.split_seed)
-        info = simulate_public_info(Xq, yq, args.public_mode, columns=ds.feature_names)
-        statement = None
-        if args.task == "ridge" and info.y_pub is None and args.response_scale is None and args.response_bound is None:
-            c, s = public_response_statement(yq)
-            if args.response_center is None:
-                args.response_center = c
-            args.response_scale = s
-            statement = (f"simulated public statement: y centre {c:.4g}, RMS {s:.4g} (the public rows' labels, as a "
-                         "data provider would publish them)")
-        return Xtr, ytr, Xte, yte, info, name, statement
-    if args.public_mode is not None:
-        raise ValueError("--public-mode simulates a mode on a bundled --dataset; with --data give --public, "
-                         "--public-features or --public-moments")
-    from engine.cli.pmt_files import UPLOAD_TASKS
-    from engine.datasets.upload import read_csv_upload
+        kappa = getattr(args, "kappa", None)
+        ds = load_dataset(name, **({"kappa": kappa} if name == "synthetic" and kappa is not None else {}))
+    else:  # the user's file (and a separate labelled public file), read as the labelled path reads them
+        from engine.cli.pmt_files import load_files
 
-    try:
-        ds = read_csv_upload(args.data, target=args.target, features=args.features, task=UPLOAD_TASKS[args.task])
-    except ValueError as exc:
-        raise ValueError(f"--data {args.data}: {exc}") from None
+        _, public, ds = load_files(args)
+        name = str(args.data)
     X, y = ds.to_numpy()
-    cols = list(ds.feature_names)
+    cols = [str(c) for c in ds.feature_names]
+    info = None
     if args.public_features:
-        info = PublicInfo.from_rows(_read_features(args.public_features, cols), columns=cols,
-                                    source=str(args.public_features))
-    else:
+        from engine.pmt.mode_inputs import read_public_features
+
+        try:
+            info = read_public_features(args.public_features, cols)
+        except ValueError as exc:
+            raise ValueError(f"--public-features {args.public_features}: {exc}") from None
+    elif args.public_moments:
         info = PublicInfo.load(args.public_moments).align(cols)
-    n_test = int(round(0.2 * len(y)))
-    perm = np.random.default_rng([int(args.split_seed), 1]).permutation(len(y))
-    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    return X[tr], y[tr], X[te], y[te], info, str(args.data), None
+    elif len(args.n_pub) != 1:
+        raise ValueError("--public-mode runs one --n-pub at a time")
+    Xtr, ytr, Xte, yte, info, c, s, statement = mode_inputs(
+        X, y, mode=args.public_mode or "labelled", task=args.task, n_pub=args.n_pub[0], split_seed=args.split_seed,
+        info=info, public_data=public, columns=cols, response_center=args.response_center, response_scale=args.response_scale,
+        response_bound=args.response_bound)
+    if args.task == "ridge":
+        args.response_center, args.response_scale = c, s
+        if statement and "simulation" in statement:
+            statement = "simulated public statement: " + statement
+        else:
+            statement = None
+    return Xtr, ytr, Xte, yte, info, name, statement
 
 
 def run_modes_cli(args) -> int:

@@ -20,9 +20,8 @@ HELP = "export the public second moment (and mean, n_pub, column names) of a CSV
 
 def _cmd(args) -> int:
     from engine.cli import dump_json
-    from engine.cli.pmt_modes import _read_features
+    from engine.pmt.mode_inputs import read_public_features
     from engine.datasets.upload import read_csv_columns
-    from engine.pmt.public_info import PublicInfo
 
     cols = read_csv_columns(args.public)
     if args.target is not None:
@@ -34,8 +33,10 @@ def _cmd(args) -> int:
         if missing:
             raise ValueError(f"--features {missing} not among the columns of {args.public}: {cols}")
         cols = list(args.features)
-    X = _read_features(args.public, cols)
-    info = PublicInfo.from_rows(X, columns=cols, source=str(args.public))
+    try:
+        info = read_public_features(args.public, cols)
+    except ValueError as exc:
+        raise ValueError(f"--public-features {args.public}: {exc}") from None
     if info.n_pub <= info.p + 1:
         raise ValueError(f"{args.public} has {info.n_pub} rows for {info.p} columns: n_pub must be > d = {info.p + 1}")
     info.save(args.out)

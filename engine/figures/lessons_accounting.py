@@ -278,8 +278,8 @@ def figure_composition(mu_per_release: float, k: int, *, epsilon_total: float = 
     comp = composition_table(mu_per_release, ks, delta=delta)
     noise = noise_for_total(epsilon_total, delta, ks)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=(f"Spending: each release mu = {float(mu_per_release):g}",
-                                        f"Budgeting: noise per release for a total epsilon = {float(epsilon_total):g}"))
+                        subplot_titles=(f"Spending:<br>each release mu = {float(mu_per_release):g}",  # two lines: a phone's width
+                                        f"Budgeting: noise per release<br>for a total epsilon = {float(epsilon_total):g}"))
     fig.add_trace(go.Scatter(x=comp.k, y=comp.epsilon_basic, name="adding up each release's epsilon (basic rule)",
                              line=dict(color=COLORS["second"], dash="dash"),
                              hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra>basic rule</extra>"), 1, 1)

@@ -126,8 +126,8 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
 
     lam = float(renyi_order)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("Two sentences' posteriors (one dimension)",
-                                        "Renyi divergence D(A || B) as A's mean moves"))
+                        subplot_titles=("Two sentences' posteriors<br>(one dimension)",  # two lines: a phone's width
+                                        "Renyi divergence D(A || B)<br>as A's mean moves"))
     ma2, sa2 = (float(v) for v in clip_gaussian(mean_a, std_a, C_mu=C_mu, renyi_order=lam))
     mb2, sb2 = (float(v) for v in clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=lam))
     x = np.linspace(-span - 1, span + 1, 600)

@@ -462,8 +462,8 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
     """
     k = min(max_points, demo.X.shape[0])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(f"Raw private rows (condition number {demo.kappa_raw:.0f})",
-                                        f"Whitened with the public moment ({demo.kappa_white:.2f})"))
+                        subplot_titles=(f"Raw private rows<br>(condition number {demo.kappa_raw:.0f})",  # two lines: a phone's width
+                                        f"Whitened with the public<br>moment ({demo.kappa_white:.2f})"))
     fig.add_trace(go.Scatter(x=demo.X[:k, 0], y=demo.X[:k, 1], mode="markers", name="private rows",
                              marker=dict(color=COLORS["raw"], size=4, opacity=0.5), hoverinfo="skip"), 1, 1)
     fig.add_trace(go.Scatter(x=demo.X_pub[:, 0], y=demo.X_pub[:, 1], mode="markers", name="public rows",
@@ -523,8 +523,8 @@ def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -
     if zoom is None:
         zoom = float(np.clip(np.quantile(err_raw, 0.9), 0.5, 5.0))
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, shared_yaxes=True,
-                        subplot_titles=(f"Raw rows: condition number {demo.kappa_raw:,.0f}",
-                                        f"Whitened rows (PMT): condition number {demo.kappa_pmt:.2f}"))
+                        subplot_titles=(f"Raw rows:<br>condition number {demo.kappa_raw:,.0f}",  # two lines: a phone's width
+                                        f"Whitened rows (PMT):<br>condition number {demo.kappa_pmt:.2f}"))
     for col, (key, th, name) in enumerate((("raw", demo.theta_raw, "noise added to the raw matrix"),
                                            ("whitened", demo.theta_pmt, "noise added after whitening (PMT)")),
                                           start=1):

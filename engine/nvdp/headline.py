@@ -179,9 +179,10 @@ def rule_effects(raw, clip, protocol=None) -> dict:
     -------
     dict
         ``{"mean" | "std" | "alpha" | "all": {"paper": PairedComparison, "exact": PairedComparison,
-        "verdict": "tightens" | "loosens" | "mixed"}}``; the verdict is from the paper form: tightens
-        when more pairs go down than up and the worst case over the pairs does not rise, loosens when
-        more go up and the worst case does not fall.
+        "verdict": "tightens" | "loosens" | "mixed" | "no effect"}}``; the verdict is from the paper form:
+        no effect when no pair's bound moves and neither does the worst case, tightens when more pairs go down
+        than up and the worst case over the pairs does not rise, loosens when more go up and the worst case
+        does not fall, else mixed.
     """
     from engine.nvdp.layer import Posteriors
     from engine.nvdp.protocol import DEFAULT_PROTOCOL, evaluate_bounds
@@ -204,7 +205,9 @@ def rule_effects(raw, clip, protocol=None) -> dict:
         pp = paired_comparison(b.rd_paper, base.rd_paper)
         pe = paired_comparison(b.rd_exact, base.rd_exact)
         worst_c, worst_u = b.rd_paper.max_unfiltered, base.rd_paper.max_unfiltered
-        if pp.n_lower > pp.n_higher and worst_c <= worst_u:
+        if pp.n_lower == 0 and pp.n_higher == 0 and worst_c == worst_u:
+            verdict = "no effect"  # the rule changes no pair's bound (e.g. a cap no cloud reaches)
+        elif pp.n_lower > pp.n_higher and worst_c <= worst_u:
             verdict = "tightens"
         elif pp.n_higher > pp.n_lower and worst_c >= worst_u:
             verdict = "loosens"
