@@ -38,9 +38,9 @@ import pytest as _pytest
 
 @_pytest.fixture(autouse=True)
 def _prefetch_done_before_the_next_test():
-    """The PMT page's background worker (ui.pmt_prefetch) finishes a test's requests before the next test
+    """The PMT page's background worker (ui.pmt.prefetch) finishes a test's requests before the next test
     starts, so that no test sees another's computations (e.g. one that counts engine calls)."""
     yield
-    mod = _sys.modules.get("ui.pmt_prefetch")
+    mod = _sys.modules.get("ui.pmt.prefetch")
     if mod is not None:
         mod.wait_idle(120)

@@ -318,7 +318,7 @@ def test_bad_uploads_on_the_data_page_change_no_session_data():
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.selectbox(key="data_active_choice").select("wine-red").run()
     assert not at.exception
     baseline = {k: at.session_state[k] for k in DATA_KEYS if k in at.session_state}
@@ -398,7 +398,7 @@ def test_classifier_bounds_from_private_data_warn(cls, param):
 def test_data_page_never_caches_uploads_across_sessions():
     """(The rendered wording is checked in the AppTest above.) Uploads never enter the cross-session
     st.cache_data: no cached function of the Data page takes the upload."""
-    src = (ROOT / "pages" / "data.py").read_text()
+    src = (ROOT / "app_pages" / "data.py").read_text()
     cached = re.findall(r"@st\.cache_data[^\n]*\ndef (\w+)\(([^)]*)\)", src)
     assert len(cached) >= 3
     for name, params in cached:

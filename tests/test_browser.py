@@ -52,11 +52,11 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _streamlit_server(log_name: str, extra_env: dict | None = None):
-    """Run the server as ``run.sh`` does (``python -m ui.serve app.py``: the preload, then ``streamlit run``) on a
+    """Run the server as ``run.sh`` does (``python -m launcher.serve app.py``: the preload, then ``streamlit run``) on a
     free localhost port until the block ends; yields its URL."""
     port = _free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(extra_env or {}))
-    cmd = [sys.executable, "-m", "ui.serve", "app.py", "--server.port", str(port), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "launcher.serve", "app.py", "--server.port", str(port), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w")
@@ -240,7 +240,7 @@ def test_nvdp_page_C_mu_slider_moves_the_clipped_bound(nvdp_server):
             assert unclipped == [t for t in before["lines"] if t["name"].startswith("unclipped")]
             assert headline.inner_text() != headline_before, "the paper-protocol RD mean should change with C_mu"
             # the accuracy of the new caps arrives from the background job without any user action
-            # (the page's poller reruns it, ui/nvdp_live.py): the value of a fresh evaluation at this C_mu
+            # (the page's poller reruns it, ui/nvdp/live.py): the value of a fresh evaluation at this C_mu
             from engine.nvdp import explore
             from engine.nvdp.clipping import ClipConfig
 

@@ -33,7 +33,7 @@ def _sidebar_text(at) -> str:
 def test_data_page_upload_as_classification_is_what_the_pmt_page_computes_on():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["seeds"] = 3
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.file_uploader[0].set_value(("clicks.csv", _binary_csv(), "text/csv")).run()
     at.selectbox(key=[w.key for w in at.selectbox if str(w.key).startswith("up_task_")][0]).set_value(
         "classification").run()
@@ -41,7 +41,7 @@ def test_data_page_upload_as_classification_is_what_the_pmt_page_computes_on():
     assert at.session_state["dataset_name"] == "upload:clicks.csv"
     # one n_pub rule for both uploads: min(200, 20 % of 300 rows) = 60
     assert at.session_state["n_pub"] == 60
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["task"] == "classification"
     assert at.session_state["_computed_on"][0] == "upload:clicks.csv"
@@ -57,7 +57,7 @@ def test_a_reload_that_lost_the_upload_says_so_and_the_sidebar_names_what_is_sho
     at.session_state["seeds"] = 3
     at.query_params["upload"] = "clicks.csv"
     at.query_params["task"] = "classification"
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     assert not at.exception, [e.message for e in at.exception]
     warn = " ".join(w.value for w in at.warning)
     shown = at.session_state["_computed_on"][0]
@@ -68,22 +68,22 @@ def test_a_reload_that_lost_the_upload_says_so_and_the_sidebar_names_what_is_sho
 
 
 def test_nvdp_sentences_choice_survives_a_page_switch():
-    from ui.nvdp_state import NVDP_DEFAULTS
+    from ui.nvdp.state import NVDP_DEFAULTS
 
     assert NVDP_DEFAULTS["nvdp_source"] == "bundled"
-    src = (ROOT / "ui" / "nvdp_controls.py").read_text()
+    src = (ROOT / "ui" / "nvdp" / "controls.py").read_text()
     # bound with persist_state="session" (kept while the page is not drawn), like every other NVDP setting
     assert 'st.radio("Sentences", list(SOURCES), format_func=SOURCES.get, **persist("nvdp_source")' in src
 
 
 def test_an_all_zero_public_target_is_explained_in_the_page_terms():
     from engine.datasets import read_csv_upload
-    from ui.pmt_upload import Named
+    from ui.pmt.upload import Named
 
     rng = np.random.default_rng(0)
     rows = ["a,b,y"] + [f"{rng.normal():.4f},{rng.normal():.4f},{int(i < 3)}" for i in range(200)]
     ds = read_csv_upload(Named("zeros.csv", ("\n".join(rows) + "\n").encode()), target="y")
-    from ui.pmt_compute import prepare
+    from ui.pmt.compute.core import prepare
 
     seed = next(s for s in range(50)  # a split whose 10 public rows all have target 0 (most do)
                 if not prepare(ds, standardize=False, n_pub=10, split_seed=s).y_pub.any())
@@ -91,7 +91,7 @@ def test_an_all_zero_public_target_is_explained_in_the_page_terms():
     for k, v in dict(uploaded_dataset=ds, dataset_name=ds.name, data=ds.name, n_pub=10, seeds=2,
                      standardize=False, split_seed=seed).items():
         at.session_state[k] = v
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     errors = " ".join(e.value for e in at.error)
     assert "Cannot compute with these settings" in errors
     assert "response_bound=<float>" not in errors and "y_pub" not in errors

@@ -5,7 +5,7 @@ import io
 import pandas as pd
 
 from engine.pmt.sweep import run_sweep
-from ui.pmt_export import results_csv
+from ui.pmt.compute.export import results_csv
 
 
 def test_csv_rows_name_their_dp_and_non_private_columns():

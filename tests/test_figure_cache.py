@@ -1,4 +1,4 @@
-"""ui.figure_cache: shared figures of bundled views are built once, handed out as independent copies, bounded
+"""ui.common.figure_cache: shared figures of bundled views are built once, handed out as independent copies, bounded
 in number and age; figures of uploads are never stored."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ui import figure_cache as FC
+from ui.common import figure_cache as FC
 
 CALLS = []
 

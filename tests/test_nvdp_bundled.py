@@ -120,7 +120,7 @@ def test_page_uses_a_matching_bundle_and_retrains_here_on_request(tmp_path, monk
     st.cache_data.clear()  # the page's process-wide caches may hold these tiny settings' data from another test
     st.cache_resource.clear()
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300)
-    at.switch_page("pages/nvdp.py")
+    at.switch_page("app_pages/nvdp.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     caps = " ".join(c.value for c in at.caption)

@@ -47,7 +47,7 @@ def tiny(tmp_path_factory):
 def test_every_hint_has_a_test_and_the_page_shows_only_these_hints():
     assert set(HINTS) == TESTED
     # the page and the sections it draws from ui/ (its tabs hold the explanations)
-    page = "\n".join(p.read_text() for p in [ROOT / "pages" / "nvdp.py", *sorted((ROOT / "ui").glob("nvdp_*.py"))])
+    page = "\n".join(p.read_text() for p in [ROOT / "app_pages" / "nvdp.py", *sorted((ROOT / "ui").glob("nvdp_*.py"))])
     assert set(re.findall(r'hint\("(\w+)"\)', page)) == set(HINTS)
     # no hand-written "Try" outside the checked hints
     assert "Try:" not in page and "what to try" not in page.replace('"What this shows, and what to try"', "")
@@ -110,7 +110,7 @@ def test_hint_retrain_trains_a_clipped_model_with_the_sliders_and_caches_it(tiny
 
     settings, data, _, _ = tiny
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.switch_page("pages/nvdp.py")
+    at.switch_page("app_pages/nvdp.py")
     at.run()
     at.slider(key="nvdp_C_mu").set_value(3.0).run()
     at.slider(key="nvdp_alpha_max").set_value(0.9).run()

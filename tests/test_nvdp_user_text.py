@@ -72,7 +72,7 @@ def test_upload_trains_in_session_and_shows_every_view(tmp_path, monkeypatch):
     monkeypatch.setenv("NVDP_CACHE_DIR", str(cache))
     monkeypatch.setenv("NVDP_PAGE_EPOCHS", "1")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.switch_page("pages/nvdp.py")
+    at.switch_page("app_pages/nvdp.py")
     at.session_state["nvdp_source"] = "upload"
     at.run()
     assert not at.exception, [e.message for e in at.exception]

@@ -18,7 +18,7 @@ DATA = Path(__file__).parent / "data"
 def _data_page() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
     at.run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

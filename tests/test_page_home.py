@@ -25,7 +25,7 @@ def test_home_renders_with_one_click_link_to_pmt_and_settings_summary():
 
 def test_about_page_lists_papers_citations_and_cli():
     at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/about.py").run()
+    at.switch_page("app_pages/about.py").run()
     assert not at.exception, at.exception
     text = " ".join(md.value for md in at.markdown)
     for arxiv in ("2602.22282", "2508.18037", "2603.09583", "2601.02307"):

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def learn():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
     at.run()
-    at.switch_page("pages/learn.py").run()
+    at.switch_page("app_pages/learn.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

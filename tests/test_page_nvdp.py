@@ -1,4 +1,4 @@
-"""AppTest flows of the NVDP explorer page (pages/nvdp.py) inside the app.py frame.
+"""AppTest flows of the NVDP explorer page (app_pages/nvdp.py) inside the app.py frame.
 
 A tiny model pair (60 sentences, 1 epoch; ``NVDP_PAGE_N_SENTENCES`` / ``NVDP_PAGE_EPOCHS``) is
 trained once per module into a temporary ``NVDP_CACHE_DIR``, so the page loads it instead of
@@ -21,7 +21,7 @@ from engine.nvdp.clipping import ClipConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = "pages/nvdp.py"
+PAGE = "app_pages/nvdp.py"
 TIMEOUT = 240
 ENV = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
 
@@ -225,7 +225,7 @@ def test_a_slider_move_shows_the_accuracy_of_the_new_caps_and_builds_only_the_op
 
 def test_a_new_run_stops_the_accuracy_job_of_settings_its_session_has_left(tiny_cache):
     """Dragging a slider never waits for accuracies of positions already left: as soon
-    as a run knows its settings, its session's jobs for other settings are stopped (ui/nvdp_live.py)."""
+    as a run knows its settings, its session's jobs for other settings are stopped (ui/nvdp/live.py)."""
     import threading
 
     from engine.nvdp.background import JOBS

@@ -1,4 +1,4 @@
-"""AppTest flows of the PMT explorer page (pages/pmt.py) inside the app.py frame.
+"""AppTest flows of the PMT explorer page (app_pages/pmt.py) inside the app.py frame.
 
 Plotly charts are opaque to AppTest, so these tests assert on the headline metrics, the ledger
 table, error boxes, session state, the export payloads and the CLI command; the figure builders
@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = "pages/pmt.py"
+PAGE = "app_pages/pmt.py"
 TIMEOUT = 180
 
 
@@ -151,7 +151,7 @@ def test_epsilon_change_updates_metrics_summary_and_survives_page_switch():
     assert any("epsilon** = 0.1" in md.value for md in at.sidebar.markdown)
     assert [c.value for c in at.sidebar.caption].count("Active settings") == 1  # drawn once, then replaced
     assert any("very strong privacy" in c.value for c in at.caption)  # advisory below 0.2
-    at.switch_page("pages/home.py").run()
+    at.switch_page("app_pages/home.py").run()
     at.switch_page(PAGE).run()
     assert at.select_slider(key="epsilon").value == 0.1
     assert _metrics(at)["PMT"] == after["PMT"]
@@ -291,8 +291,8 @@ def _logistic_csv(n=800, seed=1) -> bytes:
 
 
 def test_logistic_task_from_a_classification_upload():
-    from ui import pmt_compute as C
-    from ui import pmt_export as X
+    from ui.pmt.compute import core as C
+    from ui.pmt.compute import export as X
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")
@@ -328,8 +328,8 @@ def test_logistic_task_from_a_classification_upload():
 
 @pytest.mark.slow
 def test_logistic_task_on_bank():
-    from ui import pmt_compute as C
-    from ui import pmt_export as X
+    from ui.pmt.compute import core as C
+    from ui.pmt.compute import export as X
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")
@@ -342,8 +342,8 @@ def test_logistic_task_on_bank():
 
 def test_supported_tasks_follow_the_engine_registry(monkeypatch):
     from engine.pmt import sweep as E
-    from ui import pmt_compute as C
-    from ui import pmt_export as X
+    from ui.pmt.compute import core as C
+    from ui.pmt.compute import export as X
 
     monkeypatch.setattr(E, "TASKS", {"ridge": E.TASKS["ridge"]})
     assert C.supported_tasks() == ["regression"]
@@ -366,14 +366,14 @@ def test_metric_switch_redraws_the_panel_with_the_reference():
 
 def test_data_page_choice_and_pmt_choice_are_shared():
     at = _app(seeds=3).run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.selectbox(key="data_active_choice").set_value("wine-red").run()
     at.switch_page(PAGE).run()
     assert not at.exception and not at.error
     assert at.selectbox(key="data").value == "wine-red"
     assert any("**wine-red**: 1599 rows, 11 features" in c.value for c in at.caption)
     at.selectbox(key="data").set_value("wine-white").run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     assert at.selectbox(key="data_active_choice").value == "wine-white"
 
 
@@ -392,8 +392,8 @@ def test_each_figure_tab_draws_its_chart_when_opened():
 
 
 def test_link_naming_a_classification_data_set_opens_the_logistic_task():
-    from ui import pmt_compute as C
-    from ui import pmt_export as X
+    from ui.pmt.compute import core as C
+    from ui.pmt.compute import export as X
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")

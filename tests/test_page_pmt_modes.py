@@ -1,7 +1,7 @@
 """The PMT page in each kind of public information: labelled rows, unlabelled rows, published moments.
 
 AppTest flows (headline, tabs, exports, the moments upload and its rejection) and the mode path of
-:mod:`ui.pmt_modes_compute` against the engine's :func:`engine.pmt.sweep_modes.run_modes` directly; the
+:mod:`ui.pmt.compute.modes` against the engine's :func:`engine.pmt.sweep_modes.run_modes` directly; the
 figure builders are called on the mode frames (Plotly charts are opaque to AppTest).
 """
 
@@ -47,7 +47,7 @@ def _app(**state) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for k, v in state.items():
         at.session_state[k] = v
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     return at
 
 
@@ -170,8 +170,8 @@ def test_mode_sweep_logistic_and_the_figure_builders():
     """The mode path on a small logistic problem: AUC columns, no public-only, figures build from its summary."""
     from engine.figures import pmt as plots
     from engine.datasets.upload import read_csv_upload
-    from ui import pmt_compute as C
-    from ui.pmt_modes_compute import mode_diagnostics, mode_sweep
+    from ui.pmt.compute import core as C
+    from ui.pmt.compute.modes import mode_diagnostics, mode_sweep
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(1500, 3))
@@ -244,7 +244,7 @@ def test_a_link_names_the_kind_of_public_information():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["public_mode"] = "unlabelled"
     at.query_params["seeds"] = "3"
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.radio(key="public_mode").value == "unlabelled" and "Public-only" not in _metrics(at)
     at.radio(key="public_mode").set_value("moments").run()
@@ -252,6 +252,6 @@ def test_a_link_names_the_kind_of_public_information():
     bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
     bad.query_params["public_mode"] = "census"
     bad.query_params["seeds"] = "3"
-    bad.switch_page("pages/pmt.py").run()
+    bad.switch_page("app_pages/pmt.py").run()
     assert bad.radio(key="public_mode").value == "labelled"
     assert any("public_mode=census" in w.value for kind in (bad.warning, bad.caption, bad.info, bad.error) for w in kind)

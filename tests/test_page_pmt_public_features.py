@@ -18,7 +18,7 @@ def _app(**state) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for k, v in state.items():
         at.session_state[k] = v
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     return at
 
 
@@ -94,7 +94,7 @@ def test_features_only_public_file_runs_the_unlabelled_mode_and_bad_files_are_re
 
 
 def test_read_public_features_names_the_problem():
-    from ui.pmt_modes_compute import read_public_features
+    from ui.pmt.compute.modes import read_public_features
 
     good = b"a,b\n1,2\n3,5\n4,4\n6,1\n2,2\n"
     info = read_public_features("p.csv", b"b,a,extra_target\n2,1,9\n5,3,9\n4,4,9\n1,6,9\n2,2,9\n", ["a", "b"])

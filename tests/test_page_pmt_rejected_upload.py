@@ -37,7 +37,7 @@ def _headline(at):
 def test_a_rejected_file_keeps_the_earlier_upload_and_settings():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["seeds"] = "2"
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _good(), "text/csv")).run()
     at.button[[b.label for b in at.button].index("Use this data")].click().run()
     assert not at.exception, at.exception

@@ -34,7 +34,7 @@ def _use(at):
 def _page():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["seeds"] = "2"
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     at.file_uploader(key="pmt_upload_file").set_value(("first.csv", _csv(1, 300), "text/csv")).run()
     _use(at).click().run()
     assert not at.exception, at.exception

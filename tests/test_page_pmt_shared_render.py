@@ -1,5 +1,5 @@
 """Sessions on the same bundled view share what a rerun draws: the styled figure (the same object, built
-once), the headline rows and the bands (:mod:`ui.figure_cache`); presenter mode is another figure; an
+once), the headline rows and the bands (:mod:`ui.common.figure_cache`); presenter mode is another figure; an
 upload's figures and tables are never stored, and every session still draws exactly its own numbers."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from ui import figure_cache as FC
+from ui.common import figure_cache as FC
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -22,7 +22,7 @@ def _session(**state) -> AppTest:
     at.query_params["seeds"] = "2"
     for k, v in state.items():
         at.session_state[k] = v
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at
 

@@ -1,4 +1,4 @@
-"""The lam tab's first partial frame (ui.pmt_run.lazy_sweep): the chosen lam's rows, then the unchanged batch."""
+"""The lam tab's first partial frame (ui.pmt.run.lazy_sweep): the chosen lam's rows, then the unchanged batch."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from ui import pmt_compute as C
-from ui import pmt_run as R
-from ui.state import LAM_OPTIONS
+from ui.pmt.compute import core as C
+from ui.pmt import run as R
+from ui.common.state import LAM_OPTIONS
 
 
 class _DS:

@@ -7,7 +7,7 @@ import pytest
 @pytest.fixture(scope="module")
 def prep():
     from engine.datasets import load_dataset
-    from ui import pmt_compute as C
+    from ui.pmt.compute import core as C
 
     return C.prepare(load_dataset("wine-red"), None, standardize=True, n_pub=200, split_seed=0, task="regression")
 
@@ -21,7 +21,7 @@ def _spec(mode, clip):
 
 @pytest.mark.parametrize("mode", ["unlabelled", "moments"])
 def test_mode_runs_honour_the_baseline_clip_radius(prep, mode):
-    from ui.pmt_modes_compute import mode_diagnostics, mode_sweep
+    from ui.pmt.compute.modes import mode_diagnostics, mode_sweep
 
     auto = mode_sweep(prep, _spec(mode, 0.0))
     tight = mode_sweep(prep, _spec(mode, 1.0))

@@ -1,4 +1,4 @@
-"""The PMT page's n_pub sweep, one public sample size at a time (ui.pmt_run.lazy_sweep).
+"""The PMT page's n_pub sweep, one public sample size at a time (ui.pmt.run.lazy_sweep).
 
 The tab fetches each n_pub through the page cache and takes the chosen n_pub's rows from the chosen
 epsilon's sweep; these tests pin that this gives the very frame of one ``run_sweep`` over the grid, row
@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui import pmt_compute as C
-from ui import pmt_run as R
+from ui.pmt.compute import core as C
+from ui.pmt import run as R
 
 
 class _DS:

@@ -1,4 +1,4 @@
-"""The PMT page's compute path (ui.pmt_compute): what runs on every control change and what waits for a tab.
+"""The PMT page's compute path (ui.pmt.compute.core): what runs on every control change and what waits for a tab.
 
 A control change on the logistic task used to fit one PMT, DP-Newton and DP-GD estimator for the
 Conditioning and Privacy ledger tabs (on bank: more than the sweep at the chosen epsilon). These tests
@@ -14,7 +14,7 @@ import pytest
 
 from engine import privacy as P
 from engine.pmt import DPGDLogistic, DPNewtonLogistic, PMTLogistic
-from ui import pmt_compute as C
+from ui.pmt.compute import core as C
 
 
 class _DS:

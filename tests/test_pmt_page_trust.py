@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui import pmt_trust as T
+from ui.pmt.compute import trust as T
 
 
 def test_newton_dominance_is_the_estimators_ratio_in_whitened_coordinates():
@@ -64,7 +64,7 @@ def test_the_logistic_page_shows_the_newton_banner_and_the_l2_beside_the_auc():
     raw = ("a,b,c,label\n" + "\n".join(f"{r[0]:.5f},{r[1]:.5f},{r[2]:.5f},{t}" for r, t in zip(X, y)) + "\n").encode()
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300)
     at.session_state["seeds"] = 3
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     at.file_uploader(key="pmt_upload_file").set_value(("cls.csv", raw, "text/csv")).run()
     at.selectbox(key="pmt_upload_task").set_value("classification").run()

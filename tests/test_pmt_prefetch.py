@@ -1,5 +1,5 @@
 """The PMT page computes the neighbouring epsilons of a bundled view ahead of the key press
-(:mod:`ui.pmt_prefetch`): the next move either way is a cache hit, with the numbers a fresh computation
+(:mod:`ui.pmt.prefetch`): the next move either way is a cache hit, with the numbers a fresh computation
 gives; an upload is never prefetched."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import pmt_compute as C
-from ui import pmt_prefetch as P
+from ui.pmt.compute import core as C
+from ui.pmt import prefetch as P
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -49,7 +49,7 @@ def _page(seeds: int, epsilon: float | None = None) -> AppTest:
     at.query_params["seeds"] = str(seeds)
     if epsilon is not None:
         at.query_params["epsilon"] = str(epsilon)
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at
 

@@ -356,7 +356,7 @@ def test_pooled_logistic_in_labelled_mode_only():
 # ---------------------------------------------------------------- the page: banner and planner tab from the planner
 def test_page_banner_comes_from_the_planner_and_moves_with_n_pub():
     from engine.datasets import load_dataset
-    from ui import pmt_compute as C
+    from ui.pmt.compute import core as C
 
     ds = load_dataset("ccpp")
     msgs = {}
@@ -377,7 +377,7 @@ def test_page_planner_tab_apptest():
 
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=180)
     at.session_state["pmt_tab"] = "Planner"
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     assert not at.exception
     assert any("PMT would need about" in m.value or "does not beat" in m.value for m in at.markdown)

@@ -4,7 +4,7 @@ load the Plotly chart's and the metric's code while the server computes.
 - A ledger converts each distinct mu to epsilon once (DP-GD records one release per step, all with the
   same mu; converting each took about 0.5 s of every report click): every row's epsilon equals the
   release's own conversion.
-- The report's figures come through the page's figure cache (:mod:`ui.figure_cache`): the same figures
+- The report's figures come through the page's figure cache (:mod:`ui.common.figure_cache`): the same figures
   as built directly (equal JSON), and the error-vs-epsilon figure is the page's own cache entry.
 """
 
@@ -39,7 +39,7 @@ def test_ledger_rows_convert_each_distinct_mu_once_with_the_same_epsilons(monkey
 
 @pytest.fixture(scope="module")
 def ccpp_view():
-    from ui import pmt_compute as C
+    from ui.pmt.compute import core as C
     from engine.datasets import load_dataset
 
     prep = C.prepare(load_dataset("ccpp"), None, standardize=True, n_pub=200, split_seed=0, task="regression")
@@ -51,7 +51,7 @@ def ccpp_view():
 
 def test_the_reports_figures_through_the_cache_equal_the_directly_built_ones(ccpp_view):
     from engine.figures import pmt as plots
-    from ui import figure_cache as FC
+    from ui.common import figure_cache as FC
 
     spec, diag, summ = ccpp_view
     FC.clear()
@@ -73,7 +73,7 @@ def test_the_first_pmt_run_has_the_browser_load_the_chart_and_metric_code_first_
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from ui import layout as R
+    from ui.common import layout as R
 
     names = R._chunk_names()
     assert {n.split(".")[0] for n in names} == set(R.WARM_CHUNKS)  # this Streamlit's files are found
@@ -81,7 +81,7 @@ def test_the_first_pmt_run_has_the_browser_load_the_chart_and_metric_code_first_
     assert all((folder / n).is_file() for n in names)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.session_state["seeds"] = 2
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     scripts = [h.proto.body for h in at.get("html") if "import(new URL(" in h.proto.body]

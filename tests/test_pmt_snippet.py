@@ -57,7 +57,7 @@ def test_snippet_and_notebook_print_the_page_numbers_for_an_upload(downloads, tm
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.session_state["seeds"] = 3
     at.session_state["epsilon"] = 2.0
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     at.file_uploader(key="pmt_upload_file").set_value(("my data.csv", raw, "text/csv")).run()
     at.button[[b.label for b in at.button].index("Use this data")].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -1,7 +1,7 @@
-"""Story presets (ui.presets): each link opens a view whose point holds in the numbers.
+"""Story presets (ui.common.presets): each link opens a view whose point holds in the numbers.
 
 The view of each link is computed as the page computes it: the page defaults, the link's settings read
-with the page's link codec (ui.state.URL_CODEC), the split and sweep of ui.pmt_compute, the headline
+with the page's link codec (ui.common.state.URL_CODEC), the split and sweep of ui.pmt.compute.core, the headline
 table of engine.figures.pmt, the verdict of engine.figures.verdict.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 from engine.datasets import load_dataset
 from engine.figures.pmt import headline_table
 from engine.figures.verdict import pmt_verdict
-from ui import pmt_compute as C
-from ui.presets import PRESETS, markdown_links
-from ui.state import DEFAULTS, URL_CODEC
+from ui.pmt.compute import core as C
+from ui.common.presets import PRESETS, markdown_links
+from ui.common.state import DEFAULTS, URL_CODEC
 
 BY_KEY = {p.key: p for p in PRESETS}
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ def _view(preset, **override):
 
 
 def test_every_preset_is_a_valid_link_and_is_listed():
-    from ui.nvdp_state import URL as NVDP_URL
+    from ui.nvdp.state import URL as NVDP_URL
 
     assert {p.page for p in PRESETS} == {"pmt", "nvdp"}
     for p in PRESETS:
@@ -42,15 +42,15 @@ def test_every_preset_is_a_valid_link_and_is_listed():
             # raises on a value the page would ignore (each page's own link codec)
             URL_CODEC[k][0](v) if p.page == "pmt" else NVDP_URL[k][1](v)
         assert f"(/{p.url})" in markdown_links()
-    home, learn = (ROOT / "pages" / "home.py").read_text(), (ROOT / "pages" / "learn.py").read_text()
+    home, learn = (ROOT / "app_pages" / "home.py").read_text(), (ROOT / "app_pages" / "learn.py").read_text()
     assert "markdown_links()" in home  # Home lists every preset; each is linked from a Learn lesson too
     assert all(f'"{p.key}"' in learn for p in PRESETS), [p.key for p in PRESETS if f'"{p.key}"' not in learn]
 
 
 def _mode_view(preset):
     """A link's view in a public-information mode without public labels, as the page computes it (the mode's
-    fields of ui.pmt_public_mode.spec_fields with no stated response scale: the simulation's public statement)."""
-    from ui.pmt_modes_compute import offered_methods
+    fields of ui.pmt.public_mode.spec_fields with no stated response scale: the simulation's public statement)."""
+    from ui.pmt.compute.modes import offered_methods
 
     state = {**DEFAULTS, "data": "ccpp", "synthetic_kappa": 1e3}
     for k, v in preset.params.items():
@@ -101,12 +101,12 @@ def test_when_pmt_beats_the_private_only_baselines():
 
 def test_which_clipping_rule_tightens_the_nvdp_bound():
     """On the shipped models and the page's evaluation protocol: each rule alone, applied at release to the
-    unclipped model's posteriors (the page's "Show what each rule does alone" table, ui.nvdp_cache.rule_effects)."""
+    unclipped model's posteriors (the page's "Show what each rule does alone" table, ui.nvdp.cache.rule_effects)."""
     import torch
 
     from engine.nvdp import explore as X
     from engine.nvdp.clipping import ClipConfig
-    from ui.nvdp_state import NVDP_DEFAULTS, PROTOCOL, URL as NVDP_URL
+    from ui.nvdp.state import NVDP_DEFAULTS, PROTOCOL, URL as NVDP_URL
 
     p = BY_KEY["clipping_rules"]
     caps = {NVDP_URL[k][0]: NVDP_URL[k][1](v) for k, v in p.params.items()}

@@ -103,7 +103,7 @@ def test_add_remove_is_gone_from_sweep_cli_and_page(capsys):
         cli_main(["pmt", "--dataset", "synthetic", "--neighbouring", "add-remove", "--seeds", "1"])
     assert e.value.code == 2
     assert "--neighbouring" in capsys.readouterr().err
-    for rel in ("pages/pmt.py", "ui/state.py", "ui/pmt_compute.py", "ui/pmt_controls.py", "ui/pmt_run.py",
+    for rel in ("app_pages/pmt.py", "ui/common/state.py", "ui/pmt/compute/core.py", "ui/pmt/controls.py", "ui/pmt/run.py",
                 "engine/cli/pmt.py"):
         path = ROOT / rel
         if path.exists():
@@ -400,13 +400,13 @@ def test_cli_pmt_delta_warning_and_refusal(capsys):
 def test_page_clip_radius_input_is_bounded_and_delta_advisory():
     from types import SimpleNamespace
 
-    from ui import pmt_compute as C
-    from ui.state import CLIP_RADIUS_MAX, URL_CODEC
+    from ui.pmt.compute import core as C
+    from ui.common.state import CLIP_RADIUS_MAX, URL_CODEC
 
     from engine.pmt._base import F32_BOUND_RANGE
 
     assert CLIP_RADIUS_MAX == F32_BOUND_RANGE[1]
-    src = (ROOT / "ui" / "pmt_controls.py").read_text()  # the PMT page's controls
+    src = (ROOT / "ui" / "pmt" / "controls.py").read_text()  # the PMT page's controls
     assert "min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist(\"clip_radius\")" in src
     with pytest.raises(ValueError):
         URL_CODEC["clip_radius"][0]("1e200")

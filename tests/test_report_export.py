@@ -150,7 +150,7 @@ def test_html_report_escapes_every_string():
 def test_pmt_report_and_csv_from_a_hostile_upload(downloads, tmp_path):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.session_state["seeds"] = 4
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     at.file_uploader(key="pmt_upload_file").set_value(("@evil.csv", _evil_csv(), "text/csv")).run()
     at.selectbox(key="pmt_upload_target").set_value("=1+1").run()
@@ -186,7 +186,7 @@ def test_pmt_report_and_csv_from_a_hostile_upload(downloads, tmp_path):
 def test_pmt_report_for_bundled_data_names_source_and_licence(downloads):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.session_state["seeds"] = 3
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     assert not at.exception and not at.error
     html = _text(downloads["pmt_report.html"])
@@ -199,7 +199,7 @@ def test_bad_data_in_a_link_names_the_link():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.query_params["data"] = "nope"
     at.query_params["seeds"] = "2"
-    at.switch_page("pages/pmt.py").run()
+    at.switch_page("app_pages/pmt.py").run()
     assert not at.exception
     msgs = [w.value for w in at.warning]
     shown = at.session_state["data"]
@@ -235,7 +235,7 @@ def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.session_state["nvdp_sent_a"] = evil
     at.session_state["nvdp_tab"] = "Export"  # only the open tab is built; the report still holds every figure
-    at.switch_page("pages/nvdp.py")
+    at.switch_page("app_pages/nvdp.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     metrics = {m.label: m.value for m in at.metric}
@@ -299,7 +299,7 @@ def test_pmt_report_leads_with_the_verdict_and_the_page_warnings_and_stays_small
     """The default view's report: the verdict and every warning of the page come first, the DP-GD ledger's
     identical steps are one row with their count, and the file stays under 2 MB (plotly.js compressed)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     assert not at.exception and not at.error
     html = _text(downloads["pmt_report.html"])

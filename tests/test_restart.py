@@ -13,7 +13,7 @@ from engine.datasets import read_csv_upload
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = "pages/pmt.py"
+PAGE = "app_pages/pmt.py"
 TIMEOUT = 180
 
 

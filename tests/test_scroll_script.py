@@ -1,4 +1,4 @@
-"""The results scroll script (``ui.layout.SCROLL_SCRIPT``) runs again and again in one page.
+"""The results scroll script (``ui.common.layout.SCROLL_SCRIPT``) runs again and again in one page.
 
 The browser runs every such script of a session in one global scope: one that declared a top-level
 ``const`` failed with "Identifier 'el' has already been declared" from the second upload on (seen as
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from ui.layout import RESULTS_ANCHOR, SCROLL_SCRIPT
+from ui.common.layout import RESULTS_ANCHOR, SCROLL_SCRIPT
 
 NODE = shutil.which("node") or shutil.which("nodejs")
 

@@ -1,4 +1,4 @@
-"""The launcher ``python -m ui.serve`` (run.sh): what EXPLORER_PRELOAD accepts, what a preload loads."""
+"""The launcher ``python -m launcher.serve`` (run.sh): what EXPLORER_PRELOAD accepts, what a preload loads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.serve import PARTS, parse_parts
+from launcher.serve import PARTS, parse_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
 
 
 def test_the_launcher_refuses_an_unknown_part_before_starting_anything():
-    out = _run("import sys; from ui.serve import main; rc = main(['app.py']); "
+    out = _run("import sys; from launcher.serve import main; rc = main(['app.py']); "
                "print(rc, 'streamlit.web.bootstrap' in sys.modules, 'pandas' in sys.modules)",
                EXPLORER_PRELOAD="pmt,gpu")
     assert out.stdout.split() == ["2", "False", "False"], out.stderr
@@ -44,7 +44,7 @@ def test_the_launcher_refuses_an_unknown_part_before_starting_anything():
 def test_the_pmt_preload_loads_the_pmt_libraries_and_kernels_and_not_torch_or_any_page_cache():
     code = (
         "import sys\n"
-        "from ui.serve import preload\n"
+        "from launcher.serve import preload\n"
         "times = preload(('pmt',))\n"
         "from engine.pmt import _gd_kernel as K\n"
         "print(list(times))\n"
@@ -62,7 +62,7 @@ def test_the_pmt_preload_loads_the_pmt_libraries_and_kernels_and_not_torch_or_an
 
 
 def test_parts_are_the_documented_ones():
-    import ui.serve as S
+    import launcher.serve as S
 
     assert PARTS == ("pmt", "nvdp") and S.DEFAULT == "pmt,nvdp"
     for part in PARTS:
@@ -71,10 +71,10 @@ def test_parts_are_the_documented_ones():
 
 def test_the_launcher_preloads_on_a_worker_thread_and_reraises_its_errors(monkeypatch):
     """The kernels must not first run on the main thread: after that the logistic page's numpy / OpenBLAS
-    sweeps on the script threads ran 2x slower for the life of the process (see ui.serve.preload_in_thread)."""
+    sweeps on the script threads ran 2x slower for the life of the process (see launcher.serve.preload_in_thread)."""
     import threading
 
-    import ui.serve as S
+    import launcher.serve as S
 
     seen = []
     monkeypatch.setattr(S, "preload", lambda parts: seen.append((threading.current_thread().name, parts)) or {"x": 0.0})

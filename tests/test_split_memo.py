@@ -92,7 +92,7 @@ def test_noisy_newton_with_given_pair_products_is_the_same_and_checks_them():
 
 def test_uploaded_data_leave_nothing_behind_in_the_process():
     """The page keeps everything derived from an upload in the user's session: its sweeps bypass the memo."""
-    from ui import pmt_compute as C
+    from ui.pmt.compute import core as C
 
     class _DS:
         def to_numpy(self):

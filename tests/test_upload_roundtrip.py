@@ -68,7 +68,7 @@ def test_exported_command_reproduces_the_page_numbers_from_the_uploaded_file(pub
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["seeds"] = 4
     at.session_state["epsilon"] = 0.7  # not on the coarse grid: the page computes it as a separate point
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     at.run()
     at.file_uploader(key="pmt_upload_file").set_value(("my plant.csv", raw, "text/csv")).run()
     at.multiselect(key="pmt_upload_features").set_value(["temp", "speed", "load"]).run()
@@ -119,7 +119,7 @@ def test_exported_command_reproduces_the_page_numbers_from_the_uploaded_file(pub
         a, b = merged[f"{col}_page"].to_numpy(), merged[f"{col}_cli"].to_numpy()
         same = (a == b) | (np.isnan(a) & np.isnan(b))
         assert same.all(), (col, merged.loc[~same, key].to_dict("records"))  # bit for bit
-    from ui.pmt_compute import default_n_pub
+    from ui.pmt.compute.core import default_n_pub
 
     n_rows = len(pd.read_csv(pd.io.common.BytesIO(raw)))
     # a separate file: all its rows; a random split: the upload default min(200, 20 % of the rows)
@@ -157,9 +157,9 @@ def test_cli_data_flags_reject_bad_input_before_any_noise(tmp_path, capsys):
 def test_features_starting_with_a_dash_are_never_read_as_options(tmp_path, capsys):
     from engine.cli import build_parser
     from engine.datasets import read_csv_upload
-    from ui import pmt_compute as C
-    from ui import pmt_export as X
-    from ui.state import DEFAULTS
+    from ui.pmt.compute import core as C
+    from ui.pmt.compute import export as X
+    from ui.common.state import DEFAULTS
 
     raw = b"-x,=1+1,y\n" + b"".join(f"{i % 7},{(i * 3) % 11},{i % 5 + 0.5 * (i % 3)}\n".encode() for i in range(40))
     ds = read_csv_upload(raw, target="y")
