@@ -1,7 +1,8 @@
 """Streamlit entry point and router: ``streamlit run app.py``.
 
 The frame sets up shared session state (settings survive page switches), shows the settings
-summary in the sidebar, and routes to the pages in ``pages/``. Pages are thin: they call the
+summary in the sidebar, and routes to the pages in ``app_pages/`` (registered here with ``st.navigation``; the folder is not named
+``pages/``, which would put Streamlit in its legacy multipage mode). Pages are thin: they call the
 engine and draw what it returns.
 """
 

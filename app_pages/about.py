@@ -6,10 +6,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.common.state import ensure_frame
-
-ensure_frame()
-
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 CITATION = ROOT / "assets" / "data" / "CITATION.md"

@@ -3,9 +3,6 @@
 import streamlit as st
 
 from ui.common.presets import markdown_links
-from ui.common.state import ensure_frame
-
-ensure_frame()
 
 #: The one figure for the first NVDP visit (also in README.md): measured in Chromium on a 2-core machine.
 FIRST_NVDP_VISIT = ("the two shipped small models and the shipped encoder states of the 500 evaluation sentences "

@@ -14,9 +14,7 @@ from engine.figures import lessons
 from ui.common.presets import markdown_links
 from engine.privacy import gdp_mu
 from ui.common.layout import warm_browser_code
-from ui.common.state import ensure_frame
 
-ensure_frame()  # a first deep link to this page must still run inside the app.py frame
 warm_browser_code()  # the browser loads the chart code while the lesson computes
 
 # --------------------------------------------------------------------------------------------

@@ -34,9 +34,8 @@ from ui.nvdp import tabs as nvdp_tabs
 from ui.common.layout import RESULTS_ANCHOR, intro, page_header, warm_browser_code
 from ui.nvdp.models import load_models
 from ui.nvdp.parts import INTRO
-from ui.common.state import ensure_frame, init_state
+from ui.common.state import init_state
 
-ensure_frame()
 init_state()
 warm_browser_code()  # the browser loads the chart code while the models load and the bounds are computed
 url_problems = nvdp_state.load()  # the page's defaults, and a shared link's settings (once per session)

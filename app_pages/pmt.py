@@ -19,9 +19,8 @@ from ui.pmt import tabs as pmt_tabs
 from ui.common import verdict
 from ui.common.data_choice import show_lost_upload
 from ui.common.layout import RESULTS_ANCHOR, intro, page_header, scroll_to_results
-from ui.common.state import ensure_frame, init_state, url_load, url_sync
+from ui.common.state import init_state, url_load, url_sync
 
-ensure_frame()
 init_state()
 #: Settings this page reads from / writes to the URL (a shared link reproduces the view).
 URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",

@@ -132,7 +132,14 @@ def server(repo: Path, cache_dir: str):
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0",
                NVDP_CACHE_DIR=cache_dir)
     # the launcher run.sh uses (launcher/serve.py: preloads, then ``streamlit run``); a checkout older than it: plain
-    launcher = ["-m", "launcher.serve"] if (repo / "launcher" / "serve.py").exists() and not PLAIN[0] else ["-m", "streamlit", "run"]
+    if PLAIN[0]:
+        launcher = ["-m", "streamlit", "run"]
+    elif (repo / "launcher" / "serve.py").exists():
+        launcher = ["-m", "launcher.serve"]
+    elif (repo / "ui" / "serve.py").exists():  # a checkout older than launcher/  (apply_moves: keep)
+        launcher = ["-m", "ui.serve"]  # (apply_moves: keep)
+    else:
+        launcher = ["-m", "streamlit", "run"]
     cmd = [str(py if py.exists() else sys.executable), *launcher, "app.py", "--server.port", str(port),
            "--server.headless", "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false", *SERVER_ARGS]

@@ -6,16 +6,16 @@ names the offending file and line.
 
 Rules:
 (a) no module under ``engine/`` imports Streamlit (at any depth, including inside functions);
-(b) no ``engine`` module imports ``ui`` or ``pages``;
+(b) no ``engine`` module imports ``ui``, ``app_pages`` or ``launcher``;
 (c) no import cycle among ``engine`` modules at module level (imports inside functions and under
     ``if TYPE_CHECKING:`` are excluded: they do not run while the module is being imported);
 (c') no import cycle among ``engine`` modules counting imports inside functions too (only
     ``if TYPE_CHECKING:`` blocks are excluded): two modules that need each other at call time share
     something that belongs in a lower module (a registry, a helper), see docs/architecture.md;
-(d) no ``.py`` file under ``engine/``, ``ui/`` or ``pages/`` has more than 800 lines;
+(d) no ``.py`` file under ``engine/``, ``ui/`` or ``app_pages/`` has more than 800 lines;
 (e) no tracked file refers to the project's material folder outside the repository (the specs are
     in ``docs/``), except the few files that explain where copied material came from;
-(f) no ``.py`` file under ``engine/``, ``ui/``, ``pages/``, ``scripts/``, ``bench/`` (or ``app.py``)
+(f) no ``.py`` file under ``engine/``, ``ui/``, ``app_pages/``, ``launcher/``, ``scripts/``, ``bench/`` (or ``app.py``)
     cites an issue number ("issue 12", "issues 3", "issue #4"): the code says what it does and why, and
     the history lives in git.
 """
@@ -124,7 +124,14 @@ def test_no_engine_module_imports_streamlit():
         for line, name, _ in _imports(p, module_level_only=False)
         if _top(name) == "streamlit"
     ]
-    assert not offenders, "engine/ must not import Streamlit (it belongs in ui/ and pages/):\n" + "\n".join(offenders)
+    assert not offenders, "engine/ must not import Streamlit (it belongs in ui/ and app_pages/):\n" + "\n".join(offenders)
+
+
+def test_no_page_folder_named_pages():
+    # a folder named pages/ next to app.py puts Streamlit in its legacy multipage mode (file-name navigation,
+    # a first deep link run without the app.py frame); the pages live in app_pages/, registered by st.navigation
+    assert not (ROOT / "pages").exists(), "rename pages/ (Streamlit's legacy mode): the pages live in app_pages/"
+    assert "st.navigation" in (ROOT / "app.py").read_text()
 
 
 def test_no_engine_module_imports_ui_or_pages():
@@ -132,9 +139,9 @@ def test_no_engine_module_imports_ui_or_pages():
         f"{_where(p, line)} imports {name!r}"
         for p in _py_files("engine")
         for line, name, _ in _imports(p, module_level_only=False)
-        if _top(name) in ("ui", "pages", "app")
+        if _top(name) in ("ui", "app_pages", "launcher", "app")
     ]
-    assert not offenders, "engine/ must not import the dashboard (ui, pages, app):\n" + "\n".join(offenders)
+    assert not offenders, "engine/ must not import the dashboard (ui, app_pages, launcher, app):\n" + "\n".join(offenders)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,7 +306,7 @@ def test_no_import_cycles_among_engine_modules_with_function_level_imports():
 # ---------------------------------------------------------------------------------------------
 def test_no_source_file_over_800_lines():
     long = []
-    for p in _py_files("engine", "ui", "pages"):
+    for p in _py_files("engine", "ui", "app_pages", "launcher"):
         n = len(p.read_text(encoding="utf-8").splitlines())
         if n > MAX_LINES:
             long.append(f"{p.relative_to(ROOT)}: {n} lines")
@@ -342,7 +349,7 @@ def test_no_tracked_file_refers_to_the_material_outside_the_repository():
 # (f): no issue numbers in the code
 # ---------------------------------------------------------------------------------------------
 ISSUE_NUMBER = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
-ISSUE_NUMBER_TOPS = ("engine", "ui", "pages", "scripts", "bench")
+ISSUE_NUMBER_TOPS = ("engine", "ui", "app_pages", "launcher", "scripts", "bench")
 #: Files allowed to cite issue numbers: none (the self-test checks that an allowance works and goes stale).
 ISSUE_NUMBER_ALLOWANCE: frozenset = frozenset()
 

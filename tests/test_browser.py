@@ -118,7 +118,7 @@ def test_pmt_page_epsilon_slider_changes_the_figure(server):
             page.goto(f"{server}/pmt", timeout=120_000)
             before = _wait_for(page, lambda s: s["rules"] == [1] and len(s["lines"]) >= 3, 150,
                                "the error-vs-epsilon figure at epsilon = 1")
-            # the frame is in place (not Streamlit's legacy pages/ mode): titles in the navigation, settings summary
+            # the frame is in place (the page folder is app_pages/, never Streamlit's legacy pages/ mode): titles in the navigation, settings summary
             page.get_by_text("Active settings").wait_for(timeout=30_000)
             assert page.get_by_role("link", name="PMT regression").count() >= 1
             assert {t["name"] for t in before["lines"]} >= {"PMT", "DP-RR", "DP-GD"}

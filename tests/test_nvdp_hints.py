@@ -47,7 +47,7 @@ def tiny(tmp_path_factory):
 def test_every_hint_has_a_test_and_the_page_shows_only_these_hints():
     assert set(HINTS) == TESTED
     # the page and the sections it draws from ui/ (its tabs hold the explanations)
-    page = "\n".join(p.read_text() for p in [ROOT / "app_pages" / "nvdp.py", *sorted((ROOT / "ui").glob("nvdp_*.py"))])
+    page = "\n".join(p.read_text() for p in [ROOT / "app_pages" / "nvdp.py", *sorted((ROOT / "ui" / "nvdp").rglob("*.py"))])
     assert set(re.findall(r'hint\("(\w+)"\)', page)) == set(HINTS)
     # no hand-written "Try" outside the checked hints
     assert "Try:" not in page and "what to try" not in page.replace('"What this shows, and what to try"', "")

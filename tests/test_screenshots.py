@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _app_pages() -> list[str]:
-    """The page files ``app.py`` routes to (``st.Page("pages/<name>.py", ...)``)."""
+    """The page files ``app.py`` routes to (``st.Page("app_pages/<name>.py", ...)``)."""
     tree = ast.parse((ROOT / "app.py").read_text())
     return [Path(n.args[0].value).stem for n in ast.walk(tree)
             if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "Page" and n.args

@@ -1,4 +1,4 @@
-"""Apply the moves of issue 35 (``scripts/dev/moves.json``) to a checkout: move files, rewrite references.
+"""Apply the dashboard-layer moves (``scripts/dev/moves.json``) to a checkout: move files, rewrite references.
 
 Usage (from the repository root)::
 
@@ -26,7 +26,7 @@ a second run changes nothing.
    dotted names ``ui.pmt_compute`` -> ``ui.pmt.compute.core`` (imports, ``sys.modules`` keys, monkeypatch
    strings, docstrings); paths ``ui/pmt_compute.py``, ``pages/pmt.py``, ``tests/test_x.py`` -> their new
    paths; in a test file one folder deeper than ``tests/``, ``Path(__file__)`` walks to the repository root
-   and to ``tests/data`` get one more ``parent``.
+   and to ``tests/data`` get one more ``parent``. A line holding ``(apply_moves: keep)`` is left as it is.
 """
 
 from __future__ import annotations
@@ -234,7 +234,19 @@ _DEPTH = [
 ]
 
 
+#: A line holding this marker keeps its old names (e.g. a bench that also starts checkouts older than the move).
+KEEP = "(apply_moves: keep)"
+
+
 def rewrite_text(text: str, rel: str, files: dict[str, str], modules: dict[str, str]) -> str:
+    """``text`` (the file ``rel``) with every reference to a moved module or file rewritten."""
+    if KEEP in text:
+        lines = text.splitlines(keepends=True)
+        return "".join(line if KEEP in line else _rewrite(line, rel, files, modules) for line in lines)
+    return _rewrite(text, rel, files, modules)
+
+
+def _rewrite(text: str, rel: str, files: dict[str, str], modules: dict[str, str]) -> str:
     if rel.endswith(".py"):
         text = rewrite_from_ui(text, modules)
     if modules:

@@ -135,29 +135,6 @@ def settings_summary() -> None:
         )
 
 
-def ensure_frame() -> None:
-    """Make sure this page runs inside the ``app.py`` frame (call it first in every page).
-
-    Streamlit decides once per server process whether the app uses the legacy ``pages/``
-    directory: while no script has called ``st.navigation`` yet, a folder named ``pages`` next to
-    the entry script switches the runner to the legacy mode. If the very first request to a fresh
-    server is a deep link (``/pmt?epsilon=0.5``, a shared link), the page script then runs on its
-    own, without the frame (no wide layout, no settings summary, file-name navigation) for every
-    later session too. This guard detects that mode, switches it off and reruns, so the frame's
-    ``st.navigation`` takes over and resolves the same page from the URL.
-
-    It reads and sets ``streamlit.runtime.pages_manager.PagesManager.uses_pages_directory`` (not a
-    public API; checked on Streamlit 1.67); if that attribute is missing it does nothing.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # pragma: no cover - layout of a future Streamlit
-        return
-    if getattr(PagesManager, "uses_pages_directory", None):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def _choice(options):
     def parse(text: str):
         for o in options:
