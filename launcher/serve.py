@@ -97,7 +97,7 @@ def preload(parts: tuple[str, ...] = PARTS) -> dict[str, float]:
             import engine.pmt.sweep  # noqa: F401
 
         step("pmt imports", imports_pmt)
-        from engine.pmt._gd import warm_kernels as warm_dpgd
+        from engine.pmt.kernels import warm_kernels as warm_dpgd
 
         step("DP-GD kernels", warm_dpgd)
     if "nvdp" in parts:

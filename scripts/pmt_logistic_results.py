@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset, make_synthetic_logistic  # noqa: E402
-from engine.pmt.sweep import _split, run_sweep, summarize  # noqa: E402
+from engine.pmt.sweep import run_sweep, summarize, sweep_split  # noqa: E402
 
 EPSILONS = [0.5, 1.0, 2.0, 5.0]
 LAMS = [0.0, 1e-4, 1e-2]
@@ -79,7 +79,7 @@ def conditioning(frame: pd.DataFrame) -> str:
     X, y = load_dataset("bank").to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        X_pub, *_ = _split(X, y, 200, 0, 0.2, False, False, None)
+        X_pub, *_ = sweep_split(X, y, n_pub=200, split_seed=0, test_size=0.2, standardize=False, center_y=False)
     const = int(np.sum(X_pub.std(axis=0) == 0))
     pmt = frame[frame["method"] == "PMT"].iloc[0]
     nw = frame[frame["method"] == "DP-Newton"].iloc[0]

@@ -15,6 +15,13 @@ Rules:
 (d) no ``.py`` file under ``engine/``, ``ui/`` or ``app_pages/`` has more than 800 lines;
 (e) no tracked file refers to the project's material folder outside the repository (the specs are
     in ``docs/``), except the few files that explain where copied material came from;
+(g) no import cycle among the dashboard's modules (``ui``, ``app_pages``, ``launcher``), counting imports
+    inside functions: a leaf two page modules share moves down (a catalogue, a cache table, a file type);
+(h) no module outside ``engine/`` (the dashboard, the launcher, the scripts) imports a private engine
+    module (``engine.x._y``) or a private name of one (``from engine.x import _y``): the engine gives it a
+    public name;
+(i) the Streamlit-free rooms ``ui/*/compute/`` never import Streamlit, at any depth, nor a ``ui`` module
+    that does.
 (f) no ``.py`` file under ``engine/``, ``ui/``, ``app_pages/``, ``launcher/``, ``scripts/``, ``bench/`` (or ``app.py``)
     cites an issue number ("issue 12", "issues 3", "issue #4"): the code says what it does and why, and
     the history lives in git.
@@ -147,14 +154,14 @@ def test_no_engine_module_imports_ui_or_pages():
 # ---------------------------------------------------------------------------------------------
 # (c): no import cycles at module level
 # ---------------------------------------------------------------------------------------------
-def _engine_graph(*, function_level: bool = False):
+def _engine_graph(*, function_level: bool = False, tops=("engine",)):
     """{module: {imported engine module: (file, line)}} over module-level imports only, or with
     ``function_level`` over every import, those inside functions included (``TYPE_CHECKING`` excluded).
 
     ``from engine.x import y`` is an edge to ``engine.x.y`` when that is a module, else to ``engine.x``. Implicit imports of parent packages are not edges: Python puts a package in sys.modules
     before running its submodules, so a package ``__init__`` re-exporting its submodules is no cycle.
     """
-    files = {_module_name(p): p for p in _py_files("engine")}
+    files = {_module_name(p): p for p in _py_files(*tops)}
     graph: dict[str, dict[str, tuple[Path, int]]] = {m: {} for m in files}
     for mod, path in files.items():
         for line, name, names in _imports(path, module_level_only=not function_level, skip_type_checking=True):
@@ -388,3 +395,118 @@ def test_no_issue_numbers_in_code():
     assert not offenders, ("issue numbers in code (say what the code does and why; git log has the history):\n"
                            + "\n".join(offenders))
     assert not stale, f"no longer cite an issue number: remove them from ISSUE_NUMBER_ALLOWANCE: {stale}"
+
+
+# ---------------------------------------------------------------------------------------------
+# (g), (h), (i): the dashboard
+# ---------------------------------------------------------------------------------------------
+DASHBOARD_TOPS = ("ui", "app_pages", "launcher")
+#: Trees outside engine/ that must use the engine's public names only (bench/ measures internals on purpose).
+PUBLIC_ONLY_TOPS = ("ui", "app_pages", "launcher", "scripts")
+
+
+def _cycle_report(graph, cycles) -> str:
+    lines = []
+    for comp in cycles:
+        lines.append("cycle among " + ", ".join(comp) + ":")
+        members = set(comp)
+        for mod in comp:
+            for dep, (path, line) in sorted(graph[mod].items()):
+                if dep in members:
+                    lines.append(f"  {_where(path, line)}: {mod} imports {dep}")
+    return "\n".join(lines)
+
+
+def _dashboard_cycles():
+    graph = _engine_graph(function_level=True, tops=DASHBOARD_TOPS)
+    return graph, _strongly_connected(graph)
+
+
+def test_no_import_cycles_in_the_dashboard_with_function_level_imports():
+    graph, cycles = _dashboard_cycles()
+    assert not cycles, ("import cycles in ui/ (imports inside functions count: move what the modules share into "
+                        "a lower module, e.g. ui/pmt/compute/):\n" + _cycle_report(graph, cycles))
+
+
+def _private_engine_imports(*tops: str) -> list[str]:
+    """``path:line: imports ...`` for each import of a private engine module or name outside engine/."""
+    files = _py_files(*tops) + [p for p in (ROOT / "app.py",) if p.is_file()]
+    offenders = []
+    for p in files:
+        for line, name, names in _imports(p, module_level_only=False, skip_type_checking=False):
+            if _top(name) != "engine":
+                continue
+            private = [part for part in name.split(".") if part.startswith("_") and not part.startswith("__")]
+            private += [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private:
+                offenders.append(f"{_where(p, line)}: imports {name} {', '.join(names)}".rstrip()
+                                 + f" (private: {', '.join(private)})")
+    return offenders
+
+
+def test_dashboard_checkers_find_a_planted_circle_and_a_private_import(tmp_path, monkeypatch):
+    # a circle hidden in function bodies across two page packages, and private engine imports of both kinds
+    for d in ("ui/common", "ui/pmt/compute", "engine/pmt"):
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+    for init in ("ui", "ui/common", "ui/pmt", "ui/pmt/compute", "engine", "engine/pmt"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "ui/common/choice.py").write_text("def adopt():\n    from ui.pmt.compute import core as C\n")
+    (tmp_path / "ui/pmt/compute/core.py").write_text(
+        "import numpy as np\n"
+        "def prepare():\n    from ui.pmt import upload\n"
+        "def fit():\n    from engine.pmt._x import y\n    from engine.pmt.sweep import _helper\n"
+    )
+    (tmp_path / "ui/pmt/upload.py").write_text("from ui.common.choice import adopt\nfrom engine.pmt import sweep\n")
+    (tmp_path / "ui/pmt/tabs.py").write_text("from ui.pmt.compute import core\n")  # into the circle, not on it
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    graph, cycles = _dashboard_cycles()
+    assert cycles == [["ui.common.choice", "ui.pmt.compute.core", "ui.pmt.upload"]]
+    assert graph["ui.common.choice"] == {"ui.pmt.compute.core": (tmp_path / "ui/common/choice.py", 2)}
+    assert "ui/common/choice.py:2: ui.common.choice imports ui.pmt.compute.core" in _cycle_report(graph, cycles)
+    offenders = _private_engine_imports("ui")
+    assert offenders == [
+        "ui/pmt/compute/core.py:5: imports engine.pmt._x y (private: _x)",
+        "ui/pmt/compute/core.py:6: imports engine.pmt.sweep _helper (private: _helper)",
+    ]
+
+
+def test_no_private_engine_imports_outside_engine():
+    offenders = _private_engine_imports(*PUBLIC_ONLY_TOPS)
+    assert not offenders, ("private engine modules or names imported outside engine/ (give the engine a public "
+                           "name for it):\n" + "\n".join(offenders))
+
+
+def _streamlit_reach():
+    """{ui module: the first import of Streamlit it reaches (directly or through ui modules), as a chain}."""
+    graph = _engine_graph(function_level=True, tops=("ui",))
+    files = {_module_name(p): p for p in _py_files("ui")}
+    direct = {}
+    for mod, path in files.items():
+        for line, name, _ in _imports(path, module_level_only=False, skip_type_checking=True):
+            if _top(name) == "streamlit":
+                direct[mod] = f"{_where(path, line)}"
+                break
+    reach: dict[str, str] = {}
+
+    def find(mod, seen):
+        if mod in direct:
+            return [mod]
+        for dep in sorted(graph.get(mod, {})):
+            if dep not in seen:
+                seen.add(dep)
+                chain = find(dep, seen)
+                if chain:
+                    return [mod, *chain]
+        return None
+
+    for mod in files:
+        chain = find(mod, {mod})
+        if chain:
+            reach[mod] = " -> ".join(chain) + f" ({direct[chain[-1]]})"
+    return reach
+
+
+def test_compute_rooms_are_streamlit_free():
+    reach = _streamlit_reach()
+    offenders = [f"{m}: {chain}" for m, chain in sorted(reach.items()) if ".compute" in m]
+    assert not offenders, "ui/*/compute/ must not reach Streamlit (move the Streamlit part up):\n" + "\n".join(offenders)

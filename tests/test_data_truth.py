@@ -78,7 +78,7 @@ def test_nvdp_sentences_choice_survives_a_page_switch():
 
 def test_an_all_zero_public_target_is_explained_in_the_page_terms():
     from engine.datasets import read_csv_upload
-    from ui.pmt.upload import Named
+    from ui.common.upload_file import Named
 
     rng = np.random.default_rng(0)
     rows = ["a,b,y"] + [f"{rng.normal():.4f},{rng.normal():.4f},{int(i < 3)}" for i in range(200)]

@@ -313,3 +313,10 @@ def summarize_modes(frame, metric: str):
 
 
 __all__ += ["summarize_modes", "NAMES", "PUBLIC_MODES"]
+
+#: Public names of the helpers the dashboard's view of the modes reuses (one fit per method at the view's epsilon).
+standardized_info = _standardized_info
+ridge_methods = _ridge_methods
+logistic_methods = _logistic_methods
+with_labels = _with_labels
+__all__ += ["standardized_info", "ridge_methods", "logistic_methods", "with_labels"]

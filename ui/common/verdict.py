@@ -30,13 +30,13 @@ def pmt_verdict(results: dict, metric: str, head) -> Verdict:
     metric : str
         The headline metric.
     head : DataFrame
-        The headline rows at the chosen epsilon (:class:`ui.pmt.headline.Headline` ``head``).
+        The headline rows at the chosen epsilon (:class:`ui.pmt.headline.Headline` ``head``, :func:`ui.pmt.compute.headline.rows`).
     """
     spec, diag, prep = results["spec"], results["diag"], results["prep"]
     lower_better = plots.METRICS.get(metric, ("", "", True))[2]
     accuracy = majority = None
     if spec["task"] == "classification" and "accuracy" in results["eps_point"].columns:
-        from ui.pmt.headline import rows
+        from ui.pmt.compute.headline import rows
 
         acc = rows(results, "accuracy")
         accuracy = dict(zip(acc["method"], acc["median"].astype(float)))

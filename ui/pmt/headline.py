@@ -18,6 +18,7 @@ from engine.figures import pmt as plots
 from ui.common import figure_cache as FC
 from ui.pmt.compute import core as C
 from ui.common.layout import NO_ARROW
+from ui.pmt.compute.headline import rows
 from ui.common.state import DEFAULTS, persist
 
 ss = st.session_state
@@ -46,14 +47,6 @@ class Headline:
     head: pd.DataFrame
     ratio_text: str
     ratio_help: str = ""
-
-
-def rows(results: dict, metric: str) -> pd.DataFrame:
-    """The headline rows of ``metric`` at the chosen epsilon (:func:`engine.figures.pmt.headline_table`): for
-    bundled data through the cross-session cache (:func:`ui.common.figure_cache.value`; the same frame for every
-    session, read only), for an upload computed for this run."""
-    return FC.value(plots.headline_table, results["eps_point"], metric=metric, epsilon=results["spec"]["epsilon"],
-                    shared=not C.uses_upload(results["spec"]), key=(results["key"], results["diag_json"], "eps_point", metric))
 
 
 def headline(results: dict, task: str, presenter: bool) -> Headline:

@@ -7,8 +7,9 @@ default ccpp view, seconds for logistic regression on bank), and a room moving i
 together: at 16 people on one 2-core server these moves were the slow 5 % (2-4 s on the server).
 
 After a view of **bundled** data is drawn, :func:`neighbours` asks one background worker to compute the
-two values next to the chosen epsilon on the slider (:data:`ui.common.state.EPSILON_OPTIONS`) through the page's
-shared cache (``st.cache_data`` in :mod:`ui.pmt.run`), so the next press either way is a cache hit, for
+two values next to the chosen epsilon on the slider (:data:`ui.common.settings.EPSILON_OPTIONS`) through the page's
+shared cache (``st.cache_data`` in :mod:`ui.pmt.run`, handed over by the page: this module imports nothing
+of the page), so the next press either way is a cache hit, for
 this person and everyone else on the view. The worker holds at most one pending request per view (a newer
 view replaces an older one that has not started), runs one computation at a time, and gives way to the
 page: it computes exactly what a key press would, through the same cached functions, so a number is
@@ -20,7 +21,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ui.common.state import EPSILON_OPTIONS
+from ui.common.settings import EPSILON_OPTIONS
 
 _LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
@@ -48,7 +49,7 @@ def neighbour_epsilons(epsilon: float) -> list[float]:
     return [opts[j] for j in (i - 1, i + 1) if 0 <= j < len(opts)]
 
 
-def neighbours(results: dict, shared: bool) -> None:
+def neighbours(results: dict, shared: bool, *, cached: dict) -> None:
     """Ask the worker for the sweeps and fits at the neighbouring epsilons of ``results``' view.
 
     Parameters
@@ -57,6 +58,9 @@ def neighbours(results: dict, shared: bool) -> None:
         The view (:func:`ui.pmt.run.compute`): its ``key``, ``prep`` and ``spec``.
     shared : bool
         False (an upload): nothing is done.
+    cached : dict
+        ``{"sweep": f, "diagnostics": g}``: the page's shared cached functions, each called as
+        ``f(key, prep, spec_json)`` (:data:`ui.pmt.run.PREFETCHED`).
     """
     if not shared:
         return
@@ -73,7 +77,7 @@ def neighbours(results: dict, shared: bool) -> None:
         if not jobs:
             return
         _WAITING.clear()
-        _WAITING["request"] = (jobs, results["prep"])
+        _WAITING["request"] = (jobs, results["prep"], cached)
         _IDLE.clear()
         global _POOL
         if _POOL is None:
@@ -82,8 +86,6 @@ def neighbours(results: dict, shared: bool) -> None:
 
 
 def _work() -> None:
-    from ui.pmt import run as R
-
     with _LOCK:
         request = _WAITING.pop("request", None)
         if request is not None:
@@ -93,11 +95,10 @@ def _work() -> None:
                 _SEEN.pop(next(iter(_SEEN)))
     try:
         if request is not None:
-            jobs, prep = request
+            jobs, prep, cached = request
             for key, kind, spec_json in jobs:
-                raw = R._sweep_raw if kind == "sweep" else R._diagnostics_raw
                 try:
-                    R._SHARED[raw](key, prep, spec_json)  # the page's own cached function: a hit for the next press
+                    cached[kind](key, prep, spec_json)  # the page's own cached function: a hit for the next press
                 except (ValueError, TypeError):  # the page shows such an error itself, when it gets there
                     pass
     finally:

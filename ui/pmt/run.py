@@ -21,7 +21,7 @@ from engine.datasets import list_datasets, load_dataset, read_csv_upload
 from ui.pmt.compute import core as C
 from ui.common.data_choice import computed_on
 from ui.common.layout import warm_browser_code
-from ui.pmt.upload import Named
+from ui.common.upload_file import Named
 from ui.common.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
 ss = st.session_state
@@ -76,6 +76,8 @@ _SHARED = {
     _ledger_raw: st.cache_data(max_entries=64, ttl=SHARED_TTL_S, show_spinner=False)(_ledger_raw),
     _prepare_raw: st.cache_data(max_entries=32, ttl=SHARED_TTL_S, show_spinner=False)(_prepare_raw),
 }
+#: The shared cached functions the prefetch worker calls ahead of a key press (:func:`ui.pmt.prefetch.neighbours`).
+PREFETCHED = {"sweep": _SHARED[_sweep_raw], "diagnostics": _SHARED[_diagnostics_raw]}
 #: Uploaded data (and everything computed from them) must stay in this browser session:
 #: ``st.cache_data`` is shared by every session of the server, so upload-derived calls are memoised
 #: in ``st.session_state`` instead (bounded; dropped with the session).
@@ -314,7 +316,7 @@ def compute(task: str, problems: list[str]) -> dict | None:
         from ui.pmt.prefetch import neighbours
         from ui.pmt.compute.trust import newton_banner, reference_note
 
-        neighbours(results, shared=not _uses_upload())  # the next epsilon either way, ahead of the key press
+        neighbours(results, shared=not _uses_upload(), cached=PREFETCHED)  # the next epsilon either way, ahead of the key press
 
         results["warnings"] = ([b for b in (newton_banner(prep, spec),) if b] + results["warnings"]
                                + [b for b in (reference_note(eps_point, task),) if b])

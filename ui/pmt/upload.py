@@ -12,18 +12,9 @@ import streamlit as st
 from engine.datasets import read_csv_columns, read_csv_upload
 from ui.pmt.compute import core as C
 from ui.common.data_choice import adopt_upload
+from ui.common.upload_file import Named  # noqa: F401 - the reader's file type (also for this module's callers)
 
 ss = st.session_state
-
-
-class Named:
-    """A minimal file-like wrapper so the engine's CSV reader keeps the upload's name."""
-
-    def __init__(self, name: str, data: bytes):
-        self.name, self._data, self.size = name, data, len(data)
-
-    def read(self, *_):
-        return self._data
 
 
 def reset_for_task(task: str) -> None:

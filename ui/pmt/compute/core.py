@@ -19,41 +19,18 @@ import pandas as pd
 from engine.figures.report import fmt_ratio  # noqa: F401  (the page formats "PMT / best baseline" with it)
 
 
-#: Page task -> label.
-TASK_LABELS = {"regression": "Ridge regression", "classification": "Logistic regression",
-               "count": "Poisson regression (counts)"}
-#: Page task -> the Dataset.task values it accepts (counts are read as a regression target).
-DATA_TASKS = {"regression": ("regression",), "classification": ("classification",), "count": ("regression",)}
-#: Page task -> engine task name for run_sweep.
-ENGINE_TASKS = {"regression": "ridge", "classification": "logistic", "count": "poisson"}
-
-#: Methods the page offers for ridge (display names of the engine's sweep frames); see :func:`methods_for`.
-METHODS = ["PMT", "DP-RR", "DP-RR (oracle C, non-private tuning)", "DP-GD", "Non-private"]
-
-#: Methods selected by default per page task (those the engine offers are kept, in this order).
-DEFAULT_METHODS = {
-    "regression": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
-    "classification": ["PMT", "DP-Newton", "DP-GD", "Public-only", "Non-private"],
-    "count": ["PMT", "DP-Newton", "Public-only", "Non-private"],
-}
-
-#: Baselines of the headline "PMT / best baseline": the private-only ones and the public rows alone
-#: (a private method that loses to the public sample is not worth its budget; PMT.md section 3, step 6).
-PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton", "Public-only")
-
-#: Default share cap of the public sample: n_pub defaults to min(200, DEFAULT_PUBLIC_SHARE * rows), and
-#: the page warns when the chosen n_pub exceeds this share of the rows.
-DEFAULT_PUBLIC_SHARE = 0.2
-
-#: Metric columns per page task (the first is the default). For logistic sweeps the engine's
-#: ``rmse`` column is a root Brier score, so it is not offered under the RMSE label. The logistic
-#: default is the ROC AUC: on bank every method's accuracy lies within 0.89-0.90, next to the 0.88 of
-#: always predicting the majority class, while the AUC separates them (0.71-0.73 private, 0.78 non-private).
-METRICS_BY_TASK = {
-    "regression": ["rmse", "l2_error", "rel_error", "excess_risk"],
-    "classification": ["auc", "log_loss", "accuracy", "l2_error", "rel_error", "excess_risk"],
-    "count": ["l2_error", "rel_error", "deviance", "rmse", "excess_risk"],
-}
+# The task and method catalogue is a leaf of its own (the modes module reads it too); re-exported here.
+from ui.pmt.compute.catalogue import (  # noqa: E402,F401
+    DATA_TASKS,
+    DEFAULT_METHODS,
+    DEFAULT_PUBLIC_SHARE,
+    ENGINE_TASKS,
+    METHODS,
+    METRICS_BY_TASK,
+    PRIVATE_BASELINES,
+    TASK_LABELS,
+    TEST_SIZE,
+)
 
 
 def default_n_pub(n_rows: int, cap: int = 200) -> int:
@@ -169,7 +146,7 @@ def spec_from_state(state, *, task: str) -> dict:
     ValueError
         No method selected; ``seeds`` or ``n_pub`` not whole numbers.
     """
-    from ui.common.state import DEFAULTS
+    from ui.common.settings import DEFAULTS
 
     spec = {"task": task}
     for key, typ in SPEC_KEYS.items():
@@ -231,10 +208,6 @@ class PreparedData:
     n_pub: int
     n_priv: int
     key: str
-
-
-#: Fraction of the private rows held out for the RMSE (run_sweep's default ``test_size``).
-TEST_SIZE = 0.2
 
 
 def data_key(ds, public_ds, spec: dict) -> str:
@@ -322,18 +295,18 @@ def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
     """Run one sweep with BLAS limited to one thread (see :func:`_sweep`).
 
     Bundled data: the engine keeps the split's own quantities between sweeps
-    (:mod:`engine.pmt._split_memo`), so moving epsilon or lam recomputes only the noisy runs. Uploads
+    (:mod:`engine.pmt.memo`), so moving epsilon or lam recomputes only the noisy runs. Uploads
     (:func:`uses_upload`) are swept without it: nothing derived from them outlives the session's own memo.
     """
     import contextlib
 
     from threadpoolctl import threadpool_limits
 
-    from engine.pmt import _split_memo
+    from engine.pmt import memo as split_memo
 
     # Multi-threaded BLAS on the n x d by d x runs products of DP-GD is up to 40x slower on a busy
     # 2-core machine (thread oversubscription); one thread per session is also fairer to other users.
-    keep = contextlib.nullcontext() if not uses_upload(spec) else _split_memo.bypass()
+    keep = contextlib.nullcontext() if not uses_upload(spec) else split_memo.bypass()
     with threadpool_limits(limits=1, user_api="blas"), keep:
         return _sweep(data, spec)
 
@@ -641,7 +614,7 @@ def _baseline_norms(Xp, Xq, yq):
     """Row norms (intercept included) of the rows the private-only baselines clip: standardised with public
     statistics (``center="public"``, :mod:`engine.pmt._public_scale`)."""
     from engine.pmt import add_intercept
-    from engine.pmt._public_scale import public_scaling
+    from engine.pmt.scaling import public_scaling
 
     sc = public_scaling(np.asarray(Xq, dtype=float), yq, center="public", fit_intercept=True, penalize_intercept=False,
                         p=np.shape(Xp)[1])

@@ -29,7 +29,7 @@ def warm_report() -> None:
     _WARMED = True
     import threading
 
-    from engine.figures._packed_html import plotlyjs_blob
+    from engine.figures.packed import plotlyjs_blob
 
     threading.Thread(target=plotlyjs_blob, name="warm-report-plotlyjs", daemon=True).start()
 
@@ -69,7 +69,7 @@ _SETTINGS_COLUMNS = frozenset({"dataset", "target", "method", "method_key", "swe
 
 def _privacy_columns(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Per row, the ``;``-joined names of its DP-release columns and of its non-private diagnostic columns."""
-    from engine.pmt._registry import sweep_column_privacy
+    from engine.pmt.catalogue import sweep_column_privacy
     from engine.privacy.labels import DIAGNOSTIC, DP
 
     values = [c for c in frame.columns if c not in _SETTINGS_COLUMNS]
@@ -174,13 +174,12 @@ def cli_argv(spec: dict, *, ds=None, public_name: str | None = None, epsilons=No
 
     Examples
     --------
-    >>> from ui.common.state import DEFAULTS
+    >>> from ui.common.settings import DEFAULTS
     >>> spec = {**DEFAULTS, "data": "ccpp", "task": "regression", "synthetic_kappa": 1e3}
     >>> cli_argv(spec)[1:5]
     ['--task', 'ridge', '--dataset', 'ccpp']
     """
-    from engine.pmt._base import METHOD_NAMES
-    from engine.pmt._newton import GLM_METHOD_NAMES
+    from engine.pmt.catalogue import GLM_METHOD_NAMES, METHOD_NAMES
     engine_task = ENGINE_TASKS[spec["task"]]
     from engine.pmt import sweep as E
 
@@ -270,7 +269,7 @@ def cli_commands(spec: dict, *, ds=None, public_name: str | None = None) -> dict
     coarse grid :data:`ui.common.state.EPSILON_GRID` of the error-vs-epsilon figure (the chosen epsilon, when not
     on the grid, is drawn from the headline sweep). See :func:`cli_argv` for why they are two.
     """
-    from ui.common.state import EPSILON_GRID
+    from ui.common.settings import EPSILON_GRID
 
     return {"headline": cli_command(spec, ds=ds, public_name=public_name),
             "figure": cli_command(spec, ds=ds, public_name=public_name, epsilons=EPSILON_GRID)}

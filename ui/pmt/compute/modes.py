@@ -104,7 +104,7 @@ def read_public_features(name: str, data: bytes, columns):
     """
     from engine.datasets.upload import read_csv_upload
     from engine.pmt.public_info import PublicInfo
-    from ui.pmt.upload import Named
+    from ui.common.upload_file import Named
 
     cols = [str(c) for c in columns]
     try:
@@ -145,7 +145,7 @@ def split_info(data, spec: dict, n_pub: int | None = None):
     from engine.pmt.sweep import sweep_split
     from engine.pmt.sweep_modes import public_response_statement, simulate_public_info
 
-    from ui.pmt.compute.core import TEST_SIZE
+    from ui.pmt.compute.catalogue import TEST_SIZE
 
     mode = spec["public_mode"]
     n_pub = int(spec["n_pub"] if n_pub is None else n_pub)
@@ -242,9 +242,9 @@ def mode_diagnostics(data, spec: dict) -> dict:
     if data.standardize:
         m, s = standardize_public(info)
         Xtr = (Xtr - m) / s
-        from engine.pmt.sweep_modes import _standardized_info
+        from engine.pmt.sweep_modes import standardized_info
 
-        info = _standardized_info(info, m, s)
+        info = standardized_info(info, m, s)
     tr = pmt_transform(Xtr, moment=info.public_moment(), eta=float(spec["eta"]))
     mu = P.gdp_mu(float(spec["epsilon"]), float(spec["delta"]))
     from engine.pmt import pmt_radius
@@ -279,8 +279,11 @@ def mode_fits(data, spec: dict) -> dict:
 
     from engine.pmt.public_fit import fit_public
     from engine.pmt.public_info import UnspannedWarning
-    from engine.pmt.sweep_modes import (_logistic_methods, _ridge_methods, _standardized_info, _with_labels,
-                                        standardize_public)
+    from engine.pmt.sweep_modes import logistic_methods as _logistic_methods
+    from engine.pmt.sweep_modes import ridge_methods as _ridge_methods
+    from engine.pmt.sweep_modes import standardize_public
+    from engine.pmt.sweep_modes import standardized_info as _standardized_info
+    from engine.pmt.sweep_modes import with_labels as _with_labels
 
     Xtr, ytr, _, _, info, c, s, _ = split_info(data, spec)
     if data.standardize:

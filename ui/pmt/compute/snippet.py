@@ -86,7 +86,7 @@ def notebook(spec: dict, *, ds, public_name: str | None = None) -> str:
 
     Written with ``nbformat`` when it is installed (validated), else as the same nbformat-4 JSON directly.
     """
-    from ui.common.state import EPSILON_GRID
+    from ui.common.settings import EPSILON_GRID
 
     eps = float(spec["epsilon"])
     metric = spec.get("metric", "l2_error")
