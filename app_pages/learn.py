@@ -203,7 +203,7 @@ def _lesson_2() -> None:
 # ============================================================================================
 def _lesson_3() -> None:
     # lesson 1's epsilon and delta, also while its tab is closed (its widgets keep their state)
-    eps1, dlt1 = float(ss.get("learn_l1_eps", EPS_DEFAULT)), ss.get("learn_l1_delta", DELTA_DEFAULT)
+    _eps1, dlt1 = float(ss.get("learn_l1_eps", EPS_DEFAULT)), ss.get("learn_l1_delta", DELTA_DEFAULT)
     st.subheader("The truncation dilemma: clip too hard or add too much noise")
     st.markdown(
         "The noise must cover the largest change one person can make. Real data are unbounded (a few "

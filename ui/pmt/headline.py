@@ -15,7 +15,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.figures import pmt as plots
-from ui.common import figure_cache as FC
 from ui.pmt.compute import core as C
 from ui.common.layout import NO_ARROW
 from ui.pmt.compute.headline import rows
@@ -65,7 +64,7 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     -------
     Headline
     """
-    spec, diag = results["spec"], results["diag"]
+    spec = results["spec"]
     metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
     # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
     metric = ss.get("metric", DEFAULTS["metric"])
