@@ -15,7 +15,7 @@ bottleneck) then starts on a worker thread while the page draws the bounds and t
 tab, its metric reading "computing ..." (never an accuracy of other caps); the run ends when it is
 drawn, and gives way at once to a newer move, stopping the superseded job (ui/nvdp/live.py). Only the
 open tab is built (``st.tabs(..., on_change="rerun")``); Utility and Export wait for the accuracy.
-Every number is that of ``python -m engine nvdp evaluate`` (tests/test_nvdp_explore.py). Timings:
+Every number is that of ``python -m engine nvdp evaluate`` (tests/engine/test_nvdp_explore.py). Timings:
 ``bench/bench_nvdp_page.py``.
 
 Small settings for tests and demos come from the environment (``NVDP_PAGE_N_SENTENCES``,

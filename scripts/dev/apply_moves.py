@@ -48,9 +48,10 @@ SKIP = {"CHANGELOG.md", "scripts/dev/moves.json", "scripts/dev/apply_moves.py"}
 GONE_DIRS = ("pages",)
 
 
-def load(path: Path = MOVES) -> tuple[dict[str, str], dict[str, str], set[str]]:
+def load(path: Path = MOVES) -> tuple[dict[str, str], dict[str, str], set[str], set[str]]:
+    """(files old -> new, modules old -> new, the folders whose leftovers move by rule, the files that stay)."""
     data = json.loads(path.read_text())
-    return dict(data["files"]), dict(data["modules"]), set(data.get("rules", ()))
+    return dict(data["files"]), dict(data["modules"]), set(data.get("rules", ())), set(data.get("stay", ()))
 
 
 def module_of(path: str) -> str | None:
@@ -119,7 +120,7 @@ def move(root: Path, old: str, new: str, check: bool, log: list[str]) -> bool:
 
 
 def do_moves(root: Path, files: dict[str, str], modules: dict[str, str], check: bool, log: list[str],
-             rules=("ui", "pages", "tests")):
+             rules=("ui", "pages", "tests"), stay=frozenset()):
     """Move the mapped files and the leftovers of the old layout; return the mapping extended by the rules."""
     files, modules = dict(files), dict(modules)
     for old, new in files.items():
@@ -130,7 +131,7 @@ def do_moves(root: Path, files: dict[str, str], modules: dict[str, str], check: 
         + [p.relative_to(root).as_posix() for p in (root / "tests").glob("test_*.py")]
     )
     for rel in candidates:
-        if rel in files:  # a conflict reported above
+        if rel in files or rel in stay:  # a conflict reported above, or a file the layout keeps where it is
             continue
         new = rule_target(rel, root, rules)
         if new is None:
@@ -154,6 +155,9 @@ def do_moves(root: Path, files: dict[str, str], modules: dict[str, str], check: 
 # 2. rewrites
 # ------------------------------------------------------------------------------------------------
 _FROM_UI = re.compile(r"^(?P<indent>[ \t]*)from ui import (?P<names>\([^)]*\)|[^\n#]*?)(?P<comment>[ \t]*#[^\n]*)?$", re.M)
+
+
+_FROM_UI_IN_STRING = re.compile(r"(?P<q>[\"'])from ui import (?P<names>[\w ,]+?)(?P<end>\\n)")
 
 
 def _split_names(names: str) -> list[tuple[str, str | None]]:
@@ -202,7 +206,29 @@ def rewrite_from_ui(text: str, modules: dict[str, str]) -> str:
         lines[0] += comment
         return "\n".join(lines)
 
-    return _FROM_UI.sub(sub, text)
+    text = _FROM_UI.sub(sub, text)
+
+    def sub_in_string(m: re.Match) -> str:  # "from ui import a, b\n" inside a string of code (a subprocess script)
+        try:
+            names = _split_names(m.group("names"))
+        except ValueError:
+            return m.group(0)
+        if not any(f"ui.{n}" in modules for n, _ in names):
+            return m.group(0)
+        lines, keep = [], []
+        for name, alias in names:
+            new = modules.get(f"ui.{name}")
+            if new is None:
+                keep.append(name if alias is None else f"{name} as {alias}")
+                continue
+            package, _, leaf = new.rpartition(".")
+            local = alias or name
+            lines.append(f"from {package} import {leaf}" + ("" if local == leaf else f" as {local}"))
+        if keep:
+            lines.insert(0, f"from ui import {', '.join(keep)}")
+        return m.group("q") + "\\n".join(lines) + m.group("end")
+
+    return _FROM_UI_IN_STRING.sub(sub_in_string, text)
 
 
 def _dotted(modules: dict[str, str]):
@@ -279,9 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--moves", default=str(MOVES), help="the mapping (default: scripts/dev/moves.json)")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
-    files, modules, rules = load(Path(args.moves))
+    files, modules, rules, stay = load(Path(args.moves))
     log: list[str] = []
-    files, modules = do_moves(root, files, modules, args.check, log, rules)
+    files, modules = do_moves(root, files, modules, args.check, log, rules, stay)
     targets = args.paths or tracked_text_files(root)
     inverse = {old: new for old, new in files.items()}
     for rel in targets:

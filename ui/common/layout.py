@@ -20,11 +20,11 @@ from ui.common.state import persist
 PRESENTER_ROOT_PX = 20
 
 #: Height (px) of the PMT page's main figure: normal mode, presenter mode. The verdict, the headline and the whole
-#: figure fit the first screen at 1440 x 900 (tests/test_browser_demo.py); presenter mode's figure is wider (no
+#: figure fit the first screen at 1440 x 900 (tests/browser/test_browser_demo.py); presenter mode's figure is wider (no
 #: sidebar) and its text larger, so it is a little lower.
 FIGURE_HEIGHT = {False: 370, True: 345}
 #: The NVDP page's main figure: its verdict and two rows of numbers come first, and the figure must still end
-#: on the first screen at 1440 x 900 (tests/test_browser_demo.py).
+#: on the first screen at 1440 x 900 (tests/browser/test_browser_demo.py).
 NVDP_FIGURE_HEIGHT = {False: 310, True: 330}
 
 

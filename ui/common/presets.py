@@ -2,7 +2,7 @@
 
 Each :class:`Preset` is a page and the URL settings of that page (:mod:`ui.common.state`'s link codec), so the
 link reproduces the view in any browser; the Home page and the Learn lessons list them
-(:func:`markdown_links`). ``tests/test_presets.py`` checks that each point holds in the numbers. No
+(:func:`markdown_links`). ``tests/ui/test_presets.py`` checks that each point holds in the numbers. No
 Streamlit import.
 """
 

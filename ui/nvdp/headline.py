@@ -6,7 +6,7 @@ on a worker thread while the page draws the bounds and the open tab's figure, it
 "computing ..." (never an accuracy of other caps). :func:`finish`, at the end of the run, waits for
 it in steps that give way at once to a newer move, stopping the superseded job
 (:mod:`ui.nvdp.live`), then fills in the accuracy and the verdict. Every number is that of
-``python -m engine nvdp evaluate`` (tests/test_nvdp_explore.py).
+``python -m engine nvdp evaluate`` (tests/engine/test_nvdp_explore.py).
 """
 
 from __future__ import annotations
