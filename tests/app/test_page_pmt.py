@@ -47,31 +47,7 @@ def _upload_csv(n=400, seed=0) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.fixture
-def captured_downloads(monkeypatch):
-    """Record what st.download_button hands to Streamlit's media storage (AppTest hides the bytes)."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    seen = {}
-    orig = MemoryMediaFileStorage.load_and_get_id
-
-    def spy(self, path_or_data, mimetype, kind, filename=None):
-        seen[filename] = path_or_data
-        return orig(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
-
-    # deferred downloads (data=callable) are generated on click: record the callable and run it here
-    from streamlit.runtime.media_file_manager import MediaFileManager
-
-    orig_deferred = MediaFileManager.add_deferred
-
-    def spy_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        seen[file_name] = data_callable()
-        return orig_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
-    return seen
+# the download spy: tests/conftest.py (captured_downloads / downloads)
 
 
 def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
@@ -203,9 +179,9 @@ def test_bad_parameter_shows_error_and_keeps_other_settings(key, value, needle):
     assert not at.error and "PMT" in _metrics(at)
 
 
-def test_upload_choose_target_plots_and_export(captured_downloads):
+def test_upload_choose_target_plots_and_export(captured_downloads, upload_csv):
     at = _app(seeds=5).run()
-    at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _upload_csv(), "text/csv")).run()
+    at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", upload_csv(), "text/csv")).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="pmt_upload_target").value == "output"  # default: the last column
     at.multiselect(key="pmt_upload_features").set_value(["temp", "speed", "load"]).run()

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from streamlit.testing.v1 import AppTest
-
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-TIMEOUT = 180
 
 
 def _good(n=300, seed=0) -> bytes:
@@ -34,10 +27,8 @@ def _headline(at):
     return {m.label: m.value for m in at.metric}.get("PMT")
 
 
-def test_a_rejected_file_keeps_the_earlier_upload_and_settings():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["seeds"] = "2"
-    at.switch_page("app_pages/pmt.py").run()
+def test_a_rejected_file_keeps_the_earlier_upload_and_settings(app_at):
+    at = app_at("pmt", seeds=2).run()  # the harness: tests/conftest.py
     at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _good(), "text/csv")).run()
     at.button[[b.label for b in at.button].index("Use this data")].click().run()
     assert not at.exception, at.exception

@@ -32,27 +32,7 @@ def _csv(n=420, seed=3) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    from streamlit.runtime.media_file_manager import MediaFileManager
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    seen = {}
-    orig = MemoryMediaFileStorage.load_and_get_id
-
-    def spy(self, path_or_data, mimetype, kind, filename=None):
-        seen[filename] = path_or_data
-        return orig(self, path_or_data, mimetype, kind, filename)
-
-    orig_deferred = MediaFileManager.add_deferred
-
-    def spy_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        seen[file_name] = data_callable()
-        return orig_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kw)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
-    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
-    return seen
+# the download spy: tests/conftest.py (captured_downloads / downloads)
 
 
 def _text(x) -> str:
