@@ -166,7 +166,7 @@ Estimator side (`tests/ui/test_privacy_hardening.py` unless named otherwise):
 Core side: the checks themselves and the conversions (kinds 5, 6, 8) in `tests/engine/test_privacy_oracle.py`;
 NVDP clipping of NaN / inf (kind 7) in `tests/engine/test_nvdp_clipping_nonfinite.py`; CSV quirks and the
 task never inferred from the private target (kinds 10, 2) in `tests/engine/test_upload_validation.py`; the
-floating-point sampler (kind 11) in `docs/threat_model.md`.
+floating-point sampler (kind 11) in `docs/dev/threat_model.md`.
 
 ## Related checks
 

@@ -1,4 +1,4 @@
-"""The layering rules of docs/architecture.md, checked by static analysis of the source.
+"""The layering rules of docs/dev/architecture.md, checked by static analysis of the source.
 
 Nothing here imports the modules it checks: every rule reads the files with :mod:`ast` (or as text),
 so a violation is found even when importing the module would fail or be slow. Each failure message
@@ -11,7 +11,7 @@ Rules:
     ``if TYPE_CHECKING:`` are excluded: they do not run while the module is being imported);
 (c') no import cycle among ``engine`` modules counting imports inside functions too (only
     ``if TYPE_CHECKING:`` blocks are excluded): two modules that need each other at call time share
-    something that belongs in a lower module (a registry, a helper), see docs/architecture.md;
+    something that belongs in a lower module (a registry, a helper), see docs/dev/architecture.md;
 (d) no ``.py`` file under ``engine/``, ``ui/`` or ``app_pages/`` has more than 800 lines;
 (e) no tracked file refers to the project's material folder outside the repository (the specs are
     in ``docs/``), except the few files that explain where copied material came from;
@@ -348,7 +348,7 @@ def test_no_tracked_file_refers_to_the_material_outside_the_repository():
                 offenders.append(f"{rel}:{lineno}: {hits[0]!r}: {line.strip()[:100]}")
     assert not offenders, (
         "these files refer to material outside the repository; cite the copies in docs/ instead "
-        "(docs/PMT.md, docs/NVDP.md, docs/CONVENTIONS.md, docs/DASHBOARD.md):\n" + "\n".join(offenders)
+        "(docs/specs/PMT.md, docs/specs/NVDP.md, docs/specs/CONVENTIONS.md, docs/specs/DASHBOARD.md):\n" + "\n".join(offenders)
     )
 
 

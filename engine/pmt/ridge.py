@@ -1,6 +1,6 @@
 """DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
 
-:class:`PMTRidge` (``docs/PMT.md`` section 3; Cao, Bi & Zhang, arXiv:2602.22282): whiten with the public
+:class:`PMTRidge` (``docs/specs/PMT.md`` section 3; Cao, Bi & Zhang, arXiv:2602.22282): whiten with the public
 second moment, truncate at R (:mod:`engine.pmt._transform`), perturb the sufficient statistics
 ``A = X~^T X~`` and ``b = X~^T y``, solve, map back. The sufficient-statistics perturbation (SSP) core
 here is shared with the private-only baseline DP-RR (:class:`engine.pmt.baselines.DPRidge`) and the

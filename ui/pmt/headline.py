@@ -2,7 +2,7 @@
 
 Median error per method (:func:`headline`, under the verdict), then, under the tabs (:func:`diagnostics`),
 PMT against the best baseline as a ratio, kappa after PMT (raw kappa beside it), the fraction of rows
-truncated and mu (docs/DASHBOARD.md, "Layout per page"): the verdict, the method numbers and the main
+truncated and mu (docs/specs/DASHBOARD.md, "Layout per page"): the verdict, the method numbers and the main
 figure share the first screen at 1440 x 900. Every number comes from the cached sweep and diagnostics
 (:mod:`ui.pmt.run`); nothing is computed here.
 """

@@ -1,5 +1,5 @@
 """The PMT page's tabs: error vs epsilon | error vs lam | error vs n_pub | conditioning | truncation |
-privacy ledger | export (docs/DASHBOARD.md, "Layout per page").
+privacy ledger | export (docs/specs/DASHBOARD.md, "Layout per page").
 
 Only the open tab is built (``st.tabs(..., on_change="rerun")`` tracks it): a slider change recomputes
 just what is on screen, and the lam and n_pub sweeps run the first time their tab is opened
