@@ -22,7 +22,7 @@ a second run changes nothing.
      else ``engine``.
 
 2. **Rewrites** (in the files named, or in every tracked text file but ``CHANGELOG.md`` and this script's
-   own files): ``from ui import a, b as c`` -> one import per moved module, binding the same local names;
+   own files and its test): ``from ui import a, b as c`` -> one import per moved module, binding the same local names;
    dotted names ``ui.pmt_compute`` -> ``ui.pmt.compute.core`` (imports, ``sys.modules`` keys, monkeypatch
    strings, docstrings); paths ``ui/pmt_compute.py``, ``pages/pmt.py``, ``tests/test_x.py`` -> their new
    paths; in a test file one folder deeper than ``tests/``, ``Path(__file__)`` walks to the repository root
@@ -43,7 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MOVES = ROOT / "scripts" / "dev" / "moves.json"
 TEXT_SUFFIXES = {".py", ".md", ".sh", ".ini", ".toml", ".txt", ".cfg", ".yml", ".yaml", ".json", ".conf", ".html"}
-SKIP = {"CHANGELOG.md", "scripts/dev/moves.json", "scripts/dev/apply_moves.py"}
+#: Files that name the old paths on purpose (history, the mapping, this script and its test).
+SKIP = {"CHANGELOG.md", "scripts/dev/moves.json", "scripts/dev/apply_moves.py", "tests/ui/test_apply_moves.py"}
 #: Old top-level folders that must not survive (a ``pages/`` folder next to app.py is Streamlit's legacy mode).
 GONE_DIRS = ("pages",)
 

@@ -44,9 +44,9 @@ def test_the_mapping_is_complete_and_points_at_files_that_exist():
 
 def test_rewrite_of_imports_keeps_the_local_names():
     _, modules, _, _ = A.load()
-    src = ("from ui.pmt import run as R\nfrom ui.common import verdict\n"
+    src = ("from ui import pmt_run as R, verdict\n"
            "    from ui import (nvdp_cache,\n        nvdp_live as L)  # lazy\n"
-           "import ui.pmt.compute.core\nx = sys.modules.get('ui.pmt.prefetch')\n"
+           "import ui.pmt_compute\nx = sys.modules.get('ui.pmt_prefetch')\n"
            'code = "from ui import pmt_compute as C, pmt_tabs\\nC.prepare()"\n')
     out = A.rewrite_text(src, "ui/pmt/x.py", {}, modules)
     assert out == ("from ui.pmt import run as R\nfrom ui.common import verdict\n"
@@ -67,21 +67,21 @@ def test_a_branch_of_the_old_layout_is_carried_over(tmp_path):
     _write(repo, "ui/pmt/compute/core.py", "TEST_SIZE = 0.2\n")
     _write(repo, "app_pages/pmt.py", "import streamlit as st\n")
     # what the merge of a branch of the old layout brings in
-    _write(repo, "ui/pmt/compute/core.py", "TEST_SIZE = 0.25  # an edit git could not carry over\n")
-    _write(repo, "ui/pmt_newpart.py", "from ui.pmt.compute import core as C\nfrom ui.common import state\n\n\ndef f():\n    return C.TEST_SIZE\n")
+    _write(repo, "ui/pmt_compute.py", "TEST_SIZE = 0.25  # an edit git could not carry over\n")
+    _write(repo, "ui/pmt_newpart.py", "from ui import pmt_compute as C, state\n\n\ndef f():\n    return C.TEST_SIZE\n")
     _write(repo, "ui/helpers.py", "X = 1\n")
     _write(repo, "tests/test_new_flow.py",
            "from pathlib import Path\nfrom streamlit.testing.v1 import AppTest\n"
-           "ROOT = Path(__file__).resolve().parents[2]\nDATA = Path(__file__).parent / \"data\"\n"
-           "def test_x():\n    at = AppTest.from_file(str(ROOT / 'app.py'))\n    at.switch_page('app_pages/pmt.py')\n")
+           "ROOT = Path(__file__).resolve().parent.parent\nDATA = Path(__file__).parent / \"data\"\n"
+           "def test_x():\n    at = AppTest.from_file(str(ROOT / 'app.py'))\n    at.switch_page('pages/pmt.py')\n")
     _write(repo, "tests/test_engine_only.py", "import numpy as np\n\ndef test_y():\n    assert np.ones(1)[0] == 1\n")
-    _write(repo, "docs/new.md", "See `ui/pmt/run.py`, `tests/app/test_page_pmt.py` and :mod:`ui.common.data_choice`.\n")
+    _write(repo, "docs/new.md", "See `ui/pmt_run.py`, `tests/test_page_pmt.py` and :mod:`ui.data_choice`.\n")
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "merged")
     args = ["--root", str(repo), "--moves", str(repo / "scripts/dev/moves.json")]
     out = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=True).stdout
-    assert "CONFLICT both exist: ui/pmt/compute/core.py and ui/pmt/compute/core.py" in out
+    assert "CONFLICT both exist: ui/pmt_compute.py and ui/pmt/compute/core.py" in out
     assert (repo / "ui/pmt/newpart.py").read_text().startswith(
         "from ui.pmt.compute import core as C\nfrom ui.common import state\n")
     assert (repo / "ui/common/helpers.py").is_file() and not (repo / "ui/helpers.py").exists()
@@ -95,6 +95,6 @@ def test_a_branch_of_the_old_layout_is_carried_over(tmp_path):
     assert "ui/pmt_newpart.py -> ui/pmt/newpart.py" in _git(repo, "status", "--short")  # a git move
     # a second run: only the conflict left for a person is reported again
     again = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=True).stdout
-    assert again.strip() == "CONFLICT both exist: ui/pmt/compute/core.py and ui/pmt/compute/core.py (carry the edits " \
-                            "of ui/pmt/compute/core.py over by hand, then delete it)"
+    assert again.strip() == "CONFLICT both exist: ui/pmt_compute.py and ui/pmt/compute/core.py (carry the edits " \
+                            "of ui/pmt_compute.py over by hand, then delete it)"
     json.loads((repo / "scripts/dev/moves.json").read_text())  # untouched
