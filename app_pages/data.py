@@ -16,6 +16,7 @@ import streamlit as st
 from engine import datasets as D
 from engine.figures.pmt import feature_scale_figure
 from ui.common.data_choice import adopt_choice, adopt_upload
+from ui.common.loaders import bundled
 
 SYNTHETIC_KAPPAS = (1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 TASK_CHOICES = ("auto-detect", "regression", "classification", "text-classification")
@@ -32,13 +33,6 @@ def registry_table() -> pd.DataFrame:
         f"https://doi.org/{s.removeprefix('doi:')}" if s.startswith("doi:") else "" for s in table["source"]
     ]
     return table
-
-
-@st.cache_data(show_spinner="Loading the data set ...")
-def bundled(name: str, kappa: float | None = None) -> D.Dataset:
-    if name == "synthetic":
-        return D.load_dataset("synthetic", kappa=float(kappa if kappa is not None else 1e3))
-    return D.load_dataset(name)
 
 
 @st.cache_data(show_spinner=False)

@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from ui.pmt.compute import core as C
-from ui.pmt.run import registry
+from ui.common.loaders import registry
 from ui.pmt.upload import reset_for_task, upload_expander
 from ui.common.state import (
     CLIP_RADIUS_MAX,

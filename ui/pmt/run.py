@@ -17,28 +17,15 @@ import warnings
 import pandas as pd
 import streamlit as st
 
-from engine.datasets import list_datasets, load_dataset, read_csv_upload
+from engine.datasets import read_csv_upload
 from ui.pmt.compute import core as C
 from ui.common.data_choice import computed_on
 from ui.common.layout import warm_browser_code
+from ui.common.loaders import bundled, registry  # noqa: F401 - registry: also read as ui.pmt.run.registry
 from ui.common.upload_file import Named
 from ui.common.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
 ss = st.session_state
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def registry() -> pd.DataFrame:
-    """The bundled data sets (:func:`engine.datasets.list_datasets`)."""
-    return list_datasets()
-
-
-@st.cache_data(max_entries=16, show_spinner="Loading the data set ...")
-def bundled(name: str, synthetic_kappa: float):
-    """A bundled data set; the synthetic one with condition number ``synthetic_kappa``."""
-    if name == "synthetic":
-        return load_dataset("synthetic", kappa=float(synthetic_kappa))
-    return load_dataset(name)
 
 
 def _sweep_raw(data_key: str, _data: C.PreparedData, spec_json: str) -> pd.DataFrame:
