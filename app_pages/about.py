@@ -66,11 +66,13 @@ st.markdown(
 st.header("Results tables")
 #: Documents for developers (the team's conventions, the dashboard spec, the code layout): not listed here.
 DEVELOPER_DOCS = {"CONVENTIONS.md", "DASHBOARD.md", "architecture.md", "README.md"}
+#: Shown with the results tables: the methods' specifications, the threat model and the current timings.
+FOR_USERS = ("specs/NVDP.md", "specs/PMT.md", "performance/current.md", "dev/threat_model.md")
 tables = sorted(p for p in DOCS.glob("*.md") if p.name not in DEVELOPER_DOCS) if DOCS.is_dir() else []
 if not tables:
     st.info("No results tables have been written to `docs/` yet. Run the benchmark scripts in `bench/` to create them.")
-for path in tables:
-    with st.expander(f"docs/{path.name}", expanded=False):
+for path in tables + [DOCS / rel for rel in FOR_USERS if (DOCS / rel).is_file()]:
+    with st.expander(f"docs/{path.relative_to(DOCS).as_posix()}", expanded=False):
         st.markdown(path.read_text(encoding="utf-8"))
 
 st.header("Data and how to cite it")
