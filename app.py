@@ -1,29 +1,30 @@
 """Streamlit entry point and router: ``streamlit run app.py``.
 
 The frame sets up shared session state (settings survive page switches), shows the settings
-summary in the sidebar, and routes to the pages in ``pages/``. Pages are thin: they call the
+summary in the sidebar, and routes to the pages in ``app_pages/`` (registered here with ``st.navigation``; the folder is not named
+``pages/``, which would put Streamlit in its legacy multipage mode). Pages are thin: they call the
 engine and draw what it returns.
 """
 
 import streamlit as st
 
-from ui import class_mode
-from ui.data_choice import note_url_upload
-from ui.state import init_state, settings_summary
+from ui.common import class_mode
+from ui.common.data_choice import note_url_upload
+from ui.common.state import init_state, settings_summary
 
 st.set_page_config(page_title="Privacy-utility explorer", page_icon="🛡️", layout="wide")
 init_state()
-class_mode.load()  # ?presenter=1 in a link: presenter mode for this session (ui.class_mode)
+class_mode.load()  # ?presenter=1 in a link: presenter mode for this session (ui.common.class_mode)
 note_url_upload()  # a reload or link naming an upload this session does not hold: the pages say it is gone
 st.session_state.pop("_computed_on", None)  # set again by the page that computes (the sidebar names it)
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/data.py", title="Data", icon=":material/table:"),
-    st.Page("pages/pmt.py", title="PMT regression", icon=":material/query_stats:", url_path="pmt"),
-    st.Page("pages/nvdp.py", title="NVDP embeddings", icon=":material/text_fields:", url_path="nvdp"),
-    st.Page("pages/learn.py", title="Learn", icon=":material/school:"),
-    st.Page("pages/about.py", title="About / reproduce", icon=":material/info:", url_path="about"),
+    st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("app_pages/pmt.py", title="PMT regression", icon=":material/query_stats:", url_path="pmt"),
+    st.Page("app_pages/nvdp.py", title="NVDP embeddings", icon=":material/text_fields:", url_path="nvdp"),
+    st.Page("app_pages/learn.py", title="Learn", icon=":material/school:"),
+    st.Page("app_pages/about.py", title="About / reproduce", icon=":material/info:", url_path="about"),
 ]
 
 #: Pages whose settings are not the PMT / data settings of the sidebar summary (they show their own).

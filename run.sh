@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/bootstrap.sh requirements.txt
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# ui/serve.py imports the libraries and loads the compiled kernels first (EXPLORER_PRELOAD=none skips it),
+# launcher/serve.py imports the libraries and loads the compiled kernels first (EXPLORER_PRELOAD=none skips it),
 # then runs `streamlit run app.py` with these arguments.
-exec .venv/bin/python -m ui.serve app.py "$@"
+exec .venv/bin/python -m launcher.serve app.py "$@"

@@ -2,7 +2,7 @@
 
 Usage: ``BENCH_TIMING_LOG=/tmp/t.jsonl python bench/_served.py app.py --server.port 8600 ...``
 (the arguments are those of ``streamlit run``), run from the checkout's root. It starts the server as
-``run.sh`` does (:mod:`ui.serve`: the preload named by ``EXPLORER_PRELOAD``, then ``streamlit run``); without
+``run.sh`` does (:mod:`launcher.serve`: the preload named by ``EXPLORER_PRELOAD``, then ``streamlit run``); without
 ``BENCH_TIMING_LOG`` nothing is hooked.
 
 The hook wraps two methods of Streamlit's ``AppSession`` (checked on Streamlit 1.67):
@@ -66,7 +66,7 @@ def main() -> None:
     if path:
         install(path)
     sys.path.insert(0, os.getcwd())  # the checkout (run from its root, as deploy/room.sh does)
-    from ui.serve import main as serve
+    from launcher.serve import main as serve
 
     sys.exit(serve(sys.argv[1:]))
 

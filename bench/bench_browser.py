@@ -1,7 +1,7 @@
 """Benchmark: speed as the user feels it, from a key press to the changed pixels in a real browser.
 
-Starts the server as ``run.sh`` does (``python -m ui.serve app.py``: the preload of :mod:`ui.serve`, then
-``streamlit run``; ``--plain``, or a checkout without ``ui/serve.py``: ``streamlit run app.py``;
+Starts the server as ``run.sh`` does (``python -m launcher.serve app.py``: the preload of :mod:`launcher.serve`, then
+``streamlit run``; ``--plain``, or a checkout without ``launcher/serve.py``: ``streamlit run app.py``;
 ``--server.headless true``, a free localhost port) from a chosen
 checkout (``--repo``, default this one; e.g. a worktree of an older commit for a before/after
 comparison, with its own ``.venv`` or a symlink to one) and drives Debian's Chromium
@@ -112,7 +112,7 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-#: True: start a plain ``streamlit run`` even where the checkout has ``ui/serve.py`` (``--plain``)
+#: True: start a plain ``streamlit run`` even where the checkout has ``launcher/serve.py`` (``--plain``)
 PLAIN: list[bool] = [False]
 #: extra ``streamlit run`` options for the started server (``--server-arg``, e.g. ``--runner.postScriptGC=true``)
 SERVER_ARGS: list[str] = []
@@ -134,17 +134,24 @@ def _free_port() -> int:
 def server(repo: Path, cache_dir: str):
     """The server from ``repo`` (its ``.venv``) until the block ends; yields (url, start-up s).
 
-    ``python -m ui.serve app.py`` (what ``run.sh`` starts: the preload, then ``streamlit run``) where the
+    ``python -m launcher.serve app.py`` (what ``run.sh`` starts: the preload, then ``streamlit run``) where the
     checkout has it and ``--plain`` is not given, else ``python -m streamlit run app.py``. The start-up is
     from the process start to the first healthy answer, the preload included."""
     port = _free_port()
     py = repo / ".venv" / "bin" / "python"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0",
                NVDP_CACHE_DIR=cache_dir)
-    if VIEW_STORE[0] is not None:  # the bundled views' disk store (ui.view_store): a folder, or "off"
+    if VIEW_STORE[0] is not None:  # the bundled views' disk store (ui.common.view_store): a folder, or "off"
         env["EXPLORER_VIEW_STORE"] = VIEW_STORE[0]
-    # the launcher run.sh uses (ui/serve.py: preloads, then ``streamlit run``); a checkout older than it: plain
-    launcher = ["-m", "ui.serve"] if (repo / "ui" / "serve.py").exists() and not PLAIN[0] else ["-m", "streamlit", "run"]
+    # the launcher run.sh uses (launcher/serve.py: preloads, then ``streamlit run``); a checkout older than it: plain
+    if PLAIN[0]:
+        launcher = ["-m", "streamlit", "run"]
+    elif (repo / "launcher" / "serve.py").exists():
+        launcher = ["-m", "launcher.serve"]
+    elif (repo / "ui" / "serve.py").exists():  # a checkout older than launcher/  (apply_moves: keep)
+        launcher = ["-m", "ui.serve"]  # (apply_moves: keep)
+    else:
+        launcher = ["-m", "streamlit", "run"]
     cmd = [str(py if py.exists() else sys.executable), *launcher, "app.py", "--server.port", str(port),
            "--server.headless", "true", "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false", *SERVER_ARGS]
@@ -496,9 +503,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="moves per row (>= 5)")
     ap.add_argument("--only", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
     ap.add_argument("--plain", action="store_true",
-                    help="start a plain `streamlit run` (no preload) even where the checkout has ui/serve.py")
+                    help="start a plain `streamlit run` (no preload) even where the checkout has launcher/serve.py")
     ap.add_argument("--view-store", default=None, dest="view_store", metavar="DIR|off",
-                    help="EXPLORER_VIEW_STORE for the server (ui.view_store): a folder (e.g. one filled by "
+                    help="EXPLORER_VIEW_STORE for the server (ui.common.view_store): a folder (e.g. one filled by "
                          "scripts/precompute_views.py) or 'off' (every view computed); default: the launcher's")
     ap.add_argument("--server-arg", action="append", default=[], dest="server_args", metavar="OPTION=VALUE",
                     help="an extra `streamlit run` option, e.g. runner.postScriptGC=true (before/after in the same "

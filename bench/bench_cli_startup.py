@@ -6,7 +6,7 @@ average (the machine is shared), beside the floor set by what the command must i
 interpreter, ``engine.privacy`` = numpy only since its log Phi is math.erfc-based, ``engine.datasets`` = that
 + pandas; ``datasets`` no longer needs it: its listing is read from ``engine/datasets/manifest.json``
 with the standard library). ``--root`` times another checkout instead (e.g. an older commit unpacked with
-``git archive``), for a before/after comparison. Tests never assert times (tests/test_cli_startup.py checks which modules are imported).
+``git archive``), for a before/after comparison. Tests never assert times (tests/engine/test_cli_startup.py checks which modules are imported).
 """
 
 from __future__ import annotations

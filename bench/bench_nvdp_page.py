@@ -14,7 +14,7 @@ Measures, with the page's default settings:
    the median time until the page had drawn the bounds and the open tab's figure (its own
    ``_nvdp_timing`` mark: what a move answers first, sent to the browser as drawn) and of the whole
    AppTest rerun, which ends when the accuracy of the new caps is drawn (computed on a worker
-   thread meanwhile, ui/nvdp_live.py), each with the CPU time of the process (all threads). The
+   thread meanwhile, ui/nvdp/live.py), each with the CPU time of the process (all threads). The
    scripts are compiled once, as the server does (``--recompile``: AppTest's recompilation on
    every run; streamlit >= 1.50 builds the cache in ``app_test``, older ones in
    ``local_script_runner``: both are shared);
@@ -82,7 +82,7 @@ def _app():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=1200)
-    at.switch_page("pages/nvdp.py")
+    at.switch_page("app_pages/nvdp.py")
     return at
 
 
@@ -160,7 +160,7 @@ def bench_first_and_sliders(repeat: int) -> None:
                 assert not at.exception, [e.message for e in at.exception]
                 assert not any("computing" in m.value for m in at.metric), "the run ended without the accuracy"
                 # the page's own mark: the headline bounds and the open tab's figure are drawn (and sent
-                # to the browser); the accuracy follows from the worker thread (ui/nvdp_live.py)
+                # to the browser); the accuracy follows from the worker thread (ui/nvdp/live.py)
                 answers.append(at.session_state["_nvdp_timing"]["answer"] - t)
                 answers_cpu.append(at.session_state["_nvdp_timing"]["answer_cpu"] - c)
             print(f"  {key[5:]:>11} moves: bounds + figure on screen after median {statistics.median(answers):.3f} s "

@@ -72,7 +72,7 @@ def main() -> int:
     print(f"load average at start: {os.getloadavg()}  (cores: {os.cpu_count()})")
     if only in (None, "epsilon", "regression"):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-        at.switch_page("pages/pmt.py")
+        at.switch_page("app_pages/pmt.py")
         disc = _discovery(at)
         first = _timed(at.run)
         if at.exception or at.error:
@@ -128,7 +128,7 @@ def page_controls(task: str, data: str | None) -> None:
     if task == "classification":
         at.session_state["methods"] = ["PMT", "DP-Newton", "DP-GD", "Non-private"]
         at.session_state["metric"] = "auc"
-    at.switch_page("pages/pmt.py")
+    at.switch_page("app_pages/pmt.py")
     print(f"\n--- first load, controls and tabs, {task}{' on ' + data if data else ''}: load average {os.getloadavg()}")
     _discovery(at)
     first = _timed(at.run)

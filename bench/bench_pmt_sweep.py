@@ -165,7 +165,7 @@ def main(argv=None):
         for key in NO_GD:
             METHODS[("ridge", key)].runner(c, list(EPSILONS), list(range(50)))
 
-    w0, c0 = time.perf_counter(), time.process_time()
+    _w0, c0 = time.perf_counter(), time.process_time()
     b, m = timed(no_gd_runners, max(3, args.repeat))
     cpu = (time.process_time() - c0) / (max(3, args.repeat) + 1)
     print(f"without DP-GD, runners on a prepared split (PMT + DP-RR + non-private, 500 runs each): best {b * 1e3:6.2f} ms"

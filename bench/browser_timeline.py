@@ -7,7 +7,7 @@ arrival times of the server's messages, and the main thread's long tasks (> 50 m
 With a third argument (any), another context loads the page first, so the timed load finds every result
 cached on the server (what is left is the browser's own work).
 
-Run: ``.venv/bin/python bench/browser_timeline.py [REPO] [PATH] [warm]``; figures in docs/performance.md.
+Run: ``.venv/bin/python bench/browser_timeline.py [REPO] [PATH] [warm]``; figures in docs/performance/notebook.md.
 """
 import sys, time, json
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))

@@ -3,7 +3,7 @@
 #
 #   deploy/room.sh [K] [PORT]       # K processes (default 2) on PORT+1..PORT+K, nginx on PORT (default 8600)
 #
-# People open http://<this machine>:PORT. Each process is `python -m ui.serve app.py` (as run.sh: the
+# People open http://<this machine>:PORT. Each process is `python -m launcher.serve app.py` (as run.sh: the
 # preload, then `streamlit run app.py`) reading
 # .streamlit/config.toml (upload cap, headless); nginx (Debian: apt-get install nginx-light) uses
 # deploy/nginx.conf. Ctrl-C (or SIGTERM) stops nginx and every process. Logs and pid files go to
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 K="${1:-2}"
 PORT="${2:-8600}"
 RUN="${ROOM_RUN_DIR:-$(mktemp -d /tmp/explorer-room.XXXXXX)}"
-STREAMLIT="${ROOM_STREAMLIT:-.venv/bin/python -m ui.serve}"
+STREAMLIT="${ROOM_STREAMLIT:-.venv/bin/python -m launcher.serve}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 mkdir -p "$RUN"/{client_body,proxy,fastcgi,uwsgi,scgi}
 if [ "$(id -u)" = 0 ]; then chmod 755 "$RUN"; chmod 1777 "$RUN"/{client_body,proxy,fastcgi,uwsgi,scgi}; fi  # workers: nobody

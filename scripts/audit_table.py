@@ -79,7 +79,7 @@ Gaussian output (any fixed projection of a Gaussian release separates D and D' b
 sqrt(exp(mu_j^2) - 1) for a non-Gaussian post-processing (the chi-square bound). **Verdict:** a violation
 when some lower bound exceeds that. **False-alarm rate: 1e-3 per audit** (one-sided, Bonferroni over the
 2-3 releases of a mechanism; over the {nmech} mechanisms of this table at most {fam:.0e} for the whole
-table). It is tested: `tests/test_audit.py::test_separation_interval_false_alarm_rate_is_the_stated_one`
+table). It is tested: `tests/engine/test_audit.py::test_separation_interval_false_alarm_rate_is_the_stated_one`
 (4,000 simulated tight releases at two levels, binomial check) and
 `::test_false_alarm_rate_in_repeated_seeded_audits` (30 seeded audits of the real DP-RR at alpha 0.2).
 
@@ -106,11 +106,11 @@ audit's verdict) is kept as information in `--json` (`releases[i].epsilon_lb`).
   partial-noise, combination-leak for pmt-pooled, newton-noise-F for the noisy-Newton mechanisms,
   private-response-bound for dp-pmtrr and pmt-pooled). `--mode all` (default) runs the release audit and
   the parameter audit and gives one verdict.
-- In the test suite (`tests/test_audit.py`, about 35 s here): every mechanism passes and its interval
+- In the test suite (`tests/engine/test_audit.py`, about 35 s here): every mechanism passes and its interval
   covers the claim (6,000 trials), a 10 % under-calibration is caught with 20,000 trials by every
   mechanism, every broken copy is caught, the pooled combination leak is caught on the coefficients only, the
   noise x 0.9 planted inside `noisy_newton` is caught with 20,000 trials, the private response bound is
-  caught by the parameter audit and not by the release audit; `tests/test_neighbour_invariance.py` runs the
+  caught by the parameter audit and not by the release audit; `tests/ui/test_neighbour_invariance.py` runs the
   same comparison over every estimator option, public mode, the command line and the page's compute layer.
 - This table: `nice .venv/bin/python scripts/audit_table.py`.
 
@@ -169,14 +169,14 @@ FOOTER = """
   need a loop of plain fits. Its sensitivity is unit-tested by its owner.
 - Noisy Newton is audited one step at a time (white box, inside the product's `noisy_newton`, from the
   iterate where each pair is worst): the composition over T steps is the accountant's (tested in
-  `tests/test_privacy_oracle.py`), not audited.
+  `tests/engine/test_privacy_oracle.py`), not audited.
 - The sweeps' own paths (float32 DP-GD and noisy Newton, the numba kernel, Dask) are not audited here;
-  their sums are checked against the sensitivity directly (`tests/test_float_sums.py`).
+  their sums are checked against the sensitivity directly (`tests/engine/test_float_sums.py`).
 - The NVDP mechanism (Renyi / Bayesian accounting of a trained network) is a different kind of claim.
 
 ## Privacy hardening: each kind, the fix, the test
 
-Estimator side (`tests/test_privacy_hardening.py` unless named otherwise):
+Estimator side (`tests/ui/test_privacy_hardening.py` unless named otherwise):
 - 1 add/remove neighbours calibrated as if n were public: the option is removed (engine, sweep, CLI,
   page); `neighbouring="add-remove"` raises a ValueError saying why (n enters R(d, n), B_y(n), averages,
   the noise scale). Tests: `test_add_remove_is_refused_by_every_private_estimator_before_noise`,
@@ -205,21 +205,21 @@ Estimator side (`tests/test_privacy_hardening.py` unless named otherwise):
   (`test_newton_audit_reads_the_products_noisy_newton_at_its_observation_point`,
   `test_noise_scaled_wrong_inside_noisy_newton_is_caught_with_20k_trials`); data-dependent parameters
   (`test_private_response_bound_is_caught_by_the_parameter_audit_not_by_the_release_audit`); what
-  neighbours see besides the release, over every option and mode (`tests/test_neighbour_invariance.py`,
+  neighbours see besides the release, over every option and mode (`tests/ui/test_neighbour_invariance.py`,
   with self-tests that plant a private bound, a private whitening choice and the one-class error); one-class
   private training labels no longer fail the non-private reference for one neighbour only (item 2); the
-  verdict, private bounds and the OpenDP total labelled as what they are (`tests/test_privacy_labels_round4.py`);
-  uploads of every kind kept out of the shared cache (`tests/test_upload_cache_kinds.py`).
+  verdict, private bounds and the OpenDP total labelled as what they are (`tests/app/test_privacy_labels_round4.py`);
+  uploads of every kind kept out of the shared cache (`tests/app/test_upload_cache_kinds.py`).
 
-Core side: the checks themselves and the conversions (kinds 5, 6, 8) in `tests/test_privacy_oracle.py`;
-NVDP clipping of NaN / inf (kind 7) in `tests/test_nvdp_clipping_nonfinite.py`; CSV quirks and the
-task never inferred from the private target (kinds 10, 2) in `tests/test_upload_validation.py`; the
-floating-point sampler (kind 11) in `docs/threat_model.md`.
+Core side: the checks themselves and the conversions (kinds 5, 6, 8) in `tests/engine/test_privacy_oracle.py`;
+NVDP clipping of NaN / inf (kind 7) in `tests/engine/test_nvdp_clipping_nonfinite.py`; CSV quirks and the
+task never inferred from the private target (kinds 10, 2) in `tests/engine/test_upload_validation.py`; the
+floating-point sampler (kind 11) in `docs/dev/threat_model.md`.
 
 ## Related checks
 
 - Malformed inputs: `tests/data/bad/manifest.json` lists 50 cases (files and parameter sets) that
-  `tests/test_bad_inputs.py` runs through the upload path, the Data page (AppTest), every estimator,
+  `tests/app/test_bad_inputs.py` runs through the upload path, the Data page (AppTest), every estimator,
   the public/private split, the NVDP clipping config and the command line; each has its own asserted
   message, a failed fit leaves no learned attribute and draws no noise, a failed upload changes no
   data key of the session.

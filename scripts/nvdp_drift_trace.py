@@ -24,7 +24,7 @@ Writes ``assets/nvdp/drift_trace.json`` (tens of kB) and, with ``--drifted``, th
 "clipped only at release" switch acts on).
 
 ``--check`` rebuilds into a temporary folder and compares within tolerances (training on another CPU
-moves late-epoch values by up to several times, see docs/NVDP.md): accuracy within 2 points, each
+moves late-epoch values by up to several times, see docs/specs/NVDP.md): accuracy within 2 points, each
 worst-case / filtered-max / mean within 25 % relative -- reported as the share of points within it,
 which must be at least ``--check-share`` -- and the restored epochs and counts reported side by side.
 ``--strict`` requires identical bytes. Usage::

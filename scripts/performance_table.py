@@ -1,4 +1,4 @@
-"""Generate ``docs/performance.md``: fit time and peak RSS vs n and d, with fitted log-log slopes.
+"""Generate ``docs/performance/current.md``: fit time and peak RSS vs n and d, with fitted log-log slopes.
 
 Each point runs in a fresh Python process (``--point EST N D``): it draws a Gaussian design (``y`` linear
 plus noise for the ridge estimators, Bernoulli labels for the logistic one) and 2,000 public rows, then
@@ -17,7 +17,7 @@ shared, so wall and CPU seconds are both given.
 
 Usage::
 
-    .venv/bin/python scripts/performance_table.py [--out docs/performance.md] [--max-point 60]
+    .venv/bin/python scripts/performance_table.py [--out docs/performance/current.md] [--max-point 60]
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ ESTIMATORS = ["PMTRidge", "DPGDRidge", "PMTLogistic"]
 RD_SIZES = [64, 128, 256, 512, 1024]
 
 
-#: Start of the hand-written browser section of docs/performance.md, kept when the tables are regenerated.
-BROWSER_MARKER = "<!-- browser rows: bench/bench_browser.py -->"
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
@@ -146,7 +144,7 @@ def _table(rows, key, skipped):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--point", nargs=3, metavar=("EST", "N", "D"), help=argparse.SUPPRESS)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "performance.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "performance" / "current.md"))
     ap.add_argument("--max-point", type=float, default=60.0, help="skip points predicted above this (seconds)")
     ap.add_argument("--max-rd", type=float, default=120.0,
                     help="skip an RD size predicted above this (seconds; 1024 sentences take about a minute)")
@@ -223,10 +221,8 @@ def main(argv=None):
            "time(n, d) ~ time(n0, d0) (n / n0)^a (d / d0)^b with a, b the slopes above at the nearest measured point;",
            "multiply by (load average / cores) when the machine is busier than it was here.", ""]
     out = Path(args.out)
-    # the browser rows (bench/bench_browser.py, written by hand from its output) follow the marker: keep them
-    old = out.read_text() if out.is_file() else ""
-    keep = old[old.index(BROWSER_MARKER):] if BROWSER_MARKER in old else ""
-    out.write_text("\n".join(md) + ("\n" + keep if keep else ""))
+    # the hand-written rounds (the browser, a room, the soak) live apart, in docs/performance/notebook.md
+    out.write_text("\n".join(md) + "\n")
     log(f"wrote {args.out} in {total:.0f} s")
 
 

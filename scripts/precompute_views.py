@@ -7,9 +7,9 @@ includes every engine source, so older entries are simply never read again)::
     .venv/bin/python scripts/precompute_views.py --no-tabs       # the first views only
     EXPLORER_VIEW_STORE=/some/dir .venv/bin/python scripts/precompute_views.py
 
-Each view is computed exactly as the page computes it (:func:`ui.pmt_run.compute`: the same specs, the same
-functions) through :func:`ui.view_store.through`, so a page served by ``python -m ui.serve`` (``run.sh``) reads
-its first figure's numbers from disk instead of recomputing them. ``tests/test_view_store.py`` checks that the
+Each view is computed exactly as the page computes it (:func:`ui.pmt.run.compute`: the same specs, the same
+functions) through :func:`ui.common.view_store.through`, so a page served by ``python -m launcher.serve`` (``run.sh``) reads
+its first figure's numbers from disk instead of recomputing them. ``tests/app/test_view_store.py`` checks that the
 page asks for exactly these entries and that each stored result equals a fresh computation bit for bit.
 Prints the seconds per entry and the load average (the machine may be shared).
 """
@@ -33,8 +33,8 @@ VIEWS = {
 
 
 def view_spec(task: str, state: dict) -> dict:
-    """The page's spec of a bundled view in the labelled public mode (what :func:`ui.pmt_run.compute` builds)."""
-    from ui import pmt_compute as C
+    """The page's spec of a bundled view in the labelled public mode (what :func:`ui.pmt.run.compute` builds)."""
+    from ui.pmt.compute import core as C
 
     state = {"methods": C.default_methods(task), **state}
     return C.spec_from_state(state, task=task)
@@ -45,8 +45,8 @@ def entries(task: str, state: dict, *, tabs: bool = True) -> list[tuple[str, str
     import json
 
     from engine.datasets import load_dataset
-    from ui import pmt_compute as C
-    from ui.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
+    from ui.pmt.compute import core as C
+    from ui.common.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
     spec = view_spec(task, state)
     ds = load_dataset(spec["data"])
@@ -69,10 +69,10 @@ def entries(task: str, state: dict, *, tabs: bool = True) -> list[tuple[str, str
 
 
 def compute_entry(kind: str, key: str, spec_json: str, prep):
-    """The page's own computation of one entry (:mod:`ui.pmt_run`'s raw functions, without Streamlit's cache)."""
+    """The page's own computation of one entry (:mod:`ui.pmt.run`'s raw functions, without Streamlit's cache)."""
     import json
 
-    from ui import pmt_compute as C
+    from ui.pmt.compute import core as C
 
     spec = json.loads(spec_json)
     if kind == "sweep":
@@ -86,7 +86,7 @@ def compute_entry(kind: str, key: str, spec_json: str, prep):
 
 def precompute(names=tuple(VIEWS), *, tabs: bool = True, log=print) -> list[dict]:
     """Fill the store (``EXPLORER_VIEW_STORE``, default ``.cache/views``) with the views ``names``."""
-    from ui import view_store
+    from ui.common import view_store
 
     os.environ.setdefault(view_store.ENV, str(view_store.DEFAULT_DIR))
     rows = []
@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("--views", nargs="+", choices=list(VIEWS), default=list(VIEWS))
     ap.add_argument("--no-tabs", action="store_true", dest="no_tabs", help="the first views only")
     args = ap.parse_args(argv)
-    from ui import view_store
+    from ui.common import view_store
 
     os.environ.setdefault(view_store.ENV, str(view_store.DEFAULT_DIR))
     print(f"store: {view_store.folder()} (key {view_store.fingerprint()[:12]}...); load {os.getloadavg()}")

@@ -24,8 +24,8 @@ def main() -> int:
         print("[warm] numba not installed: DP-GD uses its numpy path")
         return 0
     from engine.nvdp.divergence import warm_kernels as warm_rd
-    from engine.pmt._gd import warm_kernels as warm_dpgd
-    from engine.pmt._gd_kernel import kernel_dir
+    from engine.pmt.kernels import kernel_dir
+    from engine.pmt.kernels import warm_kernels as warm_dpgd
 
     t0 = time.perf_counter()
     rows = warm_dpgd()

@@ -1,4 +1,4 @@
-"""The layering rules of docs/architecture.md, checked by static analysis of the source.
+"""The layering rules of docs/dev/architecture.md, checked by static analysis of the source.
 
 Nothing here imports the modules it checks: every rule reads the files with :mod:`ast` (or as text),
 so a violation is found even when importing the module would fail or be slow. Each failure message
@@ -6,16 +6,23 @@ names the offending file and line.
 
 Rules:
 (a) no module under ``engine/`` imports Streamlit (at any depth, including inside functions);
-(b) no ``engine`` module imports ``ui`` or ``pages``;
+(b) no ``engine`` module imports ``ui``, ``app_pages`` or ``launcher``;
 (c) no import cycle among ``engine`` modules at module level (imports inside functions and under
     ``if TYPE_CHECKING:`` are excluded: they do not run while the module is being imported);
 (c') no import cycle among ``engine`` modules counting imports inside functions too (only
     ``if TYPE_CHECKING:`` blocks are excluded): two modules that need each other at call time share
-    something that belongs in a lower module (a registry, a helper), see docs/architecture.md;
-(d) no ``.py`` file under ``engine/``, ``ui/`` or ``pages/`` has more than 800 lines;
+    something that belongs in a lower module (a registry, a helper), see docs/dev/architecture.md;
+(d) no ``.py`` file under ``engine/``, ``ui/`` or ``app_pages/`` has more than 800 lines;
 (e) no tracked file refers to the project's material folder outside the repository (the specs are
     in ``docs/``), except the few files that explain where copied material came from;
-(f) no ``.py`` file under ``engine/``, ``ui/``, ``pages/``, ``scripts/``, ``bench/`` (or ``app.py``)
+(g) no import cycle among the dashboard's modules (``ui``, ``app_pages``, ``launcher``), counting imports
+    inside functions: a leaf two page modules share moves down (a catalogue, a cache table, a file type);
+(h) no module outside ``engine/`` (the dashboard, the launcher, the scripts) imports a private engine
+    module (``engine.x._y``) or a private name of one (``from engine.x import _y``): the engine gives it a
+    public name;
+(i) the Streamlit-free rooms ``ui/*/compute/`` never import Streamlit, at any depth, nor a ``ui`` module
+    that does.
+(f) no ``.py`` file under ``engine/``, ``ui/``, ``app_pages/``, ``launcher/``, ``scripts/``, ``bench/`` (or ``app.py``)
     cites an issue number ("issue 12", "issues 3", "issue #4"): the code says what it does and why, and
     the history lives in git.
 """
@@ -124,7 +131,14 @@ def test_no_engine_module_imports_streamlit():
         for line, name, _ in _imports(p, module_level_only=False)
         if _top(name) == "streamlit"
     ]
-    assert not offenders, "engine/ must not import Streamlit (it belongs in ui/ and pages/):\n" + "\n".join(offenders)
+    assert not offenders, "engine/ must not import Streamlit (it belongs in ui/ and app_pages/):\n" + "\n".join(offenders)
+
+
+def test_no_page_folder_named_pages():
+    # a folder named pages/ next to app.py puts Streamlit in its legacy multipage mode (file-name navigation,
+    # a first deep link run without the app.py frame); the pages live in app_pages/, registered by st.navigation
+    assert not (ROOT / "pages").exists(), "rename pages/ (Streamlit's legacy mode): the pages live in app_pages/"
+    assert "st.navigation" in (ROOT / "app.py").read_text()
 
 
 def test_no_engine_module_imports_ui_or_pages():
@@ -132,22 +146,22 @@ def test_no_engine_module_imports_ui_or_pages():
         f"{_where(p, line)} imports {name!r}"
         for p in _py_files("engine")
         for line, name, _ in _imports(p, module_level_only=False)
-        if _top(name) in ("ui", "pages", "app")
+        if _top(name) in ("ui", "app_pages", "launcher", "app")
     ]
-    assert not offenders, "engine/ must not import the dashboard (ui, pages, app):\n" + "\n".join(offenders)
+    assert not offenders, "engine/ must not import the dashboard (ui, app_pages, launcher, app):\n" + "\n".join(offenders)
 
 
 # ---------------------------------------------------------------------------------------------
 # (c): no import cycles at module level
 # ---------------------------------------------------------------------------------------------
-def _engine_graph(*, function_level: bool = False):
+def _engine_graph(*, function_level: bool = False, tops=("engine",)):
     """{module: {imported engine module: (file, line)}} over module-level imports only, or with
     ``function_level`` over every import, those inside functions included (``TYPE_CHECKING`` excluded).
 
     ``from engine.x import y`` is an edge to ``engine.x.y`` when that is a module, else to ``engine.x``. Implicit imports of parent packages are not edges: Python puts a package in sys.modules
     before running its submodules, so a package ``__init__`` re-exporting its submodules is no cycle.
     """
-    files = {_module_name(p): p for p in _py_files("engine")}
+    files = {_module_name(p): p for p in _py_files(*tops)}
     graph: dict[str, dict[str, tuple[Path, int]]] = {m: {} for m in files}
     for mod, path in files.items():
         for line, name, names in _imports(path, module_level_only=not function_level, skip_type_checking=True):
@@ -299,7 +313,7 @@ def test_no_import_cycles_among_engine_modules_with_function_level_imports():
 # ---------------------------------------------------------------------------------------------
 def test_no_source_file_over_800_lines():
     long = []
-    for p in _py_files("engine", "ui", "pages"):
+    for p in _py_files("engine", "ui", "app_pages", "launcher"):
         n = len(p.read_text(encoding="utf-8").splitlines())
         if n > MAX_LINES:
             long.append(f"{p.relative_to(ROOT)}: {n} lines")
@@ -334,7 +348,7 @@ def test_no_tracked_file_refers_to_the_material_outside_the_repository():
                 offenders.append(f"{rel}:{lineno}: {hits[0]!r}: {line.strip()[:100]}")
     assert not offenders, (
         "these files refer to material outside the repository; cite the copies in docs/ instead "
-        "(docs/PMT.md, docs/NVDP.md, docs/CONVENTIONS.md, docs/DASHBOARD.md):\n" + "\n".join(offenders)
+        "(docs/specs/PMT.md, docs/specs/NVDP.md, docs/specs/CONVENTIONS.md, docs/specs/DASHBOARD.md):\n" + "\n".join(offenders)
     )
 
 
@@ -342,7 +356,7 @@ def test_no_tracked_file_refers_to_the_material_outside_the_repository():
 # (f): no issue numbers in the code
 # ---------------------------------------------------------------------------------------------
 ISSUE_NUMBER = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
-ISSUE_NUMBER_TOPS = ("engine", "ui", "pages", "scripts", "bench")
+ISSUE_NUMBER_TOPS = ("engine", "ui", "app_pages", "launcher", "scripts", "bench")
 #: Files allowed to cite issue numbers: none (the self-test checks that an allowance works and goes stale).
 ISSUE_NUMBER_ALLOWANCE: frozenset = frozenset()
 
@@ -381,3 +395,118 @@ def test_no_issue_numbers_in_code():
     assert not offenders, ("issue numbers in code (say what the code does and why; git log has the history):\n"
                            + "\n".join(offenders))
     assert not stale, f"no longer cite an issue number: remove them from ISSUE_NUMBER_ALLOWANCE: {stale}"
+
+
+# ---------------------------------------------------------------------------------------------
+# (g), (h), (i): the dashboard
+# ---------------------------------------------------------------------------------------------
+DASHBOARD_TOPS = ("ui", "app_pages", "launcher")
+#: Trees outside engine/ that must use the engine's public names only (bench/ measures internals on purpose).
+PUBLIC_ONLY_TOPS = ("ui", "app_pages", "launcher", "scripts")
+
+
+def _cycle_report(graph, cycles) -> str:
+    lines = []
+    for comp in cycles:
+        lines.append("cycle among " + ", ".join(comp) + ":")
+        members = set(comp)
+        for mod in comp:
+            for dep, (path, line) in sorted(graph[mod].items()):
+                if dep in members:
+                    lines.append(f"  {_where(path, line)}: {mod} imports {dep}")
+    return "\n".join(lines)
+
+
+def _dashboard_cycles():
+    graph = _engine_graph(function_level=True, tops=DASHBOARD_TOPS)
+    return graph, _strongly_connected(graph)
+
+
+def test_no_import_cycles_in_the_dashboard_with_function_level_imports():
+    graph, cycles = _dashboard_cycles()
+    assert not cycles, ("import cycles in ui/ (imports inside functions count: move what the modules share into "
+                        "a lower module, e.g. ui/pmt/compute/):\n" + _cycle_report(graph, cycles))
+
+
+def _private_engine_imports(*tops: str) -> list[str]:
+    """``path:line: imports ...`` for each import of a private engine module or name outside engine/."""
+    files = _py_files(*tops) + [p for p in (ROOT / "app.py",) if p.is_file()]
+    offenders = []
+    for p in files:
+        for line, name, names in _imports(p, module_level_only=False, skip_type_checking=False):
+            if _top(name) != "engine":
+                continue
+            private = [part for part in name.split(".") if part.startswith("_") and not part.startswith("__")]
+            private += [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private:
+                offenders.append(f"{_where(p, line)}: imports {name} {', '.join(names)}".rstrip()
+                                 + f" (private: {', '.join(private)})")
+    return offenders
+
+
+def test_dashboard_checkers_find_a_planted_circle_and_a_private_import(tmp_path, monkeypatch):
+    # a circle hidden in function bodies across two page packages, and private engine imports of both kinds
+    for d in ("ui/common", "ui/pmt/compute", "engine/pmt"):
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+    for init in ("ui", "ui/common", "ui/pmt", "ui/pmt/compute", "engine", "engine/pmt"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "ui/common/choice.py").write_text("def adopt():\n    from ui.pmt.compute import core as C\n")
+    (tmp_path / "ui/pmt/compute/core.py").write_text(
+        "import numpy as np\n"
+        "def prepare():\n    from ui.pmt import upload\n"
+        "def fit():\n    from engine.pmt._x import y\n    from engine.pmt.sweep import _helper\n"
+    )
+    (tmp_path / "ui/pmt/upload.py").write_text("from ui.common.choice import adopt\nfrom engine.pmt import sweep\n")
+    (tmp_path / "ui/pmt/tabs.py").write_text("from ui.pmt.compute import core\n")  # into the circle, not on it
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    graph, cycles = _dashboard_cycles()
+    assert cycles == [["ui.common.choice", "ui.pmt.compute.core", "ui.pmt.upload"]]
+    assert graph["ui.common.choice"] == {"ui.pmt.compute.core": (tmp_path / "ui/common/choice.py", 2)}
+    assert "ui/common/choice.py:2: ui.common.choice imports ui.pmt.compute.core" in _cycle_report(graph, cycles)
+    offenders = _private_engine_imports("ui")
+    assert offenders == [
+        "ui/pmt/compute/core.py:5: imports engine.pmt._x y (private: _x)",
+        "ui/pmt/compute/core.py:6: imports engine.pmt.sweep _helper (private: _helper)",
+    ]
+
+
+def test_no_private_engine_imports_outside_engine():
+    offenders = _private_engine_imports(*PUBLIC_ONLY_TOPS)
+    assert not offenders, ("private engine modules or names imported outside engine/ (give the engine a public "
+                           "name for it):\n" + "\n".join(offenders))
+
+
+def _streamlit_reach():
+    """{ui module: the first import of Streamlit it reaches (directly or through ui modules), as a chain}."""
+    graph = _engine_graph(function_level=True, tops=("ui",))
+    files = {_module_name(p): p for p in _py_files("ui")}
+    direct = {}
+    for mod, path in files.items():
+        for line, name, _ in _imports(path, module_level_only=False, skip_type_checking=True):
+            if _top(name) == "streamlit":
+                direct[mod] = f"{_where(path, line)}"
+                break
+    reach: dict[str, str] = {}
+
+    def find(mod, seen):
+        if mod in direct:
+            return [mod]
+        for dep in sorted(graph.get(mod, {})):
+            if dep not in seen:
+                seen.add(dep)
+                chain = find(dep, seen)
+                if chain:
+                    return [mod, *chain]
+        return None
+
+    for mod in files:
+        chain = find(mod, {mod})
+        if chain:
+            reach[mod] = " -> ".join(chain) + f" ({direct[chain[-1]]})"
+    return reach
+
+
+def test_compute_rooms_are_streamlit_free():
+    reach = _streamlit_reach()
+    offenders = [f"{m}: {chain}" for m, chain in sorted(reach.items()) if ".compute" in m]
+    assert not offenders, "ui/*/compute/ must not reach Streamlit (move the Streamlit part up):\n" + "\n".join(offenders)

@@ -5,7 +5,7 @@
 The listing is read from ``engine/datasets/manifest.json`` with the standard library only: neither pandas
 nor a data file is loaded (importing pandas and reading every bundled CSV to count rows took most of
 the 0.86 s the command used to need). The text output is the same table pandas'
-``list_datasets().to_string(index=False)`` prints (tests/test_datasets_manifest.py compares them), and
+``list_datasets().to_string(index=False)`` prints (tests/engine/test_datasets_manifest.py compares them), and
 ``--json`` the same records.
 """
 

@@ -284,7 +284,7 @@ def _bundled_arrays(key: str) -> tuple:
 
 #: The listing of the bundled sets (rows, features, task, target, DOI), read by :func:`list_datasets` and by
 #: ``python -m engine datasets`` without pandas or the data files; checked against the loaded data
-#: by ``tests/test_datasets_manifest.py``.
+#: by ``tests/engine/test_datasets_manifest.py``.
 MANIFEST_PATH = Path(__file__).with_name("manifest.json")
 
 #: Columns of :func:`list_datasets`.
@@ -326,7 +326,7 @@ def list_datasets() -> pd.DataFrame:
         One row per registry name with columns ``name, rows, features, task, target, source``
         (``source`` is ``"doi:<DOI>"``, the source's URL for data without a DOI, or ``"generated"``). Read from ``engine/datasets/manifest.json``
         (no data file is read); rows/features are those of :func:`load_dataset` (the defaults for
-        ``synthetic``), which ``tests/test_datasets_manifest.py`` checks by loading every set.
+        ``synthetic``), which ``tests/engine/test_datasets_manifest.py`` checks by loading every set.
 
     Examples
     --------

@@ -3,7 +3,7 @@
 The population covariance is ``Sigma = Q diag(geomspace(1, 1/kappa, d)) Q^T`` with a seeded
 Haar-random rotation ``Q``, so its condition number is exactly ``kappa``; the ground truth
 (``theta_star``, ``Sigma``) is returned in :attr:`Dataset.extras` so errors against the truth can be
-measured. This is the ill-conditioned design PMT (docs/PMT.md) is meant for.
+measured. This is the ill-conditioned design PMT (docs/specs/PMT.md) is meant for.
 """
 
 from __future__ import annotations

@@ -14,12 +14,12 @@ and :mod:`engine.figures.lessons_nvdp` (5).
 3. **The truncation dilemma** -- :func:`clipped_mean_moments`, :func:`truncation_tradeoff`,
    :func:`simulate_clipped_mean`, :func:`figure_truncation`: a clipped, noised mean of heavy-tailed
    whitened data; bias falls and noise rises as the clipping radius C grows; the PMT radius
-   R = sqrt(d (1 + ln(2n/eta))) (docs/PMT.md section 2) is marked.
+   R = sqrt(d (1 + ln(2n/eta))) (docs/specs/PMT.md section 2) is marked.
 4. **Why conditioning matters** -- :func:`elongated_cloud`, :func:`whitening_demo`,
    :func:`noisy_inverse_demo`, :func:`figure_whitening`, :func:`figure_noisy_inverse`
-   (engine.pmt's transform; docs/PMT.md sections 2-3).
+   (engine.pmt's transform; docs/specs/PMT.md sections 2-3).
 5. **What a Renyi-divergence bound says** -- :func:`clip_gaussian`, :func:`renyi_clipping_curve`,
-   :func:`figure_renyi` (docs/NVDP.md sections 3-4; the closed form is
+   :func:`figure_renyi` (docs/specs/NVDP.md sections 3-4; the closed form is
    :func:`engine.nvdp.divergence.renyi_gaussian`).
 
 Examples

@@ -1,7 +1,7 @@
 """Learn-page lesson 5: what a Renyi-divergence bound says, and what NVDP's clipping does to it.
 
 5. **What a Renyi-divergence bound says** -- :func:`clip_gaussian`, :func:`renyi_clipping_curve`,
-   :func:`figure_renyi` (docs/NVDP.md sections 3-4; the closed form is
+   :func:`figure_renyi` (docs/specs/NVDP.md sections 3-4; the closed form is
    :func:`engine.nvdp.divergence.renyi_gaussian`, imported on first use so that this module does not
    load torch).
 
@@ -40,7 +40,7 @@ def clip_gaussian(mean, std, *, C_mu: float, renyi_order: float, sigma_ref: floa
     """The NVDP clipping rules for one 1-D Gaussian posterior: project the mean, floor the std.
 
     ``mean <- clip(mean, -C_mu, C_mu)`` (the L2-ball projection in one dimension) and
-    ``std <- max(std, sqrt((lambda - 1)/lambda) sigma_ref)`` (docs/NVDP.md section 3; El Zein, Kumar &
+    ``std <- max(std, sqrt((lambda - 1)/lambda) sigma_ref)`` (docs/specs/NVDP.md section 3; El Zein, Kumar &
     Henderson 2026).
 
     Parameters

@@ -3,10 +3,10 @@
 3. **The truncation dilemma** -- :func:`clipped_mean_moments`, :func:`truncation_tradeoff`,
    :func:`simulate_clipped_mean`, :func:`figure_truncation`: a clipped, noised mean of heavy-tailed
    whitened data; bias falls and noise rises as the clipping radius C grows; the PMT radius
-   R = sqrt(d (1 + ln(2n/eta))) (docs/PMT.md section 2) is marked.
+   R = sqrt(d (1 + ln(2n/eta))) (docs/specs/PMT.md section 2) is marked.
 4. **Why conditioning matters** -- :func:`elongated_cloud`, :func:`whitening_demo`,
    :func:`noisy_inverse_demo`, :func:`figure_whitening`, :func:`figure_noisy_inverse`
-   (engine.pmt's transform; docs/PMT.md sections 2-3).
+   (engine.pmt's transform; docs/specs/PMT.md sections 2-3).
 
 Computed with the engine's real code (:mod:`engine.pmt`, :mod:`engine.privacy`); pure, seeded and
 fast. The page imports these through :mod:`engine.figures.lessons`.
@@ -395,7 +395,7 @@ class NoisyInverseDemo:
 def noisy_inverse_demo(*, n: int = 10_000, n_pub: int = 200, kappa: float = 100.0, epsilon: float = 1.0,
                        delta: float = 1e-5, draws: int = 400, angle_deg: float = 30.0, eta: float = 0.05,
                        random_state=0) -> NoisyInverseDemo:
-    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (docs/PMT.md section 3, steps 2-4).
+    """Solve ``(A + W) theta = b`` for many noise draws W, raw vs whitened (docs/specs/PMT.md section 3, steps 2-4).
 
     Toy set-up (our choice, to isolate the effect of conditioning): the population matrix
     ``A = n Sigma`` and ``b = A theta*`` of the :func:`elongated_cloud` distribution

@@ -431,7 +431,7 @@ def truncation_figure(raw_norms: np.ndarray | None, pmt_norms: np.ndarray, *, ra
     pmt_norms : ndarray of shape (n,)
         L2 norms of the whitened rows ``Sigma_pub^{-1/2} x_i`` *before* truncation.
     radius : float
-        The PMT truncation radius R = sqrt(d (1 + ln(2n/eta))) (docs/PMT.md section 2); rows beyond it are
+        The PMT truncation radius R = sqrt(d (1 + ln(2n/eta))) (docs/specs/PMT.md section 2); rows beyond it are
         scaled onto the sphere of radius R.
     clip_radius : float, optional
         The baseline's raw-space clip radius C.

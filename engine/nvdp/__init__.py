@@ -1,6 +1,6 @@
 """Clipped nonparametric variational differential privacy (NVDP) for transformer embeddings.
 
-Specification: ``docs/NVDP.md``. Sources: El Zein, Kumar & Henderson, arXiv:2603.09583 (2026)
+Specification: ``docs/specs/NVDP.md``. Sources: El Zein, Kumar & Henderson, arXiv:2603.09583 (2026)
 (clipping); El Zein & Henderson, arXiv:2601.02307 (NVDP); Henderson & Fehr, ICLR 2023 (NVIB);
 Triastcyn & Faltings, ICML 2020 (Bayesian DP accountant).
 

@@ -16,7 +16,7 @@ m samples is ``mean + t_{conf, m-1} * std / sqrt(m)`` on the moments). Costs add
     epsilon_BDP = (sum_t c_t - ln(delta - (1 - conf^B))) / lam,
 
 where each of the B per-batch confidence bounds can fail with probability 1 - conf and that
-failure probability is charged to delta (``docs/NVDP.md`` section 5;
+failure probability is charged to delta (``docs/specs/NVDP.md`` section 5;
 ``background/nvdp_research.md`` section 2.5). With zero divergence every cost is 0 and
 epsilon = ln(1/delta)/lam: ln(1e5)/1.1 = 10.466, the floor of the papers' tables.
 

@@ -384,7 +384,7 @@ def _shrink_rows_nograd(mu_c: torch.Tensor, C_mu: float) -> torch.Tensor:
 class RepeatedClipper:
     """Clip one fixed set of posteriors under many settings (the dashboard's live sliders).
 
-    Gives the values of :func:`clip_posteriors` (bit for bit, ``tests/test_nvdp_live_speed.py``)
+    Gives the values of :func:`clip_posteriors` (bit for bit, ``tests/engine/test_nvdp_live_speed.py``)
     with less work per call: the inputs are validated once, on the first call (invalid inputs raise
     the same ``ValueError`` on every call, as :func:`clip_posteriors` does: nothing is clipped or
     released), the norms of mu are computed once, and each rule's output and counts are kept for the

@@ -6,7 +6,7 @@ The Renyi divergence of order ``renyi_order`` = lambda > 1 between densities p a
 
 It is nonnegative, zero iff p = q, nondecreasing in lambda, and +inf when the integral diverges.
 
-Closed forms (``docs/NVDP.md`` section 4; standard results, e.g. Gil, Alajaji & Linder,
+Closed forms (``docs/specs/NVDP.md`` section 4; standard results, e.g. Gil, Alajaji & Linder,
 "Renyi divergence measures for commonly used univariate continuous distributions", Inf. Sci. 2013):
 
 * Gaussian, per dimension, with ``s2 = lambda s_b^2 + (1 - lambda) s_a^2`` (must be > 0, else +inf)::

@@ -23,7 +23,7 @@ that is written in hash-map order, which changes from run to run.)
 Padding positions are not stored: they come back as zeros. Every consumer masks them (NVIB
 pseudo-counts are zeroed there, the denoising attention gives them weight exactly 0, the pooling
 skips them; ``LiveEvaluator`` trims them), so the page's numbers are those of a fresh encoding,
-bit for bit (``tests/test_nvdp_eval_states.py``; ``--check`` of the script below compares the
+bit for bit (``tests/engine/test_nvdp_eval_states.py``; ``--check`` of the script below compares the
 stored values with a fresh encoding). ``eval_states.sha256`` (``sha256sum`` format) holds the SHA-256
 of both files.
 ``scripts/make_nvdp_eval_states.py`` writes both files, bit for bit reproducibly (one torch thread,

@@ -1,6 +1,6 @@
 """Engine side of the dashboard's NVDP explorer: cached models, live post-hoc clipping, a sentence inspector.
 
-Nothing here imports Streamlit. The page (``pages/nvdp.py``) calls three things:
+Nothing here imports Streamlit. The page (``app_pages/nvdp.py``) calls three things:
 
 - :func:`load_or_train` -- the clipped and unclipped NVDP classifiers for a KL weight and seed,
   trained once (with a progress callback that can cancel) and cached on disk under

@@ -1,7 +1,7 @@
 """The NVDP page's "try this" hints, in one place, each with a promise a test checks.
 
-Every hint the page shows is an entry of :data:`HINTS` (``pages/nvdp.py`` renders them with
-:func:`hint`); ``tests/test_nvdp_hints.py`` performs each one on a tiny cached model and asserts
+Every hint the page shows is an entry of :data:`HINTS` (``app_pages/nvdp.py`` renders them with
+:func:`hint`); ``tests/app/test_nvdp_hints.py`` performs each one on a tiny cached model and asserts
 that the promised change happens. A hint may promise only what follows from the
 mechanism for *any* trained model (a projection, a clamp, a floor), never what happened to hold
 on one model.

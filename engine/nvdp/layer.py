@@ -238,7 +238,7 @@ def sample_latents(post: Posteriors, *, generator: torch.Generator | None = None
         Draw from this generator instead of torch's global one (evaluation only: the Gamma draws
         are then ``torch._standard_gamma`` / 1 clamped at the smallest normal, the operations of
         ``Gamma.rsample``, so a generator seeded with s gives the draws of a call after
-        ``torch.manual_seed(s)``; ``tests/test_nvdp_live_speed.py``).
+        ``torch.manual_seed(s)``; ``tests/engine/test_nvdp_live_speed.py``).
     return_eps : bool, default False
         Also return the standard normal draws.
 

@@ -261,7 +261,7 @@ class LiveEvaluator:
     Gaussian sums on an alpha move) are reused through a memo keyed by the settings
     (:func:`engine.nvdp.protocol.evaluate_bounds`). ``evaluate(..., with_accuracy=False)`` returns
     the bounds alone and :meth:`complete` adds the accuracy (the page draws the bounds first). All
-    of this gives bit-identical values (``tests/test_nvdp_live_speed.py``).
+    of this gives bit-identical values (``tests/engine/test_nvdp_live_speed.py``).
 
     Parameters
     ----------
@@ -524,7 +524,7 @@ def sample_latents_with(post: Posteriors, generator: torch.Generator, *, return_
     """:func:`engine.nvdp.layer.sample_latents` drawing from ``generator`` instead of torch's global one.
 
     A generator seeded with s gives the draws of ``sample_latents`` after ``torch.manual_seed(s)``
-    (``tests/test_nvdp_live_speed.py``). No gradient (evaluation only).
+    (``tests/engine/test_nvdp_live_speed.py``). No gradient (evaluation only).
 
     Returns
     -------

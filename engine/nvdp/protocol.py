@@ -1,6 +1,6 @@
 """One evaluation protocol for every NVDP number: which sentences, which pairs, which filter, order, q.
 
-The page (``pages/nvdp.py``), the CLI (``python -m engine nvdp evaluate``), the results script
+The page (``app_pages/nvdp.py``), the CLI (``python -m engine nvdp evaluate``), the results script
 (``scripts/nvdp_experiment.py``) and ``docs/nvdp_results.md`` all evaluate a model through
 :func:`evaluate_bounds` with an :class:`EvalProtocol` (default :data:`DEFAULT_PROTOCOL`), and print
 ``protocol.to_dict()`` next to their numbers, so the same model and clipping give the same numbers

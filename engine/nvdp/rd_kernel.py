@@ -60,7 +60,7 @@ def _nanmean_entries(p_idx, k_idx, I, J, mu_w, sig_w, mask, lam, D):
     mu in float64) is computed once per cell that the entries read (many entries share a cell) and
     gathered per entry; the per-entry arithmetic (each operation of the formula in this order, the
     sum over dims of a contiguous row) runs on blocks of :data:`_NANMEAN_CHUNK` entries in reused
-    buffers. The values are those of computing everything per entry (``tests/test_nvdp_order_reuse.py``).
+    buffers. The values are those of computing everything per entry (``tests/engine/test_nvdp_order_reuse.py``).
     """
     out = torch.empty(p_idx.numel(), dtype=torch.float64)
     if p_idx.numel() == 0:

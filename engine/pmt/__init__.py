@@ -1,6 +1,6 @@
 """PMT: public-moment-guided truncation and the differentially private estimators built on it.
 
-Specification: ``docs/PMT.md``. Sources: Cao & Zhang, arXiv:2508.18037 (the transform, Algorithm 1);
+Specification: ``docs/specs/PMT.md``. Sources: Cao & Zhang, arXiv:2508.18037 (the transform, Algorithm 1);
 Cao, Bi & Zhang, "Differentially Private Truncation of Unbounded Data via Public Second Moments",
 arXiv:2602.22282 (DP-PMTRR, DP-PMTLR).
 

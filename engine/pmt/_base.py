@@ -9,7 +9,7 @@ estimators (:mod:`engine.pmt.logistic`, :mod:`engine.pmt.poisson`) do alike live
   :func:`_validate_data`, :func:`_validate_privacy`), and :func:`_resolve_bound` for the public /
   user / ``"private"`` bounds;
 - :class:`_CoefBase`: keyword-only parameters stored as given (:func:`_store_params`, scikit-learn
-  convention), the intercept column (appended last, ``docs/PMT.md`` section 2), the penalty mask,
+  convention), the intercept column (appended last, ``docs/specs/PMT.md`` section 2), the penalty mask,
   the coefficients and the linear predictor.
 
 Conventions (scikit-learn): ``__init__`` only stores, ``fit`` validates everything before any noise

@@ -1,4 +1,4 @@
-"""The public bounds of PMT and the row operations around them (``docs/PMT.md`` section 2, steps 3-4).
+"""The public bounds of PMT and the row operations around them (``docs/specs/PMT.md`` section 2, steps 3-4).
 
 The radius ``R = sqrt(d (1 + ln(2 n / eta)))`` (:func:`pmt_radius`), the response bound ``B_y`` from
 public responses (:func:`response_bound`), the truncation of rows onto the sphere of radius R

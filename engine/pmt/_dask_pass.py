@@ -7,7 +7,7 @@ of statistics (its row count, ``A = Z^T Z``, ``b = Z^T clip(y, +-B_y)``, the raw
 entries) and lets Dask's tree reduction add the rows. Bad entries raise :class:`PrivateInputError`
 on the driver after the pass, naming column and chunk (or file), before any noise is drawn. The rows
 are bounded exactly as in memory (:func:`engine.pmt.pmt_transform`, :func:`engine.pmt.truncate_rows`,
-:func:`engine.pmt.ridge.sufficient_statistics`). Specification: ``docs/PMT.md`` sections 3 and 5.
+:func:`engine.pmt.ridge.sufficient_statistics`). Specification: ``docs/specs/PMT.md`` sections 3 and 5.
 """
 
 from __future__ import annotations

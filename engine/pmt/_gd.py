@@ -5,7 +5,7 @@ residual, i.e. the gradient: squared loss for ridge (:func:`dp_gd_ridge_path`), 
 logistic regression (:func:`dp_gd_logistic_path`). Many runs at once: runs are the columns of one
 ``d x runs`` matrix, rows are processed in cache-sized chunks, and groups of runs go to threads with
 single-threaded BLAS. :class:`_DPGDMixin` is the estimators' shared fit (ledger, noise, report).
-Accounting (``docs/PMT.md`` section 5): T equal Gaussian releases of the mean clipped gradient, each with
+Accounting (``docs/specs/PMT.md`` section 5): T equal Gaussian releases of the mean clipped gradient, each with
 ``mu_t = mu / sqrt(T)`` and sensitivity ``2C / n`` (replace-one, the only relation offered: n is public).
 """
 

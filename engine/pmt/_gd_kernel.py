@@ -8,7 +8,7 @@ registers, so nothing (rows x runs)-sized is ever stored.
 
 Arithmetic (the same as the numpy path's up to the order of the float64 sums: OpenBLAS's dgemm blocks a
 chunk's rows, the kernel adds them in order, so the two agree to float64 rounding, 1.7e-18 max on the
-ccpp sweep's coefficients in ``bench/bench_dpgd.py``; ``tests/test_dpgd_kernel.py``):
+ccpp sweep's coefficients in ``bench/bench_dpgd.py``; ``tests/engine/test_dpgd_kernel.py``):
 
 * ``s_ir = fma(S_i,m-1, th_m-1,r, ... fma(S_i,1, th_1,r, S_i,0 th_0,r))`` (sequential FMA over the columns);
 * ``c_ir = min(max(s_ir, -C), C)`` (NaN stays NaN, as ``np.clip``);

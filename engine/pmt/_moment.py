@@ -1,4 +1,4 @@
-"""The public second moment of PMT and its scale-free whitening (``docs/PMT.md`` section 2, steps 1-2).
+"""The public second moment of PMT and its scale-free whitening (``docs/specs/PMT.md`` section 2, steps 1-2).
 
 ``Sigma_pub = (1/m) X_pub^T X_pub`` (uncentered; :func:`second_moment`), or Tyler's robust moment
 (:func:`engine.pmt._tyler.tyler_moment`); the columns are equilibrated by their public RMS ``D``,
@@ -68,7 +68,7 @@ def _second_moment_rows(A: np.ndarray) -> np.ndarray:
 class PublicMoment:
     """The public second moment and the whitening built from it (all public; cost no privacy).
 
-    Scale-free whitening (``docs/PMT.md`` section 2, step 1): the columns are first equilibrated by
+    Scale-free whitening (``docs/specs/PMT.md`` section 2, step 1): the columns are first equilibrated by
     their public RMS, ``D = diag(sqrt(diag(Sigma_pub)))``, and the eigendecomposition is taken of the
     equilibrated moment ``C = D^{-1} Sigma_pub D^{-1}`` (unit diagonal). The whitening matrix is
 

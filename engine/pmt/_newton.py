@@ -1,7 +1,7 @@
 """Noisy Newton for canonical GLMs (DP-PMTLR's engine), the GLM families and the non-private solver.
 
 Used by :mod:`engine.pmt.logistic` (DP-PMTLR, DP-Newton, the reference), :mod:`engine.pmt.poisson`
-(the GLM extension) and :mod:`engine.pmt.sweep_logistic`; source ``docs/PMT.md`` section 4 (Cao, Bi &
+(the GLM extension) and :mod:`engine.pmt.sweep_logistic`; source ``docs/specs/PMT.md`` section 4 (Cao, Bi &
 Zhang, arXiv:2602.22282; noisy-Newton template of Avella-Medina, Bradshaw & Loh, GDP noisy Newton).
 :class:`_NoisyNewtonMixin` is the estimators' shared fit: accounting, noise, the iteration, the report.
 

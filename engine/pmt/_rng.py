@@ -8,7 +8,7 @@ seeds, as uint32 array arithmetic (the algorithm of ``numpy/random/bit_generator
 2^32 exactly as numpy's arithmetic on uint32 arrays does), and hands each seed's state words to
 :class:`numpy.random.PCG64` through a fixed :class:`numpy.random.bit_generator.ISeedSequence`. The
 generators are the ones ``default_rng(s)`` returns: same state, same draws
-(``tests/test_pmt_rng.py`` checks the state words against ``SeedSequence`` and the draws against
+(``tests/engine/test_pmt_rng.py`` checks the state words against ``SeedSequence`` and the draws against
 ``default_rng``). Seeds that are not integers in ``[0, 2**32)`` go through ``default_rng`` itself.
 """
 

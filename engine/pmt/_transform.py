@@ -2,7 +2,7 @@
 
 The transform of Cao & Zhang (arXiv:2508.18037, Algorithm 1), used by DP-PMTRR and DP-PMTLR in
 Cao, Bi & Zhang, "Differentially Private Truncation of Unbounded Data via Public Second Moments"
-(arXiv:2602.22282, 2026). Working specification: ``docs/PMT.md`` section 2.
+(arXiv:2602.22282, 2026). Working specification: ``docs/specs/PMT.md`` section 2.
 
 1. ``Sigma_pub = (1/m) X_pub^T X_pub``: the **uncentered** public second moment (not a covariance),
    or optionally Tyler's robust moment for heavy-tailed public rows (:func:`tyler_moment`). The

@@ -1,6 +1,6 @@
 """The ridge baselines PMT is compared with: DP-RR, its oracle, DP-GD, and the non-private reference.
 
-- :class:`DPRidge` -- DP-RR (``docs/PMT.md`` section 5): the sufficient-statistics perturbation of
+- :class:`DPRidge` -- DP-RR (``docs/specs/PMT.md`` section 5): the sufficient-statistics perturbation of
   :class:`engine.pmt.ridge.PMTRidge` on the *raw* (unwhitened) features clipped at radius C.
 - :class:`DPRidgeOracle` -- DP-RR with C picked on a grid by looking at the error against the
   non-private fit: **non-private tuning**, the best the baseline could do (warns).

@@ -1,6 +1,6 @@
 """PMT ridge and DP-RR on data larger than memory: sufficient statistics on Dask.
 
-DP-PMTRR, PMT-pooled and DP-RR (``docs/PMT.md`` sections 3 and 5) release only sums over the private rows:
+DP-PMTRR, PMT-pooled and DP-RR (``docs/specs/PMT.md`` sections 3 and 5) release only sums over the private rows:
 ``A = Z^T Z`` and ``b = Z^T clip(y, +-B_y)`` of the bounded rows ``Z`` (PMT: whitened with the public
 second moment and truncated at R; DP-RR: raw rows clipped at C). This module computes those sums
 blockwise with Dask and hands them to the estimators' own release (:meth:`PMTRidge._release`,

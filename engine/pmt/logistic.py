@@ -2,7 +2,7 @@
 
 Estimators (conventions of :mod:`engine.pmt._base`; a :class:`engine.pmt.FitReport` in ``report_``):
 
-- :class:`PMTLogistic` -- DP-PMTLR (``docs/PMT.md`` section 4; Cao, Bi & Zhang, arXiv:2602.22282;
+- :class:`PMTLogistic` -- DP-PMTLR (``docs/specs/PMT.md`` section 4; Cao, Bi & Zhang, arXiv:2602.22282;
   noisy-Newton template of Avella-Medina, Bradshaw & Loh, GDP noisy Newton): whiten and truncate the
   features with the public second moment (:func:`engine.pmt.pmt_transform`), run T noisy Newton steps
   in the whitened space (:func:`engine.pmt._newton.noisy_newton`), map back.

@@ -1,8 +1,8 @@
 """The rows and public information of one run without public labels: one function for the page, the CLI and exports.
 
-:func:`mode_inputs` is what the PMT page (:mod:`ui.pmt_modes_compute`), ``python -m engine pmt`` with a
+:func:`mode_inputs` is what the PMT page (:mod:`ui.pmt.compute.modes`), ``python -m engine pmt`` with a
 public-information flag (:mod:`engine.cli.pmt_modes`) and the exported snippet and notebook
-(:mod:`ui.pmt_snippet`) call, so that they split the same rows and state the same response bound.
+(:mod:`ui.pmt.compute.snippet`) call, so that they split the same rows and state the same response bound.
 
 Two cases (:func:`private_split`):
 

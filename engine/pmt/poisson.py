@@ -1,6 +1,6 @@
 """DP-PMT Poisson regression: the GLM extension of DP-PMTLR to counts (log link), and its reference.
 
-:class:`PMTPoisson` (``docs/PMT.md`` section 4, research note section 5) runs the noisy Newton of
+:class:`PMTPoisson` (``docs/specs/PMT.md`` section 4, research note section 5) runs the noisy Newton of
 :mod:`engine.pmt._newton` with ``b(u) = e^u`` on PMT-whitened rows, with clipped counts and a
 projection of theta~ onto a ball (:func:`poisson_bounds`); :class:`PoissonReference` is its
 non-private fit.

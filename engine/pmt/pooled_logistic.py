@@ -1,7 +1,7 @@
 """PMT-pooled logistic: PMT's noisy Newton with the public rows' exact gradient and Hessian pooled in at every step.
 
 The logistic counterpart of :class:`engine.pmt.pooled.PMTPooledRidge` (labelled public rows only). PMT's noisy
-Newton (:class:`engine.pmt.PMTLogistic`, ``docs/PMT.md`` section 4) releases at each step the averaged gradient
+Newton (:class:`engine.pmt.PMTLogistic`, ``docs/specs/PMT.md`` section 4) releases at each step the averaged gradient
 ``g~ = g + N(0, s_g^2 I)`` and Hessian ``H~ = H + s_H E`` of the whitened, truncated private rows. The m public
 rows, whitened with the same matrix, give the same two quantities exactly, ``g_pub`` and ``H_pub``, at no
 privacy cost. Both estimate the population gradient and Hessian at the current iterate; with per-coordinate

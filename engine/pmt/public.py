@@ -1,7 +1,7 @@
 """The public-only comparator: the non-private fit on the public rows alone (no privacy cost).
 
 Every PMT user holds ``n_pub`` public rows. A fit on those rows alone spends no privacy budget, so a
-private estimate that loses to it is not worth its budget (``docs/PMT.md`` section 3, step 6). This
+private estimate that loses to it is not worth its budget (``docs/specs/PMT.md`` section 3, step 6). This
 module holds
 
 - the estimators :class:`PublicOnlyRidge`, :class:`PublicOnlyLogistic`, :class:`PublicOnlyPoisson`:

@@ -2,7 +2,7 @@
 
 :func:`fit_public` is what ``PMTRidge``, ``PMTLogistic`` and ``PMTPoisson`` do when ``fit`` is given a
 :class:`~engine.pmt.public_info.PublicInfo` as ``X_pub`` (labelled rows, unlabelled rows or a published
-moment; ``docs/PMT.md`` section 2 allows "public X_pub or a public second-moment matrix"):
+moment; ``docs/specs/PMT.md`` section 2 allows "public X_pub or a public second-moment matrix"):
 
 1. **Columns the public information never spans** (:meth:`PublicInfo.unspanned`) are dropped from the
    PMT fit with an :class:`~engine.pmt.public_info.UnspannedWarning` naming them (``unspanned="drop"``,

@@ -1,6 +1,6 @@
 """Three kinds of public information for PMT: labelled rows, unlabelled rows, published moments.
 
-PMT whitens the private rows with a public second moment (``docs/PMT.md`` section 2; Cao, Bi & Zhang,
+PMT whitens the private rows with a public second moment (``docs/specs/PMT.md`` section 2; Cao, Bi & Zhang,
 arXiv:2602.22282, whose point is exactly that a *second moment* suffices: public covariates without
 labels, or published statistics such as a census covariance table). :class:`PublicInfo` holds what the
 user has, in one of three modes (:data:`PUBLIC_MODES`):
@@ -494,7 +494,7 @@ class PublicInfo:
         """The JSON form (mode "moments" on reading: the rows and labels are not written)."""
         return {"format": FORMAT, "version": 1, "columns": list(self.columns), "n_pub": int(self.n_pub),
                 "mean": self.mean.tolist(), "second_moment": self.second_moment[:-1, :-1].tolist(),
-                "note": "uncentered second moment E[x x^T] and mean of the public covariates (PMT, docs/PMT.md)"}
+                "note": "uncentered second moment E[x x^T] and mean of the public covariates (PMT, docs/specs/PMT.md)"}
 
     def save(self, path) -> None:
         """Write the moments to ``path``: JSON (``.json``) or CSV (any other suffix; see :meth:`load`)."""

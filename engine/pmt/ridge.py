@@ -1,6 +1,6 @@
 """DP-PMTRR: differentially private ridge regression with public-moment-guided truncation.
 
-:class:`PMTRidge` (``docs/PMT.md`` section 3; Cao, Bi & Zhang, arXiv:2602.22282): whiten with the public
+:class:`PMTRidge` (``docs/specs/PMT.md`` section 3; Cao, Bi & Zhang, arXiv:2602.22282): whiten with the public
 second moment, truncate at R (:mod:`engine.pmt._transform`), perturb the sufficient statistics
 ``A = X~^T X~`` and ``b = X~^T y``, solve, map back. The sufficient-statistics perturbation (SSP) core
 here is shared with the private-only baseline DP-RR (:class:`engine.pmt.baselines.DPRidge`) and the
@@ -30,7 +30,7 @@ with :class:`engine.privacy.PrivacyLeakWarning`: the guarantee then no longer ho
 Scale: the whitening is scale-free (:class:`engine.pmt.PublicMoment`): rescaling any feature column,
 public and private together, by any factor leaves the whitened rows, R, B_y and the noise unchanged,
 so at ``lam = 0`` PMT's predictions (and its coefficients, rescaled back) do not change (to float
-rounding; tested for factors in [1e-8, 1e8] in ``tests/test_pmt_trust.py``). At ``lam > 0`` the
+rounding; tested for factors in [1e-8, 1e8] in ``tests/engine/test_pmt_trust.py``). At ``lam > 0`` the
 penalty ``lam ||theta||^2`` is stated in the units of the columns given, which is the ridge problem the
 non-private reference solves too (PMT.md section 3): the released statistics are still invariant, but
 the target moves with the scaling, as the non-private ridge's does.
@@ -214,7 +214,7 @@ def _symmetric(z: np.ndarray) -> np.ndarray:
     That function returns ``triu(z) + triu(z, 1)^T``: each entry is ``z_ij + 0.0`` on and above the diagonal
     and ``0.0 + z_ji`` below it (the ``+ 0.0`` turns a -0.0 into +0.0, nothing else); one select and the
     same ``+ 0.0`` give every bit of it without the two triangle copies;
-    ``tests/test_pmt_fit_exact.py`` checks it.
+    ``tests/engine/test_pmt_fit_exact.py`` checks it.
     """
     return np.where(_upper_mask(z.shape[-1]), z, z.T) + 0.0
 
@@ -275,7 +275,7 @@ def noise_spectral_bound(sigma_A, d: int, delta: float):
     Its mean spectral norm is at most about ``2 sqrt(d) s_A`` (the semicircle edge; Bandeira & van Handel,
     "Sharp nonasymptotic bounds on the norm of random matrices with independent entries", Ann. Probab.
     44(4), 2016, Thm 1.1, whose lower-order ``sqrt(log d)`` term the diagonal's smaller variance more than
-    covers for the d used here; checked in ``tests/test_pmt_trust.py``), and ``||W||`` is a
+    covers for the d used here; checked in ``tests/engine/test_pmt_trust.py``), and ``||W||`` is a
     ``sqrt(2) s_A``-Lipschitz function of the underlying standard normals (``||W||_2 <= ||W||_F``), so by
     Gaussian concentration ``P(||W|| > E||W|| + t) <= exp(-t^2 / (4 s_A^2))``: with ``t = 2 s_A sqrt(ln(1/delta))``
     the bound fails with probability at most ``delta``. Taking the failure probability equal to the
@@ -380,7 +380,7 @@ def _v_diag_vt_stack(V, wf):
     einsum forms each entry as ``0 + (V_i0 wf_0) V_k0 + (V_i1 wf_1) V_k1 + ...`` in that order; the loop below
     does the same products and sums in the same order (the leading ``+ 0.0`` included, so signed zeros match)
     with the stack index innermost (k contiguous), which for small d is about twice as fast as einsum's loops
-    of length d. ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit.
+    of length d. ``tests/engine/test_pmt_sweep_exact.py`` checks the equality bit for bit.
     """
     Vt = np.moveaxis(V, 0, -1).copy()  # (d, d, k)
     Vw = Vt * np.moveaxis(wf, 0, -1)[None]  # V_ij wf_j

@@ -1,5 +1,5 @@
 """Notes on a logistic sweep frame: what ``pmt --task logistic`` prints under its tables (``--json``'s ``notes``)
-and the PMT page shows beside its numbers (:mod:`ui.pmt_trust`). Pandas only, no Streamlit.
+and the PMT page shows beside its numbers (:mod:`ui.pmt.compute.trust`). Pandas only, no Streamlit.
 
 Each note is computed from the sweep frame it sits under:
 

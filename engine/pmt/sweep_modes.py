@@ -328,3 +328,9 @@ def _AnyLabelsReference(*, lam):
             return check_binary_labels(y, n, classes=self.classes, require_both=False)
 
     return AnyLabels(lam=lam)
+#: Public names of the helpers the dashboard's view of the modes reuses (one fit per method at the view's epsilon).
+standardized_info = _standardized_info
+ridge_methods = _ridge_methods
+logistic_methods = _logistic_methods
+with_labels = _with_labels
+__all__ += ["standardized_info", "ridge_methods", "logistic_methods", "with_labels"]

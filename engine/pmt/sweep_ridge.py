@@ -298,7 +298,7 @@ def _truncate_rows(Z, radius):
     For ``d <= 7`` columns, ``np.linalg.norm(Z, axis=1)`` sums the squares of a row left to right
     (numpy's pairwise sum is a plain loop below 8 terms), which the column loop below does with the rows
     innermost, about 4x faster on a few thousand rows; the scale of a truncated row is the same
-    ``radius / norm``. ``tests/test_pmt_sweep_exact.py`` checks the equality bit for bit; other shapes and
+    ``radius / norm``. ``tests/engine/test_pmt_sweep_exact.py`` checks the equality bit for bit; other shapes and
     radii go through :func:`engine.pmt._bounds.truncate_rows` (which also rejects a bad radius).
     """
     r = float(radius)

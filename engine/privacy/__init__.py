@@ -13,7 +13,7 @@ gives a delta above the target; an epsilon returned for (mu, delta) never unders
 noise scale is never smaller than the exact one. The analytic Gaussian mechanism of Balle & Wang
 (ICML 2018, Theorem 8) is the same curve: sigma = sensitivity / mu(epsilon, delta).
 
-Specification: ``docs/PMT.md`` section 1.
+Specification: ``docs/specs/PMT.md`` section 1.
 
 Layout: :mod:`engine.privacy._checks` (validation), :mod:`engine.privacy.gdp` (conversions,
 composition, splits); the noise samplers, calibration and the ledger live here.
@@ -275,7 +275,7 @@ def check_random_state(random_state) -> np.random.Generator:
 
 
 #: Noise samplers: ``"numpy"`` (default, fast; ``Generator.normal`` in float64, open to floating-point
-#: attacks, see docs/threat_model.md) and ``"opendp"`` (OpenDP's ``make_gaussian``: exact discrete
+#: attacks, see docs/dev/threat_model.md) and ``"opendp"`` (OpenDP's ``make_gaussian``: exact discrete
 #: Gaussian sampling on a fine lattice with a CSPRNG, rounded to float; package ``opendp``, and with it the
 #: estimators' ``sampler="opendp"``: :mod:`engine.privacy.opendp`).
 SAMPLERS = ("numpy", "opendp")
@@ -318,7 +318,7 @@ def gaussian_noise(shape, sigma: float, rng: np.random.Generator, sampler: str =
         estimator). ``"opendp"``: OpenDP's ``make_gaussian`` applied to zeros (about 1e4 draws/s).
         Noise made here and *then added* in float arithmetic loses part of OpenDP's protection against
         floating-point attacks; :func:`add_gaussian_noise` passes the statistic itself through OpenDP.
-        See docs/threat_model.md.
+        See docs/dev/threat_model.md.
 
     Returns
     -------
@@ -344,7 +344,7 @@ def add_gaussian_noise(value, sigma: float, rng: np.random.Generator, sampler: s
 
     With ``sampler="opendp"`` the statistic goes through OpenDP's ``make_gaussian`` itself (the sum is
     formed on OpenDP's lattice, not in float), which resists the floating-point attacks described in
-    docs/threat_model.md. With ``"numpy"`` it is ``value + rng.normal(0, sigma, value.shape)``.
+    docs/dev/threat_model.md. With ``"numpy"`` it is ``value + rng.normal(0, sigma, value.shape)``.
 
     Parameters
     ----------

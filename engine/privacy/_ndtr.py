@@ -8,7 +8,7 @@ Mills ratio (Abramowitz & Stegun 26.2.12 / 7.1.23):
 
     log Phi(t) = -t^2/2 - log(-t) - log(2 pi)/2 + log(1 - 1/t^2 + 3/t^4 - 15/t^6 + ...),  t -> -inf.
 
-Accuracy (measured against mpmath at 80 digits; ``tests/test_privacy_ndtr.py``): relative error
+Accuracy (measured against mpmath at 80 digits; ``tests/engine/test_privacy_ndtr.py``): relative error
 <= 3.9e-16 for t <= 0 and <= 1.9e-13 for 0 < t <= 37 (the upper tail inherits ``erfc``'s argument
 rounding, ``2 t^2`` ulp; beyond t = 37.5 ``|log Phi|`` < 1e-300 is not representable), a worst case no worse than
 ``scipy.special.log_ndtr``'s on the same points, and inside the error budget that

@@ -36,8 +36,8 @@ __all__ = ["gdp_delta", "gdp_mu", "gdp_epsilon", "compose_gdp", "split_mu", "spl
 # of the two float arguments. The bound adds, term by term, the rounding of a, log_ndtr's error
 # (engine.privacy._ndtr, math.erfc-based; measured against mpmath at 80 digits: <= 3.9e-16 relative
 # for t <= 0, <= 1.9e-13 for 0 < t <= 37, worst case no worse than scipy.special.log_ndtr's;
-# the budget below is 8e-15 and 2e-12, i.e. >= 10x headroom; tests/test_privacy_ndtr.py), the quadrature and the
-# subtraction eps - D. tests/test_privacy_oracle.py checks bound >= exact and central ~ exact with mpmath.
+# the budget below is 8e-15 and 2e-12, i.e. >= 10x headroom; tests/engine/test_privacy_ndtr.py), the quadrature and the
+# subtraction eps - D. tests/engine/test_privacy_oracle.py checks bound >= exact and central ~ exact with mpmath.
 _U = 2.0**-53  # unit roundoff of float64
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(20)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -144,7 +144,7 @@ def gdp_delta(epsilon: float, mu: float) -> float:
     evaluated in log space as ``Phi(a) (1 - exp(epsilon - D))`` with ``D = log Phi(a) - log Phi(b)``
     (by quadrature of phi/Phi for mu <= 2), so that neither large epsilon nor tiny mu loses digits
     (relative error about 1e-12 or better over epsilon in [0, 50], delta down to 1e-300, checked
-    against mpmath in ``tests/test_privacy_oracle.py``).
+    against mpmath in ``tests/engine/test_privacy_oracle.py``).
 
     Parameters
     ----------

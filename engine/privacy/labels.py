@@ -39,7 +39,7 @@ BDP_ESTIMATE_LABEL = "BDP epsilon (sample-based estimate over the evaluation sen
 
 def unit_of_privacy(mu: float | None = None, neighbouring: str = "replace-one") -> str:
     """The unit of privacy in one line (PMT page, report, CLI): what a neighbour is, and what the user must
-    guarantee for the stated budget to protect people (``docs/threat_model.md``, "Unit of privacy").
+    guarantee for the stated budget to protect people (``docs/dev/threat_model.md``, "Unit of privacy").
 
     With ``mu`` the line states what a person with k rows gets instead (group privacy of mu-GDP: k mu).
 

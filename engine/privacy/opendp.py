@@ -16,7 +16,7 @@ sum), and :func:`opendp_certified_epsilon` reads the epsilon OpenDP certifies fo
 releases (a composition of one OpenDP Gaussian measurement per release, scale ``sigma / sensitivity``).
 The noise is drawn by :class:`OpenDPGenerator` (OpenDP's sampler, its own CSPRNG: a seed does not
 reproduce it) and then added in float64 by the estimator's code, which keeps OpenDP's protection of the
-sampling but not of the addition (docs/threat_model.md).
+sampling but not of the addition (docs/dev/threat_model.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,99 @@
+"""The launcher ``python -m launcher.serve`` (run.sh): what EXPLORER_PRELOAD accepts, what a preload loads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launcher.serve import PARTS, parse_parts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("value, parts", [
+    (None, ("pmt", "nvdp")), ("", ()), ("none", ()), (" NONE ", ()), ("nvdp", ("nvdp",)),
+    ("nvdp, pmt", ("pmt", "nvdp")), ("pmt,pmt", ("pmt",)),
+])
+def test_explorer_preload_names_a_subset_of_the_parts(value, parts):
+    assert parse_parts(value) == parts
+
+
+@pytest.mark.parametrize("value", ["pmt,torch", "all", "pmt;nvdp", "none,pmt"])
+def test_an_unknown_part_is_an_error_that_lists_the_accepted_names(value):
+    with pytest.raises(ValueError, match="accepted: a comma-separated list of pmt, nvdp"):
+        parse_parts(value)
+
+
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **env))
+
+
+def test_the_launcher_refuses_an_unknown_part_before_starting_anything():
+    out = _run("import sys; from launcher.serve import main; rc = main(['app.py']); "
+               "print(rc, 'streamlit.web.bootstrap' in sys.modules, 'pandas' in sys.modules)",
+               EXPLORER_PRELOAD="pmt,gpu")
+    assert out.stdout.split() == ["2", "False", "False"], out.stderr
+    assert "unknown part(s) gpu" in out.stderr
+
+
+def test_the_pmt_preload_loads_the_pmt_libraries_and_kernels_and_not_torch_or_any_page_cache():
+    code = (
+        "import sys\n"
+        "from launcher.serve import preload\n"
+        "times = preload(('pmt',))\n"
+        "from engine.pmt import _gd_kernel as K\n"
+        "print(list(times))\n"
+        "print(K._compiled.cache_info().currsize, K.MAX_KERNEL_D)\n"
+        "print(all(m in sys.modules for m in ('pandas', 'plotly.graph_objects', 'engine.pmt.sweep', 'engine.figures.pmt')))\n"
+        "print('torch' in sys.modules, any(m.startswith('ui.pmt') for m in sys.modules))\n"
+    )
+    out = _run(code)
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "['pmt imports', 'DP-GD kernels']", out.stderr
+    compiled, max_d = map(int, lines[1].split())
+    assert compiled == max_d  # one (m, d) kernel pair per d = 1 .. MAX_KERNEL_D (both dtypes share it)
+    assert lines[2] == "True"
+    assert lines[3] == "False False"  # no PyTorch for a PMT-only preload, and no page module (no cache filled)
+
+
+def test_parts_are_the_documented_ones():
+    import launcher.serve as S
+
+    assert PARTS == ("pmt", "nvdp") and S.DEFAULT == "pmt,nvdp"
+    for part in PARTS:
+        assert f"``{part}``" in S.__doc__
+
+
+def test_the_launcher_preloads_on_a_worker_thread_and_reraises_its_errors(monkeypatch):
+    """The kernels must not first run on the main thread: after that the logistic page's numpy / OpenBLAS
+    sweeps on the script threads ran 2x slower for the life of the process (see launcher.serve.preload_in_thread)."""
+    import threading
+
+    import launcher.serve as S
+
+    seen = []
+    monkeypatch.setattr(S, "preload", lambda parts: seen.append((threading.current_thread().name, parts)) or {"x": 0.0})
+    assert S.preload_in_thread(("pmt",)) == {"x": 0.0}
+    assert seen == [("preload", ("pmt",))] and threading.current_thread() is threading.main_thread()
+
+    def boom(parts):
+        raise RuntimeError("no kernels")
+
+    monkeypatch.setattr(S, "preload", boom)
+    with pytest.raises(RuntimeError, match="no kernels"):
+        S.preload_in_thread(("pmt",))
+
+
+def test_streamlit_reads_the_room_settings_from_the_checkouts_config():
+    """Streamlit itself parses .streamlit/config.toml (a misspelt key would be ignored silently): the
+    post-run full GC is off (0.21 s of GIL per rerun, see the file's comment), no file watcher, the
+    upload cap, and a closed tab's session forgotten after 120 s."""
+    out = _run("from streamlit import config as c; c.get_config_options(force_reparse=True); "
+               "print([c.get_option(k) for k in ('runner.postScriptGC', 'server.fileWatcherType', "
+               "'server.maxUploadSize', 'server.disconnectedSessionTTL', 'server.headless')])")
+    assert out.stdout.strip() == "[False, 'none', 50, 120, True]", out.stderr

@@ -1,0 +1,1 @@
+"""What the NVDP page computes without Streamlit (the report)."""
