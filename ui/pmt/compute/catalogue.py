@@ -44,3 +44,6 @@ METRICS_BY_TASK = {
 
 #: Fraction of the private rows held out for the RMSE (run_sweep's default ``test_size``).
 TEST_SIZE = 0.2
+
+#: The folder an exported command names for an uploaded file (the user replaces it by where the file is).
+UPLOAD_DIR_PLACEHOLDER = "/path/to/"

@@ -128,7 +128,7 @@ CLI_PREFIX = ".venv/bin/python -m engine"
 
 #: Written in front of an uploaded file's name in the commands: a placeholder folder the user replaces
 #: with where the file is (the browser never tells the page the file's folder).
-UPLOAD_DIR_PLACEHOLDER = "/path/to/"
+from ui.pmt.compute.catalogue import UPLOAD_DIR_PLACEHOLDER  # noqa: E402 - one placeholder, read by modes too
 
 
 def _file_name(name: str) -> str:

@@ -98,7 +98,7 @@ def read_public_features(name: str, data: bytes, columns):
         too few rows).
     """
     from engine.pmt.mode_inputs import read_public_features as read
-    from ui.pmt.upload import Named
+    from ui.common.upload_file import Named
 
     cols = [str(c) for c in columns]
     try:
@@ -324,7 +324,7 @@ def cli_flags(spec: dict, argv: list[str]) -> list[str]:
     same split and, without stated values, the same public statement of y) or the public file
     (``--public-moments`` / ``--public-features``, its path behind the placeholder folder the user replaces),
     the stated response centre and scale (``--clip-radius`` kept: the mode path honours it)."""
-    from ui.pmt.compute.export import UPLOAD_DIR_PLACEHOLDER
+    from ui.pmt.compute.catalogue import UPLOAD_DIR_PLACEHOLDER
 
     out = list(argv)
     if spec.get("public_features") is not None:
