@@ -27,6 +27,19 @@ a second run changes nothing.
    strings, docstrings); paths ``ui/pmt_compute.py``, ``pages/pmt.py``, ``tests/test_x.py`` -> their new
    paths; in a test file one folder deeper than ``tests/``, ``Path(__file__)`` walks to the repository root
    and to ``tests/data`` get one more ``parent``. A line holding ``(apply_moves: keep)`` is left as it is.
+   The retired ``ensure_frame`` (its import and its call) is removed. In ``ui/``, a name that moved down
+   (``moves.json`` ``"names"``: the settings' values, the PMT catalogue, the upload file type, the headline
+   rows, the data loader) is imported from its new home, so no circle or Streamlit import comes back.
+
+3. **Import conflicts** (``--resolve-imports``, after a merge): a conflict hunk whose two sides are only
+   import statements (one side of the old layout, one of the new) becomes the new side's imports plus the
+   old side's, rewritten, that it lacks; every other hunk is left to a person and the file is named.
+
+After merging a branch of the old layout::
+
+    git merge other-branch                                   # conflicts at the new paths (renames followed)
+    python scripts/dev/apply_moves.py --resolve-imports $(git diff --name-only --diff-filter=U)
+    python scripts/dev/apply_moves.py                        # leftovers moved, every reference rewritten
 """
 
 from __future__ import annotations
@@ -52,7 +65,42 @@ GONE_DIRS = ("pages",)
 def load(path: Path = MOVES) -> tuple[dict[str, str], dict[str, str], set[str], set[str]]:
     """(files old -> new, modules old -> new, the folders whose leftovers move by rule, the files that stay)."""
     data = json.loads(path.read_text())
+    NAMES.clear()
+    NAMES.update(data.get("names", {}))
     return dict(data["files"]), dict(data["modules"]), set(data.get("rules", ())), set(data.get("stay", ()))
+
+
+#: {module: {name: the module the name moved down to}} (``moves.json`` ``"names"``), filled by :func:`load`.
+NAMES: dict[str, dict[str, str]] = {}
+_FROM_LINE = re.compile(r"^(?P<indent>[ \t]*)from (?P<mod>[\w.]+) import (?P<names>[\w ,]+?)(?P<comment>[ \t]*#[^\n]*)?$", re.M)
+
+
+def rewrite_moved_names(text: str) -> str:
+    """``from ui.pmt.upload import Named, x`` -> ``from ui.pmt.upload import x`` + ``from ui.common.upload_file
+    import Named``: a name that moved down is imported from its new home (single-line statements)."""
+
+    def sub(m: re.Match) -> str:
+        table = NAMES.get(m.group("mod"))
+        if not table:
+            return m.group(0)
+        try:
+            names = _split_names(m.group("names"))
+        except ValueError:
+            return m.group(0)
+        if not any(n in table for n, _ in names):
+            return m.group(0)
+        keep = [n if a is None else f"{n} as {a}" for n, a in names if n not in table]
+        moved: dict[str, list[str]] = {}
+        for n, a in names:
+            if n in table:
+                moved.setdefault(table[n], []).append(n if a is None else f"{n} as {a}")
+        indent = m.group("indent")
+        lines = [f"{indent}from {m.group('mod')} import {', '.join(keep)}"] if keep else []
+        lines += [f"{indent}from {mod} import {', '.join(ns)}" for mod, ns in moved.items()]
+        lines[0] += m.group("comment") or ""
+        return "\n".join(lines)
+
+    return _FROM_LINE.sub(sub, text)
 
 
 def module_of(path: str) -> str | None:
@@ -273,6 +321,15 @@ def rewrite_text(text: str, rel: str, files: dict[str, str], modules: dict[str, 
     return _rewrite(text, rel, files, modules)
 
 
+#: Names the move retired: ``ensure_frame`` (no legacy ``pages/`` mode to undo once the folder is app_pages/).
+_RETIRED = [
+    (re.compile(r"^[ \t]*from ui\.common\.state import ensure_frame[ \t]*(#[^\n]*)?\n", re.M), ""),
+    (re.compile(r"^([ \t]*from ui\.common\.state import [^\n]*?)\bensure_frame, ", re.M), r"\1"),
+    (re.compile(r"^([ \t]*from ui\.common\.state import [^\n]*?), ensure_frame\b", re.M), r"\1"),
+    (re.compile(r"^[ \t]*ensure_frame\(\)[^\n]*\n(?:[ \t]*\n)?", re.M), ""),
+]
+
+
 def _rewrite(text: str, rel: str, files: dict[str, str], modules: dict[str, str]) -> str:
     if rel.endswith(".py"):
         text = rewrite_from_ui(text, modules)
@@ -284,11 +341,66 @@ def _rewrite(text: str, rel: str, files: dict[str, str], modules: dict[str, str]
         text = pattern.sub(lambda m: table[m.group(1)], text)
         pattern, table = _joined(files)
         text = pattern.sub(lambda m: table[m.group(0)], text)
+    if rel.endswith(".py") and rel.startswith("ui/") and NAMES:  # where cycles and Streamlit-free rooms matter
+        text = rewrite_moved_names(text)
+    if rel.endswith(".py") and "ensure_frame" in text:
+        for pat, repl in _RETIRED:
+            text = pat.sub(repl, text)
     parts = rel.split("/")
     if rel.endswith(".py") and len(parts) == 3 and parts[0] == "tests" and parts[1] != "data":
         for pat, repl in _DEPTH:
             text = pat.sub(repl, text)
     return text
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. merge conflicts between import blocks (--resolve-imports)
+# ------------------------------------------------------------------------------------------------
+_CONFLICT = re.compile(r"^<<<<<<< [^\n]*\n(?P<a>.*?)(?:^\|\|\|\|\|\|\| [^\n]*\n(?P<base>.*?))?^=======\n"
+                       r"(?P<b>.*?)^>>>>>>> [^\n]*\n", re.M | re.S)
+
+
+def _imports_only(block: str) -> bool:
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(block))
+    except SyntaxError:
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and getattr(node.value.func, "id", None) == "ensure_frame":
+            continue
+        return False
+    return True
+
+
+def resolve_import_conflicts(text: str, rel: str, files: dict[str, str], modules: dict[str, str]) -> tuple[str, int]:
+    """Resolve the conflict hunks whose two sides hold only import statements: one side of the old layout
+    (rewritten here), one of the new; the result keeps the new side's imports and adds the old side's
+    rewritten imports it lacks. Other hunks are left for a person. Returns (text, hunks resolved)."""
+    done = 0
+
+    def sub(m: re.Match) -> str:
+        nonlocal done
+        a, b = m.group("a"), m.group("b")
+        if not (_imports_only(a) and _imports_only(b)):
+            return m.group(0)
+        ra, rb = rewrite_text(a, rel, files, modules), rewrite_text(b, rel, files, modules)
+        new, old = (a, rb) if ra == a else (b, ra)
+        lines = new.splitlines()
+        have = {line.strip() for line in lines}
+        extra = [line for line in old.splitlines() if line.strip() and line.strip() not in have]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        tail = "\n" * (len(new) - len(new.rstrip("\n")) - 1) if new.strip() else ""
+        done += 1
+        return "\n".join(lines + extra) + "\n" + tail
+
+    return _CONFLICT.sub(sub, text), done
 
 
 def tracked_text_files(root: Path) -> list[str]:
@@ -304,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="report only; exit 1 if anything would change")
     ap.add_argument("--root", default=str(ROOT), help="the repository root (default: this checkout)")
     ap.add_argument("--moves", default=str(MOVES), help="the mapping (default: scripts/dev/moves.json)")
+    ap.add_argument("--resolve-imports", action="store_true",
+                    help="in files with merge conflicts, resolve the hunks whose both sides are only imports")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
     files, modules, rules, stay = load(Path(args.moves))
@@ -315,12 +429,20 @@ def main(argv: list[str] | None = None) -> int:
         rel = Path(rel).resolve().relative_to(root).as_posix() if Path(rel).is_absolute() else rel
         rel = inverse.get(rel, rel) if not (root / rel).exists() else rel  # a named file that just moved
         path = root / rel
-        if not path.is_file():
+        if not path.is_file() or rel in SKIP:  # history and the mapping keep the old names
             continue
         try:
             text = path.read_text()
         except UnicodeDecodeError:
             continue
+        if args.resolve_imports and "<<<<<<< " in text:
+            text, n = resolve_import_conflicts(text, rel, files, modules)
+            if n:
+                log.append(f"resolved {n} import conflict(s) in {rel}")
+                if not args.check:
+                    path.write_text(text)
+            if "<<<<<<< " in text:
+                log.append(f"UNRESOLVED conflicts left in {rel}")
         new = rewrite_text(text, rel, files, modules)
         if new != text:
             log.append(f"rewrite {rel}")

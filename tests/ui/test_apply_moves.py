@@ -98,3 +98,31 @@ def test_a_branch_of_the_old_layout_is_carried_over(tmp_path):
     assert again.strip() == "CONFLICT both exist: ui/pmt_compute.py and ui/pmt/compute/core.py (carry the edits " \
                             "of ui/pmt_compute.py over by hand, then delete it)"
     json.loads((repo / "scripts/dev/moves.json").read_text())  # untouched
+
+
+def test_names_that_moved_down_are_imported_from_their_new_home():
+    files, modules, _, _ = A.load()
+    src = ("from ui.pmt_upload import Named, reset_for_task  # the file type\n"
+           "    from ui.state import DEFAULTS, persist\n"
+           "from ui.pmt_compute import TEST_SIZE as T\n")
+    out = A.rewrite_text(src, "ui/pmt/compute/new.py", files, modules)
+    assert out == ("from ui.pmt.upload import reset_for_task  # the file type\nfrom ui.common.upload_file import Named\n"
+                   "    from ui.common.state import persist\n    from ui.common.settings import DEFAULTS\n"
+                   "from ui.pmt.compute.catalogue import TEST_SIZE as T\n")
+    assert A.rewrite_text(src, "tests/ui/test_new.py", files, modules).startswith(
+        "from ui.pmt.upload import Named, reset_for_task")  # outside ui/ only the module moves
+    assert A.rewrite_text(out, "ui/pmt/compute/new.py", files, modules) == out
+
+
+def test_import_only_conflicts_are_resolved_and_others_left():
+    files, modules, _, _ = A.load()
+    text = ("import streamlit as st\n\n"
+            "<<<<<<< HEAD:pages/home.py\nfrom ui.verdict import show\nfrom ui.presets import html_links\n"
+            "from ui.state import ensure_frame\n\nensure_frame()\n"
+            "=======\nfrom ui.common.presets import markdown_links\n>>>>>>> house:app_pages/home.py\n"
+            "x = 1\n<<<<<<< HEAD\ny = 2\n=======\ny = 3\n>>>>>>> house\n")
+    out, n = A.resolve_import_conflicts(text, "app_pages/home.py", files, modules)
+    assert n == 1
+    assert out.startswith("import streamlit as st\n\nfrom ui.common.presets import markdown_links\n"
+                          "from ui.common.verdict import show\nfrom ui.common.presets import html_links\nx = 1\n")
+    assert "<<<<<<< HEAD\ny = 2\n=======\ny = 3\n>>>>>>> house\n" in out  # code, not imports: for a person

@@ -20,7 +20,8 @@ from ui.common import figure_cache as FC
 from ui.pmt.compute import core as C
 from ui.common.layout import NO_ARROW
 from ui.pmt.compute.headline import rows
-from ui.common.state import DEFAULTS, persist
+from ui.common.state import persist
+from ui.common.settings import DEFAULTS
 
 ss = st.session_state
 

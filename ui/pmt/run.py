@@ -24,7 +24,7 @@ from ui.common.data_choice import computed_on
 from ui.common.layout import warm_browser_code
 from ui.common.loaders import bundled, registry  # noqa: F401 - registry: also read as ui.pmt.run.registry
 from ui.common.upload_file import Named
-from ui.common.state import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
+from ui.common.settings import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 
 ss = st.session_state
 

@@ -15,7 +15,8 @@ from importlib import metadata
 import pandas as pd
 
 from engine.datasets.bundled import FLIGHTS_URL, LICENCES
-from ui.pmt.compute.core import ENGINE_TASKS, TASK_LABELS, PreparedData, ledger_display
+from ui.pmt.compute.core import PreparedData, ledger_display
+from ui.pmt.compute.catalogue import ENGINE_TASKS, TASK_LABELS
 
 def warm_report() -> None:
     """Compress plotly.js for the HTML report in a background thread, once per process (when the Export tab opens).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from ui.pmt.compute.core import ENGINE_TASKS, TEST_SIZE
+from ui.pmt.compute.catalogue import ENGINE_TASKS, TEST_SIZE
 
 #: Folder written in front of an uploaded file's name: the user replaces it with where the file is.
 PLACEHOLDER_DIR = "/path/to/"
