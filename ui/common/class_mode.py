@@ -38,9 +38,10 @@ def on() -> bool:
 
 #: A 50-minute class: (minutes, "lesson" or "story", lesson number or story key), in order.
 CLASS_PLAN = (
-    (7, "lesson", 1), (5, "story", "epsilon_cost"), (6, "lesson", 2), (7, "lesson", 3), (7, "lesson", 4),
-    (4, "story", "conditioning"), (4, "story", "public_enough"), (4, "story", "pmt_beats_baselines"),
-    (4, "lesson", 5), (2, "story", "clipping_rules"),
+    (7, "lesson", 1), (4, "story", "epsilon_cost"), (6, "lesson", 2), (6, "lesson", 3), (6, "lesson", 4),
+    (3, "story", "conditioning"), (3, "story", "public_enough"), (3, "story", "pmt_beats_baselines"),
+    (3, "story", "pmt_beats_public"), (2, "story", "pmt_beats_public_logistic"),
+    (5, "lesson", 5), (2, "story", "clipping_rules"),
 )
 
 
