@@ -154,7 +154,7 @@ def _clip_radius(text: str) -> float:
 
 
 def _metric(text: str) -> str:
-    from ui.pmt.compute.core import METRICS_BY_TASK
+    from ui.pmt.compute.catalogue import METRICS_BY_TASK
 
     known = list(dict.fromkeys(m for ms in METRICS_BY_TASK.values() for m in ms))
     if text not in known:
