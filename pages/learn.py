@@ -149,7 +149,8 @@ def _lesson_1() -> None:
          "epsilon to 8: an attacker tolerating 5 % false alarms now catches about half of the members "
          "(at epsilon = 1, about 8 %).")
     st.markdown("**On real data** (opens the PMT page with these settings; share the link):\n"
-                + markdown_links(["epsilon_cost", "public_enough"]))
+                + markdown_links(["epsilon_cost", "public_enough", "pmt_beats_public",
+                                                "pmt_beats_public_logistic"]))
     with st.expander("The formulas"):
         st.markdown("A mechanism is **mu-GDP** when no test separates neighbouring data sets better than a test "
                     "separating N(0, 1) from N(mu, 1) (Dong, Roth & Su 2022). Its trade-off curve and its delta "

@@ -21,7 +21,7 @@ init_state()
 #: Settings this page reads from / writes to the URL (a shared link reproduces the view).
 URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
     "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa",
-    "public_mode")
+    "public_mode", "response")
 url_problems = url_load(URL_KEYS)
 #: The plain-words introduction (an expander at the top of the controls; hidden in presenter mode).
 PMT_INTRO = (

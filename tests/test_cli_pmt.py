@@ -28,11 +28,11 @@ def test_json_and_out(tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["settings"]["dataset"] == "synthetic" and payload["settings"]["d"] == 5
     summ = pd.DataFrame(payload["summary"])
-    assert set(summ["method"]) == {"PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"}
+    assert set(summ["method"]) == {"PMT", "DP-RR", "DP-GD", "AdaSSP", "Public-only", "Non-private"}
     assert sorted(summ["lam"].unique()) == [0.0, 0.01]
     assert (summ["n_seeds"] == 4).all()
     frame = pd.read_csv(out_csv)
-    assert len(frame) == 5 * 1 * 4 * 2
+    assert len(frame) == 6 * 1 * 4 * 2
     # the JSON summary is the summary of the written frame
     from engine.pmt.sweep import summarize
 

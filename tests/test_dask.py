@@ -198,7 +198,8 @@ def test_run_from_files_equals_memory(tmp_path, fmt):
     # the default (joint) form on raw CCPP: the sums' order moves the small coefficients by ~1e-14 of the norm
     assert np.linalg.norm(m.theta_ - ref.theta_) <= 1e-10 * np.linalg.norm(ref.theta_)
     assert m.report_.n == len(priv)
-    assert m.report_.extra["response"] == "joint" and "response_center" not in m.report_.extra  # never centred
+    assert m.report_.extra["response"] == "joint"
+    assert m.report_.extra["response_center"] == pytest.approx(pub["PE"].mean())  # y centred publicly
     mc = run_from_files(str(tmp_path / f"part*.{fmt}"), "PE", public=tmp_path / "public.csv", epsilon=2.0,
                         random_state=5, response="clip")
     assert mc.report_.extra["response_center"] == pytest.approx(pub["PE"].mean())
@@ -325,7 +326,8 @@ def test_cli_data_engine_dask_equals_memory(tmp_path, capsys):
     assert main(common + ["--data", str(tmp_path / "part*.parquet"), "--engine", "dask"]) == 0
     dsk = json.loads(capsys.readouterr().out)
     assert dsk["settings"]["n_private"] == mem["settings"]["n_private"] == len(frame) - N_PUB
-    assert [r["method"] for r in dsk["summary"]] == ["PMT", "PMT", "DP-RR", "DP-RR", "Public-only", "Public-only"]
+    assert [r["method"] for r in dsk["summary"]] == ["PMT", "PMT", "DP-RR", "DP-RR", "AdaSSP", "AdaSSP", "Public-only",
+                                                    "Public-only"]
     for a, b in zip(mem["summary"], dsk["summary"]):
         assert (a["method"], a["epsilon"]) == (b["method"], b["epsilon"])
         assert b["median"] == pytest.approx(a["median"], rel=1e-6)

@@ -107,7 +107,7 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     total = ledger[ledger["name"].str.startswith("total")].iloc[0]
     assert float(total["mu"]) == pytest.approx(mu, rel=1e-3)
     assert float(total["epsilon"]) == pytest.approx(1.0, abs=1e-3)
-    assert {"A = X~^T X~", "b = X~^T y"} <= set(ledger["name"])
+    assert {"S = Z~^T Z~ (joint x, y)"} <= set(ledger["name"])  # the default (joint) form's one release
     assert [t.label for t in at.tabs] == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning",
                                           "Truncation", "Privacy ledger", "Planner", "Export"]
     # teaching: one expander under each figure tab

@@ -76,7 +76,10 @@ def test_sweep_rows_reproduce_the_estimators(runner, cls):
                                 eta=0.05, neighbouring="replace-one")
     out = runner(ctx, [0.5, 4.0], [3, 5])
     for k, (li, ei, si) in enumerate(zip(out["li"], out["ei"], out["si"])):
-        m = cls(epsilon=[0.5, 4.0][ei], lam=[1e-3, 1e-1][li], random_state=np.random.default_rng([3, 5][si]))
+        # PMT's runner takes y as given (run_sweep centres it publicly): the estimator with center=None; the
+        # baselines' runners scale publicly as their estimators do by default
+        kw = {"center": None} if cls is PMTRidge else {}
+        m = cls(epsilon=[0.5, 4.0][ei], lam=[1e-3, 1e-1][li], random_state=np.random.default_rng([3, 5][si]), **kw)
         m.fit(X[200:], y[200:], X[:200], y[:200])
         np.testing.assert_allclose(m.theta_, out["theta"][k], rtol=1e-12, atol=1e-12)
 
@@ -97,3 +100,38 @@ def test_adassp_ledger_and_public_bounds():
     assert (o.report_.radius, o.report_.B_y, o.report_.noise_scales) == (r.radius, r.B_y, r.noise_scales)
     with pytest.raises(ValueError):
         AdaSSPRidge(epsilon=-1.0).fit(X[200:], y[200:], X[:200], y[:200])
+
+
+def test_cli_response_flag_and_error_split(capsys):
+    import json
+
+    from engine.cli import main
+
+    def med(extra):
+        assert main(["pmt", "--dataset", "ccpp", "--epsilon", "1", "--seeds", "3", "--methods", "pmt", "--json"]
+                    + extra) == 0
+        return json.loads(capsys.readouterr().out)["summary"][0]["median"]
+
+    auto, joint, clip = med([]), med(["--response", "joint"]), med(["--response", "clip"])
+    assert auto == joint != clip  # the sweep's seeds are shared, so the default is the joint form exactly
+    assert main(["pmt", "--task", "logistic", "--dataset", "bank", "--response", "clip", "--seeds", "1"]) != 0
+    assert "--response applies to --task ridge only" in capsys.readouterr().err
+    assert main(["pmt", "--dataset", "ccpp", "--epsilon", "1", "--seeds", "2", "--error-split", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["error_split"]
+    assert [r["method"] for r in rows] == ["PMT", "PMT (clip y)", "DP-RR", "AdaSSP"]
+    assert all("public rows" in r["source"] and r["noise_rmse"] > 0 for r in rows)
+
+
+def test_error_split_rejects_bad_input_before_any_fit():
+    from engine.pmt.error_split import error_split
+
+    X, y = _heavy(300)
+    with pytest.raises(ValueError, match="n \\(the private row count\\) must be >= n_pub"):
+        error_split(X[:200], y[:200], 100, epsilon=1.0)
+    with pytest.raises(ValueError, match="epsilon must be finite"):
+        error_split(X[:200], y[:200], 1000, epsilon=math.inf)
+    with pytest.raises(ValueError, match="finite"):
+        error_split(np.where(X[:200] > 2, np.nan, X[:200]), y[:200], 1000, epsilon=1.0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        error_split(X[:200], y[:200], 1000, epsilon=1.0, methods=["dp-gd"])
+

@@ -69,7 +69,8 @@ def test_the_next_epsilon_either_way_is_computed_ahead_and_equals_a_fresh_comput
     assert not [c for c in counted if c[0] != "pmt"], counted  # the page itself computed nothing: all hits
     moved = _metrics(at)
     fresh = _page(seeds=3, epsilon=1.5)  # the same view opened directly: the same numbers, bit for bit
-    assert _metrics(fresh) == moved and moved["PMT"] != _metrics(_page(seeds=3))["PMT"]
+    # (PMT's default joint form is at the non-private RMSE on CCPP at both epsilons, 4.48: the baselines move)
+    assert _metrics(fresh) == moved and moved != _metrics(_page(seeds=3))
 
 
 def _csv(n: int = 300) -> bytes:

@@ -39,10 +39,53 @@ def test_baseline_wins_on_well_conditioned_data_says_why():
     assert "already well conditioned" in v.text
 
 
-def test_tie_within_tolerance_is_neutral():
-    v = pmt_verdict(_head(PMT=1.05, RR=1.0, PUB=3.0), metric_label="RMSE", lower_better=True, epsilon=1.0,
-                    n_priv=5000, n_pub=100)
+def _spread(head, iqr, n_seeds=20):
+    return head.assign(q25=head["median"] - iqr / 2, q75=head["median"] + iqr / 2, n_seeds=n_seeds)
+
+
+def test_tie_is_decided_by_the_seed_noise_not_a_fixed_tolerance():
+    # a 5 % gap inside twice its standard error (IQR 0.3 over 20 seeds: SE 0.062 each) is a tie
+    v = pmt_verdict(_spread(_head(PMT=1.05, RR=1.0, PUB=3.0), 0.3), metric_label="RMSE", lower_better=True,
+                    epsilon=1.0, n_priv=5000, n_pub=100)
     assert v.tone == "neutral" and v.text.startswith("PMT and DP-RR are about equal")
+    assert "within twice its standard error" in v.text
+    # the same 5 % gap with tight seeds (IQR 0.01) is a loss: the old fixed 10 % would have called it a tie
+    v = pmt_verdict(_spread(_head(PMT=1.05, RR=1.0, PUB=3.0), 0.01), metric_label="RMSE", lower_better=True,
+                    epsilon=1.0, n_priv=5000, n_pub=100)
+    assert v.tone == "bad" and v.winner == "DP-RR"
+    # flights at n = 30,000 (the clip form): PMT 17 vs public-only 15.6 (no noise), tight seeds: a loss
+    v = pmt_verdict(_spread(_head(PMT=17.0, PUB=15.6), 0.2, 10), metric_label="RMSE", lower_better=True,
+                    epsilon=1.0, n_priv=30000, n_pub=200)
+    assert v.tone == "bad" and v.winner == "Public-only"
+    # a gap under 1 % is a tie even without noise
+    v = pmt_verdict(_head(PMT=1.005, RR=1.0), metric_label="RMSE", lower_better=True, epsilon=1.0, n_priv=50,
+                    n_pub=10)
+    assert v.tone == "neutral"
+
+
+def test_never_green_where_a_constant_predicts_as_well():
+    # diabetes with unlabelled rows: PMT 74.4 "wins" against DP-GD, but predicting the centre gives 73.4
+    head = _spread(_head(PMT=74.4, GD=1900.0), 2.0)
+    v = pmt_verdict(head, metric_label="Held-out RMSE", lower_better=True, epsilon=1.0, n_priv=300, n_pub=50,
+                    reference=73.4, reference_label="predicting the stated centre", r2_reference=73.4**2)
+    assert v.tone == "bad" and v.text.startswith("No method clearly beats predicting the stated centre here")
+    assert "74.4, R^2 -0.0274 against 73.4" in v.text
+    # penguins: 906 vs 913 for the constant, inside the seeds' spread (IQR 40 over 20 seeds): not a win either
+    v = pmt_verdict(_spread(_head(PMT=906.0, RR=2000.0), 40.0), metric_label="Held-out RMSE", lower_better=True,
+                    epsilon=1.0, n_priv=300, n_pub=40, reference=913.0, reference_label="predicting the public mean")
+    assert v.tone == "bad"
+    # a clear win over the constant stays green and quotes R^2
+    v = pmt_verdict(_spread(_head(PMT=15.7, RR=30.0, PUB=18.96), 0.1), metric_label="Held-out RMSE",
+                    lower_better=True, epsilon=1.0, n_priv=30000, n_pub=200, reference=44.6,
+                    reference_label="predicting the public mean", r2_reference=44.6**2)
+    assert v.tone == "good" and "R^2 0.876" in v.text
+    # AUC: never green at or below a constant score (0.5); log-loss: the base rate's
+    v = pmt_verdict(_spread(_head(PMT=0.505, NEWTON=0.45), 0.04), metric_label="held-out AUC", lower_better=False,
+                    epsilon=1.0, n_priv=400, n_pub=100, reference=0.5, reference_label="a constant score")
+    assert v.tone == "bad" and "No method clearly beats a constant score" in v.text
+    v = pmt_verdict(_spread(_head(PMT=0.54, NEWTON=0.9), 0.01), metric_label="held-out log-loss", lower_better=True,
+                    epsilon=1.0, n_priv=400, n_pub=100, reference=0.545, reference_label="the public base rate")
+    assert v.tone == "bad"
 
 
 def test_higher_is_better_auc_gap_and_majority_call_out():

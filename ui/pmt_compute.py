@@ -28,18 +28,18 @@ DATA_TASKS = {"regression": ("regression",), "classification": ("classification"
 ENGINE_TASKS = {"regression": "ridge", "classification": "logistic", "count": "poisson"}
 
 #: Methods the page offers for ridge (display names of the engine's sweep frames); see :func:`methods_for`.
-METHODS = ["PMT", "DP-RR", "DP-RR (oracle C, non-private tuning)", "DP-GD", "Non-private"]
+METHODS = ["PMT", "DP-RR", "DP-RR (oracle C, non-private tuning)", "DP-GD", "AdaSSP", "Non-private"]
 
 #: Methods selected by default per page task (those the engine offers are kept, in this order).
 DEFAULT_METHODS = {
-    "regression": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
+    "regression": ["PMT", "DP-RR", "DP-GD", "AdaSSP", "Public-only", "Non-private"],
     "classification": ["PMT", "DP-Newton", "DP-GD", "Public-only", "Non-private"],
     "count": ["PMT", "DP-Newton", "Public-only", "Non-private"],
 }
 
 #: Baselines of the headline "PMT / best baseline": the private-only ones and the public rows alone
 #: (a private method that loses to the public sample is not worth its budget; PMT.md section 3, step 6).
-PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton", "Public-only")
+PRIVATE_BASELINES = ("DP-RR", "DP-GD", "DP-Newton", "AdaSSP", "Public-only")
 
 #: Default share cap of the public sample: n_pub defaults to min(200, DEFAULT_PUBLIC_SHARE * rows), and
 #: the page warns when the chosen n_pub exceeds this share of the rows.
@@ -85,6 +85,40 @@ def majority_class_accuracy(prep: PreparedData) -> tuple[int, float]:
     return label, float(np.mean(prep.y_test == label))
 
 
+def no_data_reference(prep: PreparedData, spec: dict, metric: str) -> tuple[float, str] | None:
+    """The headline metric of a prediction that uses no private data, and its name; None where none applies.
+
+    RMSE: predicting the public mean of y (or, without public labels, the centre the user stated, else 0) for
+    every test row; AUC: 0.5 (a constant score); log-loss: the public base rate's. Public information only,
+    evaluated on the same held-out rows as every method (an evaluation, like theirs).
+
+    Examples
+    --------
+    >>> p = PreparedData(*[np.zeros((1, 1))] * 2, np.zeros((2, 1)), np.array([1.0, 3.0]), np.zeros((1, 1)),
+    ...                  np.zeros(1), np.zeros((2, 1)), np.array([0.0, 4.0]), True, False, None, 4, 1, 2, 1, "")
+    >>> no_data_reference(p, {"task": "regression"}, "rmse")
+    (2.0, 'predicting the public mean')
+    """
+    y_test = np.asarray(prep.y_test, dtype=float)
+    if y_test.size == 0:
+        return None
+    y_pub = None if prep.y_pub is None else np.asarray(prep.y_pub, dtype=float)
+    has_labels = y_pub is not None and y_pub.size > 0 and spec.get("public_mode", "labelled") == "labelled"
+    if metric == "rmse" and spec.get("task") == "regression":
+        if has_labels:
+            c, label = float(np.mean(y_pub)), "predicting the public mean"
+        else:
+            c = float(spec.get("response_center") or 0.0)
+            label = "predicting the stated centre" if spec.get("response_center") is not None else "predicting 0"
+        return float(np.sqrt(np.mean((y_test - c) ** 2))), label
+    if metric == "auc":
+        return 0.5, "a constant score"
+    if metric == "log_loss" and has_labels:
+        p = float(np.clip(np.mean(y_pub), 1e-6, 1 - 1e-6))
+        return float(-np.mean(y_test * np.log(p) + (1 - y_test) * np.log(1 - p))), "the public base rate"
+    return None
+
+
 def methods_for(task: str) -> list[str]:
     """Display names of the methods the engine registers for a page task (registration order)."""
     from engine.pmt import sweep as E
@@ -103,7 +137,7 @@ def default_methods(task: str) -> list[str]:
 SPEC_KEYS = {
     "data": str, "epsilon": float, "delta": float, "lam": float, "n_pub": int, "eta": float, "seeds": int,
     "clip_radius": float, "methods": list, "standardize": bool, "public_source": str,
-    "split_seed": int, "synthetic_kappa": float,
+    "split_seed": int, "synthetic_kappa": float, "response": str,
 }
 
 
@@ -303,6 +337,7 @@ def _sweep_kwargs(spec: dict) -> dict:
         lams=vals if kind == "lam" else [spec["lam"]],
         delta=spec["delta"], eta=spec["eta"],
         clip_radius=(spec["clip_radius"] if spec["clip_radius"] != 0 else None), test_size=TEST_SIZE,
+        task_options={"response": spec.get("response", "auto")} if spec["task"] == "regression" else None,
     )
 
 
@@ -613,8 +648,10 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
            "B_y": math.nan, "frac_y_clipped": math.nan,
            "shared_cache": not uses_upload(spec)}  # bundled data: what is derived from it may be shared (plan_for)
     if spec["task"] == "regression":
-        pmt = PMTRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
-        rep, tr = pmt.report_, pmt.transform_
+        pmt = PMTRidge(**common, response=spec.get("response", "auto")).fit(Xp, yp, X_pub=Xq, y_pub=yq)
+        rep = pmt.report_
+        # the conditioning views show the features' transform (the joint form's rows also hold y)
+        tr = pmt.transform_ if rep.extra.get("response") == "clip" else pmt_transform(Xp, Xq, eta=spec["eta"])
         out["ledgers"]["PMT"] = rep.ledger
         rr = DPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         if "DP-RR" in spec["methods"]:
@@ -622,8 +659,14 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
         if "DP-GD" in spec["methods"]:
             gd = DPGDRidge(**common).fit(Xp, yp, X_pub=Xq, y_pub=yq)
             out["ledgers"]["DP-GD"] = gd.report_.ledger
+        if "AdaSSP" in spec["methods"]:
+            from engine.pmt.adassp import AdaSSPRidge
+
+            out["ledgers"]["AdaSSP"] = AdaSSPRidge(**common, clip_radius=clip).fit(Xp, yp, X_pub=Xq, y_pub=yq).report_.ledger
         out.update(kappa_noisy=rep.kappa_noisy, B_y=rep.B_y, frac_y_clipped=rep.frac_y_clipped, mu=rep.mu,
-                   eig_fixes=rep.eig_fixes, clip_radius=rr.report_.radius)
+                   eig_fixes=rep.eig_fixes, clip_radius=rr.report_.radius, response=rep.extra.get("response"),
+                   joint_radius=rep.radius if rep.extra.get("response") == "joint" else math.nan,
+                   joint_frac_truncated=rep.frac_truncated if rep.extra.get("response") == "joint" else math.nan)
     else:
         tr = pmt_transform(Xp, Xq, eta=spec["eta"])
         out.update(kappa_noisy=math.nan, mu=P.gdp_mu(spec["epsilon"], spec["delta"]), ledgers=None,

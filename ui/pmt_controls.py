@@ -187,3 +187,10 @@ def model_controls(task: str, presenter: bool) -> None:
                             "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on those rows. "
                             f"Accepted: 0 or 1e-100 to {CLIP_RADIUS_MAX:g} (the noise arithmetic stays exact).")
             st.number_input("Seed of the public/private split", min_value=0, step=1, **persist("split_seed"))
+            if task == "regression":
+                st.selectbox("PMT response handling", ("auto", "joint", "clip"), **persist("response"),
+                             help="auto (default): the joint form when the public rows carry labels: (x, y) "
+                             "whitened together and truncated at one radius, no bound on y of its own, unbiased "
+                             "on heavy-tailed targets. clip: y clipped at the public bound B_y (the paper's "
+                             "Reading A; biased when the long-tail rows carry the slope). Without public labels "
+                             "auto is clip with your stated bound.")

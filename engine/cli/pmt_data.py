@@ -21,7 +21,7 @@ import argparse
 
 
 #: Methods ``--data`` runs (CLI key -> display name); the error is to the non-private ridge on the same rows.
-NAMES = {"pmt": "PMT", "pmt-pooled": "PMT-pooled", "dp-rr": "DP-RR", "public-only": "Public-only"}
+NAMES = {"pmt": "PMT", "pmt-pooled": "PMT-pooled", "dp-rr": "DP-RR", "adassp": "AdaSSP", "public-only": "Public-only"}
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,7 +56,7 @@ def run_data(args) -> int:
         raise ValueError("--data needs --target COLUMN and --public PATH (public rows are never taken from --data)")
     if args.task != "ridge" or args.standardize:
         raise ValueError("--data supports --task ridge without --standardize")
-    methods = args.methods or ["pmt", "dp-rr", "public-only"]
+    methods = args.methods or ["pmt", "dp-rr", "adassp", "public-only"]
     bad = [m for m in methods if m not in NAMES and m != "non-private"]
     if bad:
         raise ValueError(f"--data runs the methods {', '.join(NAMES)} (and non-private, the reference); not {bad}")
@@ -85,10 +85,11 @@ def run_data(args) -> int:
             from engine.pmt.dask import run_from_files
 
             ds = run_from_files(args.data, args.target, args.features, public=args.public, method=method,
-                                scheduler=args.scheduler, sep=args.sep, statistics_only=True, **base)
+                                scheduler=args.scheduler, sep=args.sep, statistics_only=True,
+                                **_method_params(args, method, base))
             release, reference, feats = ds.release, ds.reference_theta, ds.names[:-1]
         else:
-            release, reference, feats = _memory(args, method, base)
+            release, reference, feats = _memory(args, method, _method_params(args, method, base))
         for lam in args.lam:
             ref = reference(lam)
             for eps in args.epsilon:
@@ -122,12 +123,17 @@ def run_data(args) -> int:
     return 0
 
 
+def _method_params(args, method, base):
+    """The estimator's parameters: ``base`` plus PMT's ``--response`` (the other methods have none)."""
+    return {**base, "response": getattr(args, "response", "auto")} if method == "pmt" else dict(base)
+
+
 def _memory(args, method, base):
     """In memory: one CSV through the dashboard's validating loader; the estimators' own fit per release."""
     from sklearn.base import clone
 
     from engine.datasets.upload import read_csv_upload
-    from engine.pmt import DPRidge, PMTRidge, RidgeReference
+    from engine.pmt import AdaSSPRidge, DPRidge, PMTRidge, RidgeReference
     from engine.pmt.dask import read_public
     from engine.pmt.pooled import PMTPooledRidge
 
@@ -135,7 +141,7 @@ def _memory(args, method, base):
     X, y = ds.to_numpy()
     X_pub, y_pub = read_public(args.public, args.target, list(ds.X.columns))
     # centred with public statistics (center="public"), as the Dask one-pass release is, so both engines agree
-    template = {"pmt": PMTRidge, "pmt-pooled": PMTPooledRidge, "dp-rr": DPRidge}[method](**base)
+    template = {"pmt": PMTRidge, "pmt-pooled": PMTPooledRidge, "dp-rr": DPRidge, "adassp": AdaSSPRidge}[method](**base)
 
     def release(**params):
         return clone(template).set_params(**params).fit(X, y, X_pub, y_pub)

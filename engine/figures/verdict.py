@@ -14,15 +14,34 @@ from typing import Mapping
 
 import pandas as pd
 
-__all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_TOLERANCE", "NON_PRIVATE_NOTE"]
+__all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_RELATIVE", "NON_PRIVATE_NOTE",
+           "median_se"]
 
 #: Methods that spend the privacy budget on the private rows (the oracle DP-RR is tuned non-privately,
 #: the non-private fit is the reference; neither can win).
-PRIVATE_METHODS = ("PMT", "PMT (paper solver)", "PMT-pooled", "DP-RR", "DP-GD", "DP-Newton")
-#: Relative difference below which two medians are called "about equal" (lower-is-better metrics), and
-#: the absolute difference for scores in [0, 1] (AUC, accuracy).
-TIE_TOLERANCE = 0.1
-TIE_SCORE = 0.005
+PRIVATE_METHODS = ("PMT", "PMT (paper solver)", "PMT (clip y)", "PMT-pooled", "DP-RR", "DP-GD", "DP-Newton",
+                   "AdaSSP")
+#: Two medians differ only when the gap exceeds twice its standard error (the seeds' noise, :func:`median_se`)
+#: **and** this relative size (1 %): a gap inside the seed spread, or a negligible one, is a tie.
+TIE_RELATIVE = 0.01
+#: How many standard errors a gap must exceed.
+TIE_SE = 2.0
+#: sqrt(pi / 2) / 1.349: the standard error of a median of k normal draws is sqrt(pi / 2) sigma / sqrt(k), and
+#: sigma is estimated from the interquartile range as IQR / 1.349.
+_SE_PER_IQR = math.sqrt(math.pi / 2) / 1.349
+
+
+def median_se(q25: float, q75: float, n_seeds: float) -> float:
+    """Standard error of a median over ``n_seeds`` seeds from their quartiles: ``0.929 IQR / sqrt(n_seeds)``
+    (0 for a method without noise, whose quartiles coincide).
+
+    >>> round(median_se(1.0, 2.349, 100), 4)
+    0.1253
+    """
+    k = float(n_seeds)
+    if not (k >= 1 and math.isfinite(q25) and math.isfinite(q75)):
+        return 0.0
+    return _SE_PER_IQR * abs(float(q75) - float(q25)) / math.sqrt(k)
 
 
 #: What the PMT headline shows that is computed from the private rows without noise (for understanding the
@@ -80,7 +99,8 @@ def _times(r: float) -> str:
 def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, epsilon: float, n_priv: int,
                 n_pub: int, kappa_raw: float | None = None, kappa_pmt: float | None = None,
                 n_needed: int | None = None, accuracy: Mapping[str, float] | None = None,
-                majority_accuracy: float | None = None) -> Verdict:
+                majority_accuracy: float | None = None, reference: float | None = None,
+                reference_label: str = "a constant prediction", r2_reference: float | None = None) -> Verdict:
     """The PMT page's verdict: which method wins at this epsilon, by how much, and the one reason.
 
     Parameters
@@ -105,12 +125,23 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
         below the accuracy of always predicting the majority class is called out, whatever the metric.
     majority_accuracy : float, optional
         Accuracy of the public rows' majority label on the test rows.
+    reference, reference_label : float and str, optional
+        The metric of a prediction that uses no private data at all (the public mean or the stated centre for
+        RMSE, 0.5 for AUC, the public base rate's log-loss): the verdict is never "good" unless the winner beats
+        it by more than the seed spread, and says so when no method does.
+    r2_reference : float, optional
+        For RMSE: the mean squared error R^2 is measured against (``R^2 = 1 - RMSE^2 / r2_reference``), quoted
+        beside the winner's RMSE.
+
+    Gaps are judged against the noise of the seeds: with columns ``q25, q75, n_seeds`` in ``head`` each median's
+    standard error is :func:`median_se`, and two medians tie unless their gap exceeds :data:`TIE_SE` times the
+    standard error of the difference and :data:`TIE_RELATIVE` of the smaller (without the columns: the 1 % rule).
 
     Returns
     -------
     Verdict
-        Tone "bad" when PMT loses by more than :data:`TIE_TOLERANCE` or a classifier is not above the
-        majority-class rate; "good" when PMT wins; "neutral" for a tie or when PMT is not shown.
+        Tone "bad" when PMT loses by more than the noise, a classifier is not above the majority-class rate, or
+        no method beats the no-data reference; "good" when PMT wins; "neutral" for a tie or when PMT is not shown.
 
     Examples
     --------
@@ -119,8 +150,11 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
     >>> v.tone, v.winner, v.text.split(":")[0]
     ('bad', 'Public-only', 'The 200 public rows alone beat every private method here')
     """
-    h = head[["method", "median"]].dropna()
+    cols = ["method", "median"] + [c for c in ("q25", "q75", "n_seeds") if c in head.columns]
+    h = head[cols].dropna(subset=["median"])
     h = h[h["method"].isin(PRIVATE_METHODS + ("Public-only",))]
+    se = {str(r["method"]): (median_se(float(r["q25"]), float(r["q75"]), float(r["n_seeds"]))
+                             if {"q25", "q75", "n_seeds"} <= set(h.columns) else 0.0) for _, r in h.iterrows()}
     flags = []
     if accuracy is not None and majority_accuracy is not None and math.isfinite(majority_accuracy):
         below = [m for m, a in accuracy.items() if m in PRIVATE_METHODS + ("Public-only",) and a <= majority_accuracy]
@@ -142,21 +176,25 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
 
     def gap(a: float, b: float) -> str:  # a is the better value
         if lower_better:
+            if a > 0 and b / a < 1.1:  # "1.0 times smaller" says nothing: the percentage
+                return f"{100 * (b / a - 1):.1f} % smaller ({_num(a)} vs {_num(b)})"
             return (f"{_times(b / a)} smaller" if a > 0 else "smaller") + f" ({_num(a)} vs {_num(b)})"
         return f"higher by {_num(a - b)} ({_num(a)} vs {_num(b)})"
 
-    def tie(a: float, b: float) -> bool:
-        if lower_better:
-            lo, hi = sorted((a, b))
-            return hi <= lo * (1 + TIE_TOLERANCE)
-        return abs(a - b) <= TIE_SCORE
+    def clear(a: float, b: float, sa: float, sb: float) -> bool:
+        """Whether a gap between medians a and b (standard errors sa, sb) is larger than the noise and >= 1 %."""
+        return abs(a - b) > TIE_SE * math.hypot(sa, sb) and abs(a - b) >= TIE_RELATIVE * min(abs(a), abs(b))
+
+    def tie(a: float, b: float, ma: str = "PMT", mb: str | None = None) -> bool:
+        return not clear(a, b, se.get(ma, 0.0), se.get(mb, 0.0) if mb else 0.0)
 
     if not has_pmt or rival_row is None:
         text, tone, reason = f"{best} has the best {_lc(metric_label)} at epsilon = {epsilon:g} ({_num(best_v)}).", \
             "neutral", ""
-    elif tie(pmt_v, float(rival_row["median"])):
+    elif tie(pmt_v, float(rival_row["median"]), "PMT", str(rival_row["method"])):
         rival = str(rival_row["method"])
-        reason = f"at epsilon = {epsilon:g} with {n_priv:,} private rows the two are within the noise of each other"
+        reason = (f"at epsilon = {epsilon:g} with {n_priv:,} private rows the gap is within twice its standard error "
+                  "over the seeds (or under 1 %)")
         text, tone = (f"PMT and {rival} are about equal here ({_num(pmt_v)} vs {_num(float(rival_row['median']))} "
                       f"{_lc(metric_label)}): {reason}."), "neutral"
         best = None
@@ -182,6 +220,20 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
                   "whitening has little to fix and its wider truncation costs noise" if well_conditioned else
                   f"at epsilon = {epsilon:g} PMT's added noise costs more than its whitening saves")
         text, tone = (f"{best} beats PMT here: its {_lc(metric_label)} is {gap(best_v, pmt_v)}; {reason}."), "bad"
+    if reference is not None and math.isfinite(reference) and not h.empty:
+        win = best if best is not None else "PMT"
+        wv = float(h.loc[h["method"] == win, "median"].iloc[0]) if win in set(h["method"]) else best_v
+        beats = (wv < reference if lower_better else wv > reference) and clear(wv, reference, se.get(win, 0.0), 0.0)
+        r2 = ""
+        if r2_reference is not None and r2_reference > 0 and math.isfinite(r2_reference):
+            r2 = f", R^2 {_num(1.0 - wv**2 / r2_reference)}"
+        if not beats:
+            text = (f"No method clearly beats {reference_label} here: the best, {win}, has {_lc(metric_label)} "
+                    f"{_num(wv)}{r2} against {_num(reference)} for {reference_label} (a gap within the seed spread "
+                    f"or under 1 %, or worse). " + text)
+            tone = "bad"
+        elif r2:
+            text += f" ({win}: R^2 {_num(1.0 - wv**2 / r2_reference)} against {reference_label}'s {_num(reference)}.)"
     if flags:
         text += " " + flags[0][0].upper() + flags[0][1:] + "."
         tone = "bad"

@@ -55,7 +55,7 @@ class _PublicRidgeMixin:
                                                          need_X_pub=True, need_y_pub=True)
                 est._fit_joint(Xp, yv, Xq, yq, n, p, d, eps, dlt, nb, _mu(eps, dlt, n, est.sampler), lam, eta,
                                eig_floor, est._penalty_mask(d))
-            return 0.0
+            return float(est.report_.extra.get("response_center", 0.0))
         with blas_limit(1):
             params = est._check_params()
             eps, dlt, nb, lam, eta, eig_floor = params

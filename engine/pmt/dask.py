@@ -47,6 +47,7 @@ from engine.pmt._dask_files import read_private, read_public
 from engine.pmt._dask_pass import PrivateInputError, _reading, blockwise_statistics, private_array
 from engine.pmt._bounds import _kappa_from_eigs, pmt_radius
 from engine.pmt._moment import public_moment
+from engine.pmt.adassp import AdaSSPRidge
 from engine.pmt.baselines import DPRidge, DPRidgeOracle
 from engine.pmt.pooled import PMTPooledRidge
 from engine.pmt.ridge import PMTRidge, SSPStatistics
@@ -69,7 +70,7 @@ __all__ = [
 #: Engines of the ``--engine`` CLI flag: in memory (pandas/numpy) or out of core (Dask).
 ENGINES = ("memory", "dask")
 #: Methods :func:`run_from_files` fits on Dask.
-DASK_METHODS = {"pmt": PMTRidge, "dp-rr": DPRidge, "pmt-pooled": PMTPooledRidge}
+DASK_METHODS = {"pmt": PMTRidge, "dp-rr": DPRidge, "pmt-pooled": PMTPooledRidge, "adassp": AdaSSPRidge}
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,9 +159,9 @@ def dask_statistics(estimator, X, y, X_pub=None, y_pub=None, *, source=None) -> 
     over the private rows (bad entries raise :class:`PrivateInputError` here). No noise is drawn.
     Arguments as in :func:`fit_dask`.
     """
-    if isinstance(estimator, DPRidgeOracle) or type(estimator) not in (PMTRidge, DPRidge, PMTPooledRidge):
-        raise TypeError(f"{type(estimator).__name__} is not supported on Dask; use PMTRidge, PMTPooledRidge or "
-                        "DPRidge")
+    if isinstance(estimator, DPRidgeOracle) or type(estimator) not in (PMTRidge, DPRidge, PMTPooledRidge, AdaSSPRidge):
+        raise TypeError(f"{type(estimator).__name__} is not supported on Dask; use PMTRidge, PMTPooledRidge, "
+                        "DPRidge or AdaSSPRidge")
     pmt = not isinstance(estimator, DPRidge)
     if isinstance(estimator, PMTPooledRidge):
         eta = estimator._privacy_params()[4]
@@ -211,7 +212,10 @@ def _joint_statistics(est, data, names, n, p, d, Xq, yq, eta, source):
     ones; the response statistics of the pass are not used (its bound is inf: nothing is clipped)."""
     import dask.array as da
 
-    mom = est._joint_moment(Xq, yq)
+    from engine.pmt._public_scale import PublicScaling
+
+    c = est._joint_center(yq)  # the public centre of y, as in memory (applied to both y columns in the pass)
+    mom = est._joint_moment(Xq, np.asarray(yq, dtype=float) - c)
     k = d + 1
     perm = np.zeros((k, k))  # [x, y, 1] -> [x, 1, y] (no intercept: the order is already [x, y])
     order = list(range(p)) + ([p + 1, p] if est.fit_intercept else [p])
@@ -219,10 +223,15 @@ def _joint_statistics(est, data, names, n, p, d, Xq, yq, eta, source):
     whiten = perm @ mom.Sigma_pub_inv_sqrt
     R = pmt_radius(k, n, eta)
     data2 = da.concatenate([data, data[:, -1:]], axis=1).rechunk({1: -1})
+    shift = div = None
+    if c != 0.0:
+        shift, div = np.concatenate([np.zeros(p), [c, c]]), np.ones(p + 2)
     stats, G, _ = blockwise_statistics(data2, list(names) + [names[-1]], fit_intercept=est.fit_intercept,
-                                       whiten=whiten, radius=R, B_y=math.inf, n=n, source=source, return_raw=True)
+                                       whiten=whiten, radius=R, B_y=math.inf, n=n, source=source, return_raw=True,
+                                       shift=shift, div=div)
     keep = [j for j in range(k) if j != p]  # the raw Gram of [x, 1] (y left out), for kappa_raw
-    return DaskStatistics(est, stats, p, names, G[np.ix_(keep, keep)], G[keep, p], ("joint", mom, R), None)
+    sc = PublicScaling(np.zeros(p), np.ones(p), c) if c != 0.0 else None
+    return DaskStatistics(est, stats, p, names, G[np.ix_(keep, keep)], G[keep, p], ("joint", mom, R), sc)
 
 
 def _scaling(est, Xq, yq, p):

@@ -234,6 +234,8 @@ def _run_pmt_joint(ctx, epsilons, seeds, solver="noise-aware"):
     ``default_rng(s)`` as the estimator does with ``random_state=default_rng(s)``."""
     L, E, S_, li, ei, si = _grid(ctx, epsilons, seeds)
     d, n = ctx.d, ctx.n
+    # y as the sweep gives it (run_sweep centres it by the public mean, center_y): the estimator with
+    # center=None on these rows, or with center="public" on the uncentred ones (the same rows up to rounding)
     J = np.hstack([ctx.Xa, ctx.y[:, None]])
     Jq = np.hstack([add_intercept(ctx.X_pub) if ctx.fit_intercept else ctx.X_pub, ctx.y_pub[:, None]])
     mom = public_moment(Jq, fit_intercept=False, on_singular="regularize",
