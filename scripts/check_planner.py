@@ -6,7 +6,7 @@ simulation subsamples n private training rows, fits each method with ``--seeds``
 estimators (features standardised with public statistics; ridge: y centred by the public mean) and takes the
 median on held-out rows (at most 20,000 of them). Reported per set and epsilon:
 
-* the crossover (PMT below public-only by more than the planner's 0.25 % margin from that n on): predicted, and
+* the crossover (PMT below public-only by more than the planner's CROSSOVER_MARGIN, 0.5 %, from that n on): predicted, and
   the simulated bracket ``(n_prev, n_k]`` (the first simulated n from which PMT stays below, and the one before);
   the check passes when the prediction lies in ``[n_prev / 2, 2 n_k]``, or when both say "none" (the prediction
   "none" or beyond the largest simulated n, where the simulation has no crossover);

@@ -109,7 +109,8 @@ def _sample_ssp(kind):
 
         p, n_pub, eta = 2, 200, 0.05
         cls = {"pmt": PMTRidge, "rr": DPRidge, "pooled": PMTPooledRidge}[kind]
-        make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, eta=eta)  # noqa: E731
+        kw = {"response": "clip"} if kind == "pmt" else {}  # A and b: PMT's clip form (the joint form: not audited)
+        make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, eta=eta, **kw)  # noqa: E731
         pairs, X_pub, y_pub = ssp_pairs(n, p, n_pub, seed, pmt_radius(p + 1, n, eta))
         rngs = _rngs(seed, {"pmt": 7, "rr": 5, "pooled": 29}[kind], 4)
         releases, est = [], None

@@ -191,6 +191,8 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
 
     def gap(a: float, b: float) -> str:  # a is the better value
         if lower_better:
+            if a > 0 and b / a < 1.1:  # "1.0 times smaller" says nothing: the percentage
+                return f"{100 * (b / a - 1):.1f} % smaller ({_num(a)} vs {_num(b)})"
             return (f"{_times(b / a)} smaller" if a > 0 else "smaller") + f" ({_num(a)} vs {_num(b)})"
         return f"higher by {_num(a - b)} ({_num(a)} vs {_num(b)})"
 

@@ -6,11 +6,12 @@ has a first-order law in the number of rows a fit sees, which AUC has not.
 
 Model:
 
-* ``L_cv``: the non-private logistic fit's cross-fitted public log-loss (:data:`FOLDS` folds stratified by label:
-  each fold scored by the fit on the others, ``m' = m (1 - 1/FOLDS)`` rows). A well-specified fit on ``k`` rows
-  exceeds the best linear model's loss ``L_inf`` by about ``d / (2k)`` (the expected excess of a maximum
-  likelihood fit, half the chi-square's mean), so ``L_inf = L_cv - d / (2 m')``.
-* Non-private on n rows: ``L_inf + d / (2n)``. Public-only (m rows): ``L_inf + d / (2m)``.
+* The non-private logistic fit's cross-fitted public log-loss at two sizes (folds stratified by label, each
+  scored by the fit on the others: ``k = m/2`` rows with 2 folds, ``k = 4m/5`` with :data:`FOLDS`), read as
+  ``L(k) = L_inf + a / k``: a fit on ``k`` rows exceeds the best linear model's loss ``L_inf`` by ``a / k``
+  (first order ``a = d/2``, half the chi-square's mean; measured from the two sizes because that order fails
+  where k is a few times d, as on bank).
+* Non-private on n rows: ``L_inf + a / n``. Public-only (m rows): ``L_inf + a / m``.
 * PMT at n: the release simulated on all the public rows (:func:`engine.pmt.whiten_choice.crossfit_release` with
   ``thetas=True``: the radius, certified sensitivities, budget split and eigenvalue floor of n private rows, fixed
   noise draws), in the coordinates ``whiten="auto"`` picks there (the higher cross-fitted simulated AUC, as
@@ -18,7 +19,7 @@ Model:
   move the fit by, ``Delta = theta_sim - theta_pub`` (``theta_pub`` the public maximum-likelihood fit), costs
   ``E(Delta) = L_pub(theta_pub + Delta) - L_pub(theta_pub)`` on the public rows (both in-sample, so the public
   fit's own optimism cancels; the median over draws), added to the non-private curve:
-  ``L_inf + d / (2n) + E``. (An earlier form, the cross-fitted simulated loss minus ``L_cv``, read the noise as
+  ``L_inf + a / n + E``. (An earlier form, the cross-fitted simulated loss minus ``L_cv``, read the noise as
   regularisation of a 160-row fit and predicted flights-late's crossover 3-10x too early.) DP-Newton on publicly
   standardised rows (its coordinates are PMT's "standardize" option, the same radius): the same with the
   standardised simulation.
@@ -125,15 +126,21 @@ def plan_logistic(X_pub, y_pub01, *, epsilon: float, delta: float = 1e-5, lam: f
     d = Xa.shape[1]
     mom = public_moment(Xq, fit_intercept=True)
     Pm = penalty_mask(d, fit_intercept=True, penalize_intercept=False)
-    fold = _folds(y, FOLDS)
-    U = np.empty(m)
-    for k in range(FOLDS):
-        tr, te = fold != k, fold == k
-        th, _ = public_only_theta(Xa[tr], y[tr], lam, Pm, family="logistic")
-        U[te] = Xa[te] @ th
-    L_cv = float(_log_loss_columns(U[:, None], y)[0])
-    m_cv = m * (1.0 - 1.0 / FOLDS)
-    L_inf = L_cv - d / (2.0 * m_cv)
+    def cv_loss(folds):
+        fold = _folds(y, folds)
+        U = np.empty(m)
+        for k in range(folds):
+            tr, te = fold != k, fold == k
+            th, _ = public_only_theta(Xa[tr], y[tr], lam, Pm, family="logistic")
+            U[te] = Xa[te] @ th
+        return float(_log_loss_columns(U[:, None], y)[0]), m * (1.0 - 1.0 / folds)
+
+    # L(k) = L_inf + a / k from two cross-fitted sizes (k = m/2 and 4m/5): the first-order a = d/2 fails where
+    # k is a few times d (bank: d = 42, 160 rows)
+    L_cv, k5 = cv_loss(FOLDS)
+    L_2, k2 = cv_loss(2)
+    slope = max((L_2 - L_cv) / (1.0 / k2 - 1.0 / k5), 0.0) if L_2 > L_cv else d / 2.0
+    L_inf = max(L_cv - slope / k5, 0.0)
     n = np.asarray(LOGISTIC_N_GRID if n_grid is None else n_grid, dtype=np.int64)
     nf = n.astype(float)
     th_pub, _ = public_only_theta(Xa, y, lam, Pm, family="logistic")
@@ -151,12 +158,12 @@ def plan_logistic(X_pub, y_pub01, *, epsilon: float, delta: float = 1e-5, lam: f
             loss = _log_loss_columns(Xa @ th[ok].T, y) - L_pub if ok.any() else np.array([math.inf])
             sims[coords].append(max(0.0, float(np.median(loss))))
     choice = ["standardize" if s > f else "full" for f, s in zip(aucs["full"], aucs["standardize"])]
-    base = L_inf + d / (2.0 * nf)
+    base = L_inf + slope / nf
     pmt_sim = np.array([sims[c][i] for i, c in enumerate(choice)])
     curves = {
         "PMT": base + pmt_sim,
         "DP-Newton": base + np.asarray(sims["standardize"]),
-        "Public-only": np.full_like(nf, L_inf + d / (2.0 * m)),
+        "Public-only": np.full_like(nf, L_inf + slope / m),
         "Non-private": base,
     }
     wins = curves["PMT"] < curves["Public-only"] * (1.0 - CROSSOVER_MARGIN)

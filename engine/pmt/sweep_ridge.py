@@ -234,11 +234,10 @@ def _run_pmt_joint(ctx, epsilons, seeds, solver="noise-aware"):
     ``default_rng(s)`` as the estimator does with ``random_state=default_rng(s)``."""
     L, E, S_, li, ei, si = _grid(ctx, epsilons, seeds)
     d, n = ctx.d, ctx.n
-    yq = ctx.y_pub
-    # the estimator's public centre of y (center="public", unpenalised intercept): the mean of y_pub
-    yc = 0.0 if (not ctx.fit_intercept or ctx.penalize_intercept or np.all(yq == yq[0])) else float(np.mean(yq))
-    J = np.hstack([ctx.Xa, (ctx.y - yc)[:, None]])
-    Jq = np.hstack([add_intercept(ctx.X_pub) if ctx.fit_intercept else ctx.X_pub, (yq - yc)[:, None]])
+    # y as the sweep gives it (run_sweep centres it by the public mean, center_y): the estimator with
+    # center=None on these rows, or with center="public" on the uncentred ones (the same rows up to rounding)
+    J = np.hstack([ctx.Xa, ctx.y[:, None]])
+    Jq = np.hstack([add_intercept(ctx.X_pub) if ctx.fit_intercept else ctx.X_pub, ctx.y_pub[:, None]])
     mom = public_moment(Jq, fit_intercept=False, on_singular="regularize",
                         estimator=ctx.options.get("public_moment", "sample"))
     tr = pmt_transform(J, moment=mom, eta=ctx.eta)
@@ -265,8 +264,6 @@ def _run_pmt_joint(ctx, epsilons, seeds, solver="noise-aware"):
         Q = Sh.T @ M @ Sh
         So = (Q + np.swapaxes(Q, -1, -2)) / 2.0
         theta = np.linalg.solve(So[:, :d, :d] + pens, So[:, :d, d][..., None])[..., 0]
-    if yc != 0.0:
-        theta[:, d - 1] += yc  # the intercept (last) undoes the centring
     return dict(li=li, ei=ei, si=si, mu=mus[ei], theta=theta, eig_fix=fixed, kappa_noisy=kappa,
                 sigma_A=sig[ei], sigma_b=np.nan, kappa_pmt=tr.kappa_pmt, radius=R, frac_truncated=tr.frac_truncated,
                 B_y=np.nan)

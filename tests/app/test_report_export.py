@@ -288,7 +288,8 @@ def test_pmt_report_leads_with_the_verdict_and_the_page_warnings_and_stays_small
     assert page_warnings, "the default view has the noise-dominated warning"
     body = html[html.index("<body>"):]
     verdict_at, headline_at = body.index("id='verdict'"), body.index("Headline numbers")
-    assert "The 200 public rows alone beat every private method here" in body[verdict_at:headline_at]
+    # the default (joint) PMT beats the public rows on CCPP (4.5 vs 4.57, outside the seeds' noise)
+    assert "PMT wins at epsilon = 1" in body[verdict_at:headline_at]
     for w in page_warnings:
         assert html_lib.escape(w, quote=True) in body[verdict_at:headline_at], w
     assert "gradient step 1-" in body and "gradient step 2<" not in body  # the 100 steps are one row

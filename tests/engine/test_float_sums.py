@@ -142,7 +142,9 @@ def test_estimators_and_sweeps_use_the_certified_sensitivities_and_one_rounded_s
     key = "gradient (per step)"
     assert m.report_.sensitivities[key] == dp_gd_sensitivity(m.report_.radius, 500, 3)
     assert m.report_.noise_scales[key] == _sigmas([m.report_.mu], 10, m.report_.sensitivities[key])[0]
-    r = PMTRidge(epsilon=2.0, random_state=0).fit(X, y, Xq, yq).report_
+    j = PMTRidge(epsilon=2.0, random_state=0).fit(X, y, Xq, yq).report_  # the default, joint form: one release
+    assert j.sensitivities["S"] == math.sqrt(2.0) * j.radius**2 * P.sum_rounding_factor(500, 16)
+    r = PMTRidge(epsilon=2.0, random_state=0, response="clip").fit(X, y, Xq, yq).report_
     assert (r.sensitivities["A"], r.sensitivities["b"]) == certified_ssp_sensitivities(r.radius, r.B_y, 500, 3)
     assert r.noise_scales["A"] == _sigmas([r.mu], 2, r.sensitivities["A"])[0]
     yl = (X[:, 0] > 0).astype(int)

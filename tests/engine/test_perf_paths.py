@@ -64,7 +64,7 @@ def test_lazy_report_fields_resolve_to_the_eager_values():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(3000, 3)) * [1.0, 10.0, 100.0]
     y = X @ [1.0, 0.1, 0.01] + rng.normal(size=3000)
-    m = PMTRidge(epsilon=2.0, random_state=0).fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
+    m = PMTRidge(epsilon=2.0, random_state=0, response="clip").fit(X[200:], y[200:], X_pub=X[:200], y_pub=y[:200])
     r = m.report_
     assert isinstance(r.__dict__["_lazy_kappa_noisy"], Lazy)  # not computed by fit
     Xa = np.hstack([X[200:], np.ones((2800, 1))])

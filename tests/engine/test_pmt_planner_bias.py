@@ -47,7 +47,7 @@ def test_bias_is_what_the_bounds_move_on_the_public_rows():
 
 
 def test_bias_keeps_clipped_pmt_above_public_only_no_crossover():
-    inp = plan_inputs_from_public(*_heavy())
+    inp = plan_inputs_from_public(*_heavy(m=100))  # few public rows: beating them is worth the 0.5 % margin
     p = plan(inp, epsilon=1.0, response="clip")
     assert p.crossover_n is None
     c = p.conclusion()

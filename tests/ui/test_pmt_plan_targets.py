@@ -98,3 +98,17 @@ def test_page_planner_gives_the_cli_numbers():
     assert p_page.crossover_n == p_cli.crossover_n
     assert {k: (v["n_needed"], v["epsilon_needed"]) for k, v in a_page["methods"].items()} == \
         {k: (v["n_needed"], v["epsilon_needed"]) for k, v in a_cli["methods"].items()}
+
+
+def test_page_planner_reads_centred_logistic_labels():
+    from types import SimpleNamespace
+
+    from ui.pmt_planner import planner_settings
+
+    rng = np.random.default_rng(0)
+    y01 = (rng.random(100) < 0.3).astype(float)
+    data = SimpleNamespace(X_pub=rng.normal(size=(100, 3)), y_pub=y01 - y01.mean(), n_priv=5000)
+    s = planner_settings(data, {"task": "classification", "epsilon": 1.0, "delta": 1e-5, "lam": 1e-3})
+    assert s["task"] == "logistic" and np.array_equal(s["yq"], y01)
+    assert planner_settings(data, {"task": "classification", "epsilon": float("inf"), "delta": 1e-5,
+                                   "lam": 1e-3}) is None

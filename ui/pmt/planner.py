@@ -26,12 +26,13 @@ def planner_settings(data, diag: dict) -> dict | None:
     if Xq.shape[0] <= Xq.shape[1] + 2:
         return None
     if task == "logistic":
-        from engine.pmt.logistic import check_binary_labels
-
-        try:
-            yq = check_binary_labels(data.y_pub, Xq.shape[0], classes=(0, 1), name="y_pub", require_both=True)
-        except (TypeError, ValueError):
+        # the prepared labels may be centred by their public mean (the page's standardisation): two values, the
+        # larger the positive class
+        yv = np.asarray(data.y_pub, dtype=float).ravel()
+        vals = np.unique(yv)
+        if vals.size != 2:
             return None
+        yq = (yv == vals[1]).astype(float)
     else:
         yq = np.asarray(data.y_pub, dtype=float)
     return dict(Xq=Xq, yq=yq, task=task, epsilon=float(diag["epsilon"]), delta=float(diag["delta"]),
