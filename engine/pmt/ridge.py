@@ -622,7 +622,7 @@ class PMTRidge(_JointRidgeMixin, _PublicRidgeMixin, _LinearBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, lam=1e-3, eta=0.05, response="auto", response_bound=None,
                  neighbouring="replace-one", fit_intercept=True, penalize_intercept=False, on_singular="regularize",
-                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", center="public",
+                 eig_floor=DEFAULT_EIG_FLOOR, solver="noise-aware", public_moment="sample", center="public",  # noqa: F811 - the parameter, not the re-exported function
                  random_state=None, sampler="numpy"):
         _store_params(self, locals())
 
