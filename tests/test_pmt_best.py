@@ -155,3 +155,24 @@ def test_flights_default_pmt_beats_public_only_in_most_seeds_from_30k():
     pmt = f[f["method"] == "PMT"].set_index("seed")["rmse"]
     pub = f[f["method"] == "Public-only"].set_index("seed")["rmse"]
     assert (pmt < pub).sum() >= 8, (pmt, pub)
+
+
+def test_page_response_setting_reaches_the_sweep_the_cli_and_the_snippet():
+    from ui import pmt_compute as C
+    from ui.pmt_export import cli_argv
+    from ui.pmt_snippet import _sweep_call
+    from ui.state import DEFAULTS, URL_CODEC
+
+    assert DEFAULTS["response"] == "auto" and "AdaSSP" in DEFAULTS["methods"]
+    assert URL_CODEC["response"][0]("clip") == "clip"
+    with pytest.raises(ValueError):
+        URL_CODEC["response"][0]("both")
+    spec = C.spec_from_state({**DEFAULTS, "data": "ccpp", "response": "clip"}, task="regression")
+    assert spec["response"] == "clip"
+    kw = C._sweep_kwargs(C.sweep_spec(spec, "epsilon", [1.0]))
+    assert kw["task_options"] == {"response": "clip"}
+    argv = cli_argv({**spec, "metric": "rmse"})
+    assert argv[argv.index("--response") + 1] == "clip"
+    assert "task_options={'response': 'clip'}" in _sweep_call(spec, "[1.0]")
+    auto = C.spec_from_state({**DEFAULTS, "data": "ccpp"}, task="regression")
+    assert "--response" not in cli_argv({**auto, "metric": "rmse"})
