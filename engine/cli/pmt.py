@@ -71,30 +71,11 @@ def _classification_table(frame):
     return out.reset_index(drop=True)
 
 
-#: Result columns that hold a metric (a NaN there is reported, never printed silently).
-METRIC_COLUMNS = ("l2_error", "rel_error", "excess_risk", "rmse", "accuracy", "auc", "log_loss", "deviance")
 
 
 def _is_numpy_fp(w) -> bool:
     """A floating-point RuntimeWarning of numpy ("overflow encountered in matmul", "invalid value ...")."""
     return "encountered in" in str(w.message)
-
-
-#: Why a metric can be undefined on every run.
-UNDEFINED_WHY = {"auc": "ROC AUC needs both classes in the held-out test rows, and they hold one class only"}
-
-
-def check_defined(frame, metric: str) -> None:
-    """Exit status tells the truth: ``ValueError`` when the summarised metric is undefined (NaN) for every run
-    (a one-class test split gives no ROC AUC), a warning line for another metric column that is."""
-    undefined = [c for c in METRIC_COLUMNS if c in frame and len(frame) and frame[c].isna().all()]
-    if metric in undefined:
-        raise ValueError(
-            f"the metric {metric} is undefined for every run ({UNDEFINED_WHY.get(metric, 'no held-out value')}); "
-            "choose another --metric (such as accuracy or log_loss), more rows, or another --split-seed")
-    for c in undefined:
-        if c in UNDEFINED_WHY:
-            print(f"warning: {c} is undefined ({UNDEFINED_WHY[c]}); it is shown as nan", file=sys.stderr)
 
 
 def _check_finite(frame, metric: str, numeric) -> None:
@@ -104,6 +85,8 @@ def _check_finite(frame, metric: str, numeric) -> None:
     as NaN or inf in the table. The error names the methods and the likely cause.
     """
     import numpy as np
+
+    from engine.cli._metrics import METRIC_COLUMNS, check_defined
 
     check_defined(frame, metric)
     bad = {c: sorted(frame.loc[~np.isfinite(frame[c].to_numpy(dtype=float)), "method"].unique())
