@@ -1,6 +1,6 @@
 """Readers on 50 MB files of hostile shapes: wall time and peak memory of each, one fresh process per file.
 
-The hostile-file targets: a 50 MB file of any shape is read or refused in under 5 s and under 1 GB; the long-row file
+The targets: a 50 MB file of any shape is read or refused in under 5 s and under 1 GB; the long-row file
 (2,000,000 fields in one 4 MB row) is refused in under 1 s with under 200 MB. Each file is generated in memory in a
 child process that then calls the reader once; the child reports the reader's wall time, the outcome and its
 peak resident memory (``ru_maxrss``, the whole process: Python, numpy, pandas and the file's bytes included) next to

@@ -4,8 +4,9 @@ A value from a link (``?upload=...``, ``?data=...``, any rejected parameter), a 
 written into messages that Streamlit renders as Markdown (GitHub-flavoured: links, images, bare-URL autolinks,
 ``:material/...:`` icons, ``:red[...]`` colours, LaTeX between ``$``, raw HTML dropped but tags parsed).
 :func:`md_escape` makes such a value plain text: every ASCII punctuation character gets a backslash (CommonMark
-allows escaping any of them; ``.`` and ``-`` are left as they are, mid-sentence they are no markup), ``www.``
-becomes ``www\.`` (the escaped ``:``, ``/`` and ``@`` already break the ``https://`` and e-mail autolinks),
+allows escaping any of them; ``.`` and ``-`` are left as they are, mid-sentence they are no markup), an
+invisible word joiner (U+2060) breaks the bare-URL and e-mail autolinks (``_AUTOLINK``: GitHub-flavoured
+Markdown finds them in the rendered text, after the escapes are resolved),
 line breaks become spaces, and the value is cut to a bounded length.
 """
 

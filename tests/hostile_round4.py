@@ -5,7 +5,7 @@ holds (the reader must return exactly them), or ``("error", fragments)``, words 
 (the problem and, where there is one, the accepted range). ``python tests/hostile_round4.py OUT_DIR`` writes the
 files out for a reader to inspect; the test module :mod:`tests.test_hostile_files_round4` runs them.
 
-The kinds are the ones the fourth reliability round found (issue 40): thousands separators read as decimals,
+The kinds are the ones the fourth reliability round found: thousands separators read as decimals,
 encoding damage (mojibake, a doubled byte-order mark, U+FFFD, mixed encodings), Excel's ``sep=`` line, a ``;``
 header over ``,`` rows, JSON uploaded as CSV, a 400-digit integer, a 2,000,000-field row, moments files with
 deep JSON, null or mistyped fields, huge entries and n_pub out of range, and NVDP texts with unquoted commas.

@@ -29,7 +29,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from engine.cli.pmt_checks import METRIC_COLUMNS, UNDEFINED_WHY, check_defined  # noqa: F401 - re-exported
 
 HELP = "sweep DP-PMT ridge and its baselines over epsilons and seeds; print median and IQR"
 
@@ -85,6 +84,8 @@ def _check_finite(frame, metric: str, numeric) -> None:
     as NaN or inf in the table. The error names the methods and the likely cause.
     """
     import numpy as np
+
+    from engine.cli._metrics import METRIC_COLUMNS, check_defined
 
     check_defined(frame, metric)
     bad = {c: sorted(frame.loc[~np.isfinite(frame[c].to_numpy(dtype=float)), "method"].unique())

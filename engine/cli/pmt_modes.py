@@ -157,7 +157,7 @@ def run_modes_cli(args) -> int:
     for w in caught:
         if not issubclass(w.category, UnspannedWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    from engine.cli.pmt_checks import check_defined
+    from engine.cli._metrics import check_defined
 
     check_defined(frame, metric)  # a one-class test split: no AUC, a non-zero exit
     summary = summarize_modes(frame, metric)

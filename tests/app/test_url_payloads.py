@@ -1,4 +1,4 @@
-"""Link values are data, never markup (issue 40): AppTest flows of hostile query parameters.
+"""Link values are data, never markup: AppTest flows of hostile query parameters.
 
 Every value a link carries and the page shows back is escaped (no link, image, icon or colour directive can come
 from a URL); every out-of-range value is ignored with a one-line note naming it, and the page still computes.

@@ -1,4 +1,4 @@
-"""Real browser (Debian's Chromium via Playwright): the link payloads of issue 40 leave no link, image or markup.
+"""Real browser (Debian's Chromium via Playwright): the hostile link payloads leave no link, image or markup.
 
 Opens the PMT page with each hostile query string on a fresh server and reads the DOM: no ``<a>`` and no ``<img>``
 points outside the app (``example.org``), no element was made from the payload's Markdown, the payload is shown as

@@ -1,4 +1,4 @@
-"""The fourth round's hostile files (issue 40), generated with a fixed seed by :mod:`tests.hostile_round4`.
+"""The fourth reliability round's hostile files, generated with a fixed seed by :mod:`tests.hostile_round4`.
 
 330 CSVs (33 kinds) through the validating loader and through the command line (``python -m engine
 pmt-moments``, in process), 160 moments files (32 kinds) through the in-memory moments reader and through

@@ -1,5 +1,4 @@
-"""Checks of a finished ``pmt`` run shared by the labelled and the public-information paths (no circle between
-:mod:`engine.cli.pmt` and :mod:`engine.cli.pmt_modes`): the exit status tells the truth about undefined metrics."""
+"""Metric columns of the command line's results and the check that the summarised one is defined (no Streamlit)."""
 
 from __future__ import annotations
 
