@@ -302,4 +302,4 @@ def figure_composition(mu_per_release: float, k: int, *, epsilon_total: float = 
     fig.update_yaxes(title_text=f"total epsilon (at delta = {float(delta):g})", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="noise std sigma per release", rangemode="tozero", row=1, col=2)
     return _two_line_panels(_layout(fig, title=f"{k} releases: total mu = {row.mu_total:.3f}, total epsilon = "
-                                    f"{row.epsilon_gdp:.2f}", height=430))
+                                    f"{row.epsilon_gdp:.2f}", height=480))

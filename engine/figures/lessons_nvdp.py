@@ -169,4 +169,4 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
     fig.update_xaxes(title_text="embedding value<br>(shaded: |mean| <= C_mu)", row=1, col=1)
     fig.update_xaxes(title_text="mean of sentence A", row=1, col=2)
     return _two_line_panels(_layout(fig, title=f"Renyi order lambda = {lam:g}, C_mu = {float(C_mu):g}, std floor = "
-                              f"{math.sqrt((lam - 1) / lam):.3f}", height=450))
+                              f"{math.sqrt((lam - 1) / lam):.3f}", height=500))
