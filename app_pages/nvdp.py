@@ -42,6 +42,9 @@ url_problems = nvdp_state.load()  # the page's defaults, and a shared link's set
 
 # ---- header ----
 presenter = page_header("NVDP embeddings: private sentence vectors", url_problems)
+from ui.class_mode import story_line  # noqa: E402
+
+story_line("nvdp")  # a story link: its point in one line, while the view is the story's
 ctrl, main = st.columns([1, 3], gap="large")
 main.container(key=RESULTS_ANCHOR).html("<span></span>")  # marks the results column (ui.common.layout: phones)
 with ctrl:  # the plain-words introduction tops the controls, so the verdict, numbers and figure keep the first screen

@@ -27,6 +27,9 @@ URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", 
     "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa",
     "public_mode", "response")
 url_problems = url_load(URL_KEYS)
+from ui.pmt.settings_load import apply_pending, uploader as settings_uploader  # noqa: E402
+
+url_problems += apply_pending()  # a settings file loaded in the previous run (before the widgets are drawn)
 #: The plain-words introduction (an expander at the top of the controls; hidden in presenter mode).
 PMT_INTRO = (
     "**PMT** (*public-moment-guided truncation*) uses a small **public** sample to whiten the private rows, "
@@ -41,6 +44,9 @@ PMT_INTRO = (
 
 # ---- header: title, presenter mode (bigger text, fewer knobs) ----
 presenter = page_header("PMT regression: privacy vs accuracy", url_problems)
+from ui.class_mode import story_line  # noqa: E402
+
+story_line("pmt")  # a story link: its point in one line, while the view is the story's
 
 # ---- controls (left): data, privacy, model ----
 pmt_controls.task_from_link()
@@ -53,6 +59,8 @@ with ctrl:  # the plain-words introduction tops the controls, so the verdict, nu
     pmt_public_mode.mode_controls(task, problems)
     pmt_controls.privacy_controls(presenter)
     pmt_controls.model_controls(task, presenter)
+    if not presenter:
+        settings_uploader()
 
 
 with main:  # a reload or a link lost the upload: said first where the numbers are (phones: on the first screen)

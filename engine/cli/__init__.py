@@ -110,6 +110,10 @@ def main(argv=None) -> int:
     parser = build_parser(_command_in(argv))
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "settings", None):  # pmt --settings FILE: its values as the defaults (flags win)
+            from engine.cli.pmt_settings import apply
+
+            args = apply(parser, argv, args)
         return int(args.func(args) or 0)
     except (ValueError, TypeError) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)

@@ -395,4 +395,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from engine.cli.pmt_modes import add_mode_arguments
 
     add_mode_arguments(p)
+    from engine.cli.pmt_settings import add_settings_argument
+
+    add_settings_argument(p)
     p.set_defaults(func=_cmd_pmt)

@@ -42,6 +42,13 @@ def _layout(fig: go.Figure, *, title: str, height: int = 400) -> go.Figure:
     return fig
 
 
+def _two_line_panels(fig: go.Figure) -> go.Figure:
+    """Room at the top for the title and three-line panel titles (short lines: a phone's half width): the title at the figure's top edge, the panels
+    below (their titles overlapped the title on a phone and at presenter mode's 16 px). Returns ``fig``."""
+    fig.update_layout(margin=dict(t=150), title=dict(yref="container", y=0.985, yanchor="top"))
+    return fig
+
+
 def _int_at_least(value, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy.special import ndtr, ndtri
 
-from engine.figures._lesson_style import COLORS, _int_at_least, _layout
+from engine.figures._lesson_style import COLORS, _int_at_least, _layout, _two_line_panels
 from engine.privacy import (
     compose_gdp,
     gaussian_sigma,
@@ -278,8 +278,8 @@ def figure_composition(mu_per_release: float, k: int, *, epsilon_total: float = 
     comp = composition_table(mu_per_release, ks, delta=delta)
     noise = noise_for_total(epsilon_total, delta, ks)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=(f"Spending:<br>each release mu = {float(mu_per_release):g}",  # two lines: a phone's width
-                                        f"Budgeting: noise per release<br>for a total epsilon = {float(epsilon_total):g}"))
+                        subplot_titles=(f"Spending:<br>each release<br>mu = {float(mu_per_release):g}",  # short lines: a phone's half width
+                                        f"Budgeting: noise<br>per release for a<br>total epsilon = {float(epsilon_total):g}"))
     fig.add_trace(go.Scatter(x=comp.k, y=comp.epsilon_basic, name="adding up each release's epsilon (basic rule)",
                              line=dict(color=COLORS["second"], dash="dash"),
                              hovertemplate="%{x} releases<br>total epsilon %{y:.2f}<extra>basic rule</extra>"), 1, 1)
@@ -301,5 +301,5 @@ def figure_composition(mu_per_release: float, k: int, *, epsilon_total: float = 
     fig.update_xaxes(title_text="number of releases k", row=1, col=2)
     fig.update_yaxes(title_text=f"total epsilon (at delta = {float(delta):g})", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="noise std sigma per release", rangemode="tozero", row=1, col=2)
-    return _layout(fig, title=f"{k} releases: total mu = {row.mu_total:.3f}, total epsilon = {row.epsilon_gdp:.2f}",
-                   height=430)
+    return _two_line_panels(_layout(fig, title=f"{k} releases: total mu = {row.mu_total:.3f}, total epsilon = "
+                                    f"{row.epsilon_gdp:.2f}", height=480))

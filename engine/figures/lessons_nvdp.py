@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.figures._lesson_style import COLORS, _layout, _positive
+from engine.figures._lesson_style import COLORS, _layout, _positive, _two_line_panels
 
 __all__ = [
     "clip_gaussian",
@@ -126,8 +126,8 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
 
     lam = float(renyi_order)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=("Two sentences' posteriors<br>(one dimension)",  # two lines: a phone's width
-                                        "Renyi divergence D(A || B)<br>as A's mean moves"))
+                        subplot_titles=("Two sentences'<br>posteriors<br>(one dimension)",  # short lines: a phone's half width
+                                        "Renyi divergence<br>D(A || B) as<br>A's mean moves"))
     ma2, sa2 = (float(v) for v in clip_gaussian(mean_a, std_a, C_mu=C_mu, renyi_order=lam))
     mb2, sb2 = (float(v) for v in clip_gaussian(mean_b, std_b, C_mu=C_mu, renyi_order=lam))
     x = np.linspace(-span - 1, span + 1, 600)
@@ -166,7 +166,7 @@ def figure_renyi(*, mean_a: float, std_a: float, mean_b: float, std_b: float, C_
     fig.update_yaxes(type="log", title_text="D(A || B), nats (log scale)", exponentformat="power",
                      dtick=1 if hi - lo > 2.5 else "D2", range=[lo, hi], row=1, col=2)
     fig.update_yaxes(title_text="density", row=1, col=1)
-    fig.update_xaxes(title_text="embedding value (shaded: the ball |mean| <= C_mu)", row=1, col=1)
+    fig.update_xaxes(title_text="embedding value<br>(shaded: |mean| <= C_mu)", row=1, col=1)
     fig.update_xaxes(title_text="mean of sentence A", row=1, col=2)
-    return _layout(fig, title=f"Renyi order lambda = {lam:g}, C_mu = {float(C_mu):g}, std floor = "
-                              f"{math.sqrt((lam - 1) / lam):.3f}", height=450)
+    return _two_line_panels(_layout(fig, title=f"Renyi order lambda = {lam:g}, C_mu = {float(C_mu):g}, std floor = "
+                              f"{math.sqrt((lam - 1) / lam):.3f}", height=500))

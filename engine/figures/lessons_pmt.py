@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy.special import gammaln
 
-from engine.figures._lesson_style import COLORS, _int_at_least, _layout, _positive
+from engine.figures._lesson_style import COLORS, _int_at_least, _layout, _positive, _two_line_panels
 from engine.pmt import pmt_radius, pmt_transform, public_moment
 from engine.privacy import (
     check_random_state,
@@ -462,8 +462,8 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
     """
     k = min(max_points, demo.X.shape[0])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(f"Raw private rows<br>(condition number {demo.kappa_raw:.0f})",  # two lines: a phone's width
-                                        f"Whitened with the public<br>moment ({demo.kappa_white:.2f})"))
+                        subplot_titles=(f"Raw private rows<br>(condition<br>number {demo.kappa_raw:.0f})",  # short lines: a phone's half width
+                                        f"Whitened with<br>the public moment<br>({demo.kappa_white:.2f})"))
     fig.add_trace(go.Scatter(x=demo.X[:k, 0], y=demo.X[:k, 1], mode="markers", name="private rows",
                              marker=dict(color=COLORS["raw"], size=4, opacity=0.5), hoverinfo="skip"), 1, 1)
     fig.add_trace(go.Scatter(x=demo.X_pub[:, 0], y=demo.X_pub[:, 1], mode="markers", name="public rows",
@@ -499,7 +499,8 @@ def figure_whitening(demo: WhiteningDemo, *, max_points: int = 1500) -> go.Figur
     fig.update_yaxes(range=[-lim_raw, lim_raw], scaleanchor="x", scaleratio=1, title_text="feature 2", row=1, col=1)
     fig.update_xaxes(range=[-lim_w, lim_w], title_text="whitened feature 1", row=1, col=2)
     fig.update_yaxes(range=[-lim_w, lim_w], scaleanchor="x2", scaleratio=1, title_text="whitened feature 2", row=1, col=2)
-    return _layout(fig, title="Whitening makes the cloud round, so one circle fits every direction", height=470)
+    return _two_line_panels(_layout(fig, title="Whitening makes the cloud round, so one circle fits every direction",
+                                    height=470))
 
 
 def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -> go.Figure:
@@ -523,8 +524,8 @@ def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -
     if zoom is None:
         zoom = float(np.clip(np.quantile(err_raw, 0.9), 0.5, 5.0))
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, shared_yaxes=True,
-                        subplot_titles=(f"Raw rows:<br>condition number {demo.kappa_raw:,.0f}",  # two lines: a phone's width
-                                        f"Whitened rows (PMT):<br>condition number {demo.kappa_pmt:.2f}"))
+                        subplot_titles=(f"Raw rows:<br>condition<br>number {demo.kappa_raw:,.0f}",  # short lines: a phone's half width
+                                        f"Whitened rows<br>(PMT): condition<br>number {demo.kappa_pmt:.2f}"))
     for col, (key, th, name) in enumerate((("raw", demo.theta_raw, "noise added to the raw matrix"),
                                            ("whitened", demo.theta_pmt, "noise added after whitening (PMT)")),
                                           start=1):
@@ -542,5 +543,5 @@ def figure_noisy_inverse(demo: NoisyInverseDemo, *, zoom: float | None = None) -
                                  hovertemplate="true theta = (%{x:.2f}, %{y:.2f})<extra></extra>"), 1, col)
         fig.update_xaxes(range=[ts[0] - zoom, ts[0] + zoom], title_text="coefficient theta 1", row=1, col=col)
     fig.update_yaxes(range=[ts[1] - zoom, ts[1] + zoom], title_text="coefficient theta 2", row=1, col=1)
-    return _layout(fig, title=f"{demo.theta_raw.shape[0]} private solutions of (A + W) theta = b, same privacy budget",
-                   height=480)
+    return _two_line_panels(_layout(fig, title=f"{demo.theta_raw.shape[0]} private solutions of (A + W) theta = b, "
+                                    "same privacy budget", height=480))

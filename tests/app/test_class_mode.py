@@ -68,3 +68,21 @@ def test_a_lesson_link_opens_that_lesson_in_presenter_mode():
     assert at.session_state["learn_tab"].startswith("4 ·") and at.session_state["presenter"]
     assert any(e.label.startswith("Class plan: 50 minutes") for e in at.expander)
     assert "Learn (class plan)" in [p.label for p in at.get("page_link")]
+
+
+def test_a_story_link_states_its_point_until_a_setting_changes():
+    from ui.common.presets import PRESETS
+
+    story = next(p for p in PRESETS if p.key == "epsilon_cost")
+    at = AppTest.from_file(APP, default_timeout=240)
+    for k, v in {**story.params, "story": story.key}.items():
+        at.query_params[k] = v
+    at.session_state["seeds"] = 3
+    at.switch_page("app_pages/pmt.py").run()
+    assert not at.exception
+    assert any(story.point in i.value for i in at.info), [i.value for i in at.info]
+    assert at.query_params.get("story") in (story.key, [story.key])
+    at.session_state["epsilon"] = 1.0
+    at.run()
+    assert not any(story.point in i.value for i in at.info)  # another view: the point is no longer claimed
+    assert "story" not in at.query_params

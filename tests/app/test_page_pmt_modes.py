@@ -124,8 +124,8 @@ def test_moments_file_upload_matches_the_split_and_a_bad_file_is_rejected(captur
     at.number_input(key="pmt_response_center").set_value(c).run()
     at.number_input(key="pmt_response_scale").set_value(s).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    # a public file means no public split: every row of the data set is private (issue 41), so the release
-    # differs from the split's (200 rows set aside there); tests/ui/test_export_one_truth.py checks its numbers
+    # a public file means no public split: every row of the data set is private, so the release
+    # differs from the split's (200 rows set aside there); tests/test_export_one_truth.py checks its numbers
     from_file = _metrics(at)["PMT"]
     captions = " ".join(c.value for c in at.caption)
     assert "200 public" in captions and "7,654 private" in captions, captions

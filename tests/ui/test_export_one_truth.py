@@ -160,6 +160,17 @@ def test_page_report_csv_cli_snippet_notebook_agree(task, mode, tmp_path):
         for m, v in page.items():
             assert cli[m] == v, (m, cli[m], v)
 
+        # the settings file (the Export tab's pmt_settings.json) loaded back by the CLI: the same numbers
+        (tmp_path / "pmt_settings.json").write_text(X.settings_json(spec, ds=ds, prep=prep))
+        files = (["--public-moments", str(tmp_path / "moments.json")] if mode == "moments-file" else
+                 ["--public-features", str(tmp_path / "features.csv")] if mode == "features-file" else [])
+        run = subprocess.run([PY, "-m", "engine", "pmt", "--settings", str(tmp_path / "pmt_settings.json"), *files,
+                              "--json"], **{**_outside(tmp_path), "env": {**_outside(tmp_path)["env"],
+                                                                          "PYTHONPATH": str(ROOT)}})
+        assert run.returncode == 0, run.stderr[-2000:]
+        got = {r.get("method"): float(r["median"]) for r in json.loads(run.stdout)["summary"]}
+        assert got == cli, (got, cli)
+
     # snippet: written to a folder outside the project, run there with PRIVACY_EXPLORER_HOME
     code = S.snippet(spec, ds=ds)
     assert code.index("PRIVACY_EXPLORER_HOME") < code.index("from engine")

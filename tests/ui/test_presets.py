@@ -44,7 +44,8 @@ def test_every_preset_is_a_valid_link_and_is_listed():
             URL_CODEC[k][0](v) if p.page == "pmt" else NVDP_URL[k][1](v)
         assert f"(/{p.url})" in markdown_links()
         # the page's story links open in the same tab, presenter mode carried when on
-        assert f'href="/{p.url.replace("&", "&amp;")}" target="_self"' in html_links()
+        story = p.url + ("&" if p.params else "?") + f"story={p.key}"  # the page states the story's point
+        assert f'href="/{story.replace("&", "&amp;")}" target="_self"' in html_links()
         assert "presenter=1" in html_links([p.key], presenter=True) and "presenter" not in html_links([p.key])
     home, learn = (ROOT / "app_pages" / "home.py").read_text(), (ROOT / "app_pages" / "learn.py").read_text()
     assert "html_links(presenter=presenter_on())" in home  # Home lists every preset; each is linked from a Learn lesson too

@@ -87,7 +87,7 @@ def html_links(keys=None, *, presenter: bool = False) -> str:
     chosen = [p for p in PRESETS if keys is None or p.key in keys]
     out = []
     for p in chosen:
-        params = {**p.params, **({"presenter": "1"} if presenter else {})}
+        params = {**p.params, "story": p.key, **({"presenter": "1"} if presenter else {})}
         url = p.page + ("?" + urlencode(params) if params else "")
         out.append(f'- <a href="/{html.escape(url)}" target="_self">{html.escape(p.title)}</a>: {html.escape(p.point)}')
     return "\n".join(out)
