@@ -178,7 +178,11 @@ class _Pass:
 # --------------------------------------------------------------------------------------------
 # the first pass: every entry and label checked, the statistics at theta = 0 and the display numbers
 # --------------------------------------------------------------------------------------------
+_FAMILIES = {"logistic": LOGISTIC, "poisson": POISSON}
+
+
 def _first_block(B, *, spec, family, newton):
+    family = _FAMILIES[family]  # by name: the module's own object on every worker (identity checks below)
     p = spec.p
     finite = np.isfinite(B)
     out = {"n": B.shape[0], "nonfinite": B.shape[0] - finite.sum(axis=0)}
@@ -216,7 +220,7 @@ def _first_pass(ps, spec, d, *, family=LOGISTIC, newton=False):
              ("G", d * d), ("xty", d)]
     if newton:
         parts += [("ZtZ", d * d), ("g0", d), ("H0", d * d)]
-    s = ps.run(_first_block, parts, spec=spec, family=family, newton=newton)
+    s = ps.run(_first_block, parts, spec=spec, family=family.name, newton=newton)
     if s["nonfinite"].any() or s["big"].any():
         problems = _file_problems(ps.source, ps.names) if ps.source is not None else []
         _raise_problems(problems or _chunk_problems(ps.data, ps.names))
@@ -246,6 +250,7 @@ def _kappa(G, n):
 # noisy Newton: one pass per step, the noise on the driver
 # --------------------------------------------------------------------------------------------
 def _newton_block(B, *, spec, family, theta):
+    family = _FAMILIES[family]
     """Partial sums of one noisy-Newton step at ``theta`` (what :func:`batched_glm_statistics` sums, one run)."""
     _, Z, y, _ = _rows(B, spec)
     U = Z @ theta[:, None]
@@ -283,7 +288,7 @@ def _noisy_newton_passes(ps, spec, first, *, family, pen, s_g, s_H, gn, Hn, n_st
             g = np.broadcast_to(g1, (runs, d)).copy()
             H = np.broadcast_to(H1, (runs, d, d)).copy()
         else:
-            s = ps.run(_newton_block, [("g", d), ("H", d * d)], spec=spec, family=family, theta=theta[0].copy())
+            s = ps.run(_newton_block, [("g", d), ("H", d * d)], spec=spec, family=family.name, theta=theta[0].copy())
             Hs = s["H"].reshape(d, d)
             g = (s["g"] / n)[None]
             H = (((Hs + Hs.T) / 2) / n)[None]
@@ -605,6 +610,7 @@ def _fit_dp_gd_ridge(est, X, y, X_pub, y_pub, source):
 # the non-private references
 # --------------------------------------------------------------------------------------------
 def _reference_block(B, *, spec, family, theta):
+    family = _FAMILIES[family]
     Xa, _, y, _ = _rows(B, spec)
     u = Xa @ theta
     with np.errstate(over="ignore", invalid="ignore"):
@@ -620,7 +626,7 @@ def _reference_solve(ps, spec, lam, Pm, family, *, max_iter=100, tol=1e-10):
     pen = 2.0 * lam * np.asarray(Pm, dtype=float)
 
     def evaluate(th):
-        s = ps.run(_reference_block, [("f", 1), ("g", d), ("H", d * d)], spec=spec, family=family, theta=th.copy())
+        s = ps.run(_reference_block, [("f", 1), ("g", d), ("H", d * d)], spec=spec, family=family.name, theta=th.copy())
         Hs = s["H"].reshape(d, d) / n
         return float(s["f"][0] / n + lam * th @ Pm @ th), s["g"] / n, (Hs + Hs.T) / 2
 

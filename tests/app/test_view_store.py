@@ -173,3 +173,16 @@ def test_small_logistic_bank_view_is_bit_identical_and_the_page_reads_it(store):
 @pytest.mark.slow
 def test_logistic_bank_first_view_is_bit_identical(store):
     _check_view(store, "classification", {"data": "bank"})
+
+
+def test_the_key_does_not_depend_on_what_was_imported_first():
+    """The launcher imports SciPy (its own OpenBLAS) before any page; scripts/precompute_views.py does not: both must
+    compute the same key (a key from the list of loaded BLAS libraries made the server miss every stored view)."""
+    import subprocess
+    import sys
+
+    code = "from ui import view_store as v; print(v.fingerprint())"
+    outs = [subprocess.run([sys.executable, "-c", pre + code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+            for pre in ("", "import scipy.linalg, scipy.special; import numba; ")]
+    assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
+    assert outs[0].stdout.strip() == outs[1].stdout.strip() != ""

@@ -291,3 +291,19 @@ def test_cli_glm_dask_equals_estimators(tmp_path, capsys):
     rc = main(["pmt", "--task", "poisson", "--data", str(tmp_path / "*.parquet"), "--target", "y", "--public",
                str(tmp_path / "pub.csv"), "--engine", "dask", "--seeds", "1"])
     assert rc != 0 and "--y-max" in capsys.readouterr().err
+
+
+def test_on_a_distributed_cluster_equals_memory():
+    """``--scheduler``: the same fits on a dask.distributed cluster (worker processes: the specs and block
+    functions travel by pickle, the family by name)."""
+    distributed = pytest.importorskip("distributed")
+    from engine.pmt.dask import scheduler_context
+
+    y = YS["logistic"]
+    mem = PMTLogistic(epsilon=1.0, random_state=6).fit(XP, y, XQ)
+    ref = PoissonReference().fit(XP, YS["poisson"])
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+        with scheduler_context(cl.scheduler_address):
+            got = PMTLogistic(epsilon=1.0, random_state=6).fit(*_dask(XP, y), XQ)
+            got_ref = PoissonReference().fit(*_dask(XP, YS["poisson"]))
+    assert _rel(got.theta_, mem.theta_) < TOL and _rel(got_ref.theta_, ref.theta_) < TOL

@@ -65,13 +65,12 @@ def fingerprint() -> str:
         from numpy._core._multiarray_umath import __cpu_features__ as feats
     except ImportError:  # pragma: no cover - older numpy
         from numpy.core._multiarray_umath import __cpu_features__ as feats
+    # numpy's own BLAS (from its build configuration; not threadpoolctl's list of loaded libraries, which depends on
+    # what else was imported first, e.g. SciPy's second OpenBLAS, and gave a server another key than the script)
     try:
-        from engine.pmt._blas import _controller
-
-        blas = sorted((c.internal_api, str(c.version), str(getattr(c, "architecture", ""))) for c in
-                      _controller().select(user_api="blas").lib_controllers)
-    except Exception:  # noqa: BLE001 - threadpoolctl missing or changed: the versions below still enter
-        blas = []
+        blas = json.dumps(np.__config__.CONFIG["Build Dependencies"]["blas"], sort_keys=True, default=str)
+    except (AttributeError, KeyError, TypeError):  # pragma: no cover - older numpy
+        blas = np.__version__
     h.update(json.dumps({"python": sys.version, "numpy": np.__version__, "machine": platform.machine(),
                          "cpu_features": sorted(k for k, v in feats.items() if v), "blas": blas,
                          "cpus": os.cpu_count()}, sort_keys=True).encode())
