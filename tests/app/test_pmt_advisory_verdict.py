@@ -76,3 +76,17 @@ def test_the_banner_follows_a_clip_run():
     assert contradictions(v, [v.text, *warns]) == []
     nd, _, form = C._noise_dominance(res["prep"], res["diag"])
     assert form == "clip" and math.isfinite(nd.noise_scale)
+
+
+def test_the_readme_quotes_what_the_product_prints():
+    """README's example sentences (How to read the first screen) are the product's on those views."""
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    _, v, _ = _view()
+    assert v.text.split(", because")[0] in readme, v.text
+    res, v05, warns = _view(epsilon=0.5)
+    assert v05.text.split(":")[0] in readme, v05.text
+    banner = next(w for w in warns if "noise-dominated" in w)
+    quoted = banner[banner.index("The planner predicts"):banner.index(" alone") + len(" alone")]
+    assert quoted in readme, quoted

@@ -571,7 +571,9 @@ def noise_banner(data: PreparedData, diag: dict, verdict=None) -> str | None:
     what the evaluation measured instead of the prediction, so the two never disagree: "the public-only fit is
     the better estimate" only when the verdict's winner is the public-only fit; when the verdict has PMT winning
     (or a tie), the banner says so and calls the prediction conservative. Without a verdict (before the
-    evaluation is summarised) the sentence is the planner's prediction, worded as one.
+    evaluation is summarised) the sentence is the planner's prediction, worded as one, and the whole banner is
+    public (it depends on public quantities and the budget only); with a verdict its last clause is the verdict's
+    comparison and says so (the verdict is a non-private diagnostic).
     """
     got = _noise_dominance(data, diag)
     if got is None:
@@ -610,7 +612,10 @@ def noise_banner(data: PreparedData, diag: dict, verdict=None) -> str | None:
                        "(a gap within the seeds' noise).")
         else:
             plan_s += f"; on this evaluation {winner} is best (the verdict above)."
-    return f"{head} {plan_s} Computed from public quantities only (see the Planner tab)."
+    tail = ("Computed from public quantities only (see the Planner tab)." if verdict is None else
+            "The planner's numbers are computed from public quantities only (see the Planner tab); the comparison "
+            "with the held-out rows is the verdict's, a non-private diagnostic.")
+    return f"{head} {plan_s} {tail}"
 
 
 def page_warnings(results: dict, verdict) -> list[str]:
