@@ -587,6 +587,9 @@ def noise_banner(data: PreparedData, diag: dict, verdict=None) -> str | None:
             else "At this epsilon the private statistics are less precise than the public sample")
     head = (f"{what}: the noise on PMT's {released} (spectral size about {nd.noise_scale:.3g}) is "
             f"{nd.noise_scale / nd.signal:.2g}x its signal (n = {data.n_priv} private rows).")
+    if not nd.dominated and cross is None and crossover_note(data, diag):  # not noise-dominated, the crossover unknown
+        head = (f"The noise on PMT's {released} is only {nd.noise_scale / nd.signal:.2g}x its signal here (n = "
+                f"{data.n_priv} private rows); what decides is the bias of the bounds PMT applies to the rows.")
     if form == "joint" and nd.dominated:
         head += (" PMT's noise-aware solve raises the directions the noise swamps to the noise level, which pulls its "
                  "fit towards the public rows' own fit.")
@@ -595,27 +598,39 @@ def noise_banner(data: PreparedData, diag: dict, verdict=None) -> str | None:
         plan_s = (f"The planner predicts PMT beats the {m} public rows alone from about {cross:,} private rows "
                   f"{where}, so these {data.n_priv:,} should suffice.")
     else:
+        note = crossover_note(data, diag)
         need = (f"PMT would need about {cross:,} private rows" if cross is not None
                 else "PMT would need more than 1e8 private rows")
-        plan_s = f"The planner predicts {need} {where} to beat the {m} public rows alone"
+        plan_s = (f"The planner predicts {need} {where} to beat the {m} public rows alone" if note is None else
+                  f"The planner cannot say how many private rows PMT would need {where} to beat the {m} public "
+                  f"rows alone: {note.removeprefix('unknown: ')}")
         winner = None if verdict is None else getattr(verdict, "winner", None)
         if verdict is None:
-            plan_s += "; below that it predicts the public-only fit (no privacy cost) is at least as good."
+            plan_s += (". " if note else "; below that it predicts the public-only fit (no privacy cost) is at least as "
+                       "good.")
         elif winner == "Public-only":
             plan_s += ("; until then the public-only fit (no privacy cost) is the better estimate, as the verdict "
-                       "above measures here.")
+                       "above measures here." if not note else "; here the public-only fit (no privacy cost) is the "
+                       "better estimate, as the verdict above measures.")
         elif winner == "PMT":
             plan_s += ("; on this evaluation PMT already beats them (the verdict above), so the prediction is "
-                       "conservative here.")
+                       "conservative here." if not note else "; on this evaluation PMT beats them (the verdict above).")
         elif winner is None:
             plan_s += ("; on this evaluation the verdict above finds PMT and the best other method about equal "
                        "(a gap within the seeds' noise).")
         else:
             plan_s += f"; on this evaluation {winner} is best (the verdict above)."
+        plan_s = plan_s.rstrip()
     tail = ("Computed from public quantities only (see the Planner tab)." if verdict is None else
             "The planner's numbers are computed from public quantities only (see the Planner tab); the comparison "
             "with the held-out rows is the verdict's, a non-private diagnostic.")
     return f"{head} {plan_s} {tail}"
+
+
+def crossover_note(data: PreparedData, diag: dict) -> str | None:
+    """Why the plan's crossover is unknown (:attr:`engine.pmt.planner.Plan.crossover_note`), or None."""
+    p = plan_for(data, diag)
+    return None if p is None else p.crossover_note
 
 
 def page_warnings(results: dict, verdict) -> list[str]:
