@@ -115,3 +115,11 @@ def test_clip_crossover_is_unknown_where_the_public_rows_see_the_tail_but_cannot
     cc = plan(_public_rows("ccpp"), epsilon=1.0, response="clip")
     assert cc.crossover_n is not None and cc.crossover_note is None
     assert clip_reach(_public_rows("ccpp").public_rows, cc.crossover_n, 0.05) == 0
+
+
+def test_cli_prints_unknown_for_the_clip_form_on_flights(capsys):
+    from engine.cli import main
+
+    assert main(["pmt-plan", "--dataset", "flights", "--response", "clip", "--n", "30000"]) == 0
+    out = capsys.readouterr().out
+    assert "crossover_n = unknown;" in out and "not estimable from 200 public rows" in out
