@@ -76,6 +76,10 @@ def test_the_banner_follows_a_clip_run():
     assert contradictions(v, [v.text, *warns]) == []
     nd, _, form = C._noise_dominance(res["prep"], res["diag"])
     assert form == "clip" and math.isfinite(nd.noise_scale)
+    from ui.pmt.planner import plan_and_answer
+
+    tab, _ = plan_and_answer(res["prep"], res["diag"])  # the Planner tab plans the same form as the banner
+    assert tab.response == "clip" and tab.crossover_n == plan.crossover_n
 
 
 def test_the_readme_quotes_what_the_product_prints():

@@ -103,7 +103,7 @@ def test_page_planner_gives_the_cli_numbers():
 def test_page_planner_reads_centred_logistic_labels():
     from types import SimpleNamespace
 
-    from ui.pmt_planner import planner_settings
+    from ui.pmt.planner import planner_settings
 
     rng = np.random.default_rng(0)
     y01 = (rng.random(100) < 0.3).astype(float)
