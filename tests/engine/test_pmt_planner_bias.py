@@ -79,3 +79,47 @@ def test_joint_needs_public_labels_and_bad_response_refused():
     assert plan(inp, epsilon=1.0, response="auto").response == "clip"
     with pytest.raises(ValueError, match="response must be one of"):
         plan(inp, epsilon=1.0, response="both")
+
+
+def _public_rows(name):
+    from engine.datasets import load_dataset
+    from engine.pmt.sweep import sweep_split
+
+    X, y = load_dataset(name).to_numpy()
+    Xq, yq, *_ = sweep_split(X, y, n_pub=200, split_seed=0)
+    return plan_inputs_from_public(Xq, yq)
+
+
+def test_clip_crossover_is_unknown_where_the_public_rows_see_the_tail_but_cannot_measure_it():
+    """flights: at the clip form's would-be crossover its bounds cut 1 of the 200 public rows (1.4 % of the private
+    rows lie beyond B_y), and the simulation has no crossover (docs/pmt_planner_check.md): the plan says "unknown"
+    rather than promise one. ccpp: no public row reaches the bounds, the crossover stands; the joint form's too."""
+    from engine.pmt.planner_bias import TAIL_MIN_ROWS, clip_reach
+
+    fl = _public_rows("flights")
+    bare = plan(fl, epsilon=1.0, response="clip", bias=False)  # (no bias term: no unknown rule either)
+    p = plan(fl, epsilon=1.0, response="clip")
+    assert bare.crossover_n is not None and p.crossover_n is None and p.crossover_note is not None
+    assert "not estimable from 200 public rows" in p.crossover_note and "unknown" in p.conclusion()
+    assert "no crossover" not in p.conclusion() and p.to_dict()["crossover_note"] == p.crossover_note
+    # the count by hand at the plan's n: whitened norm above R or |y - centre| above B_y
+    Z, yc = fl.public_rows
+    n = 39_811
+    L = 1 + np.log(2 * n / 0.05)
+    S = Z.T @ Z / len(yc)
+    w, V = np.linalg.eigh(S)
+    nz = np.linalg.norm(Z @ ((V / np.sqrt(w)) @ V.T), axis=1)
+    k = int(np.sum((nz > np.sqrt(Z.shape[1] * L)) | (np.abs(yc) > np.sqrt(np.mean(yc**2) * L))))
+    assert clip_reach(fl.public_rows, n, 0.05) == k and 0 < k < TAIL_MIN_ROWS
+    assert plan(fl, epsilon=1.0).crossover_n is not None  # the joint default: a crossover (checked by simulation)
+    cc = plan(_public_rows("ccpp"), epsilon=1.0, response="clip")
+    assert cc.crossover_n is not None and cc.crossover_note is None
+    assert clip_reach(_public_rows("ccpp").public_rows, cc.crossover_n, 0.05) == 0
+
+
+def test_cli_prints_unknown_for_the_clip_form_on_flights(capsys):
+    from engine.cli import main
+
+    assert main(["pmt-plan", "--dataset", "flights", "--response", "clip", "--n", "30000"]) == 0
+    out = capsys.readouterr().out
+    assert "crossover_n = unknown;" in out and "not estimable from 200 public rows" in out

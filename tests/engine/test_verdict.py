@@ -131,3 +131,21 @@ def test_nvdp_no_finite_guarantee_says_because():
     v = nvdp_verdict(_res(math.inf, n_inf=37), _res(math.inf, n_inf=40))
     assert v.tone == "bad" and v.text.startswith("No finite guarantee here, because 37 of 120 sentence pairs")
     assert "10.5" in v.text  # the papers' figure is named, as not a guarantee
+
+
+def test_public_only_wins_below_the_planned_crossover_does_not_say_would_need():
+    """The planner's crossover at or below n_priv is not quoted as rows still needed (the evaluation disagrees)."""
+    v = pmt_verdict(_head(PMT=3.57, RR=9.0, GD=12.0, PUB=1.0, NP=0.0), metric_label="L2 estimation error",
+                    lower_better=True, epsilon=1.0, n_priv=7494, n_pub=200, n_needed=4786)
+    assert v.winner == "Public-only" and "would need" not in v.text
+    assert "predicted it would from about 4,786 private rows" in v.text
+
+
+def test_contradictions_flag_a_public_only_claim_unless_public_only_wins():
+    from engine.figures.verdict import Verdict, contradictions
+
+    claim = "until then the public-only fit (no privacy cost) is the better estimate."
+    for winner in ("PMT", None, "PMT-pooled"):
+        assert contradictions(Verdict("...", "good", winner=winner), [claim, "kappa 3.1"]) == [claim]
+        assert contradictions(Verdict("...", "good", winner=winner), ["The 200 public rows alone beat PMT."])
+    assert contradictions(Verdict("...", "bad", winner="Public-only"), [claim]) == []

@@ -35,8 +35,13 @@ def planner_settings(data, diag: dict) -> dict | None:
         yq = (yv == vals[1]).astype(float)
     else:
         yq = np.asarray(data.y_pub, dtype=float)
-    return dict(Xq=Xq, yq=yq, task=task, epsilon=float(diag["epsilon"]), delta=float(diag["delta"]),
-                lam=float(diag["lam"]), eta=float(diag.get("eta", 0.05) or 0.05), n_user=int(data.n_priv))
+    out = dict(Xq=Xq, yq=yq, task=task, epsilon=float(diag["epsilon"]), delta=float(diag["delta"]),
+               lam=float(diag["lam"]), eta=float(diag.get("eta", 0.05) or 0.05), n_user=int(data.n_priv))
+    if task == "ridge":  # the response form the run used, as the page's noise banner (ui.pmt.compute.core.plan_for)
+        from ui.pmt.compute.core import plan_response
+
+        out["response"] = plan_response(diag)
+    return out
 
 
 def _compute(Xq, yq, **settings):

@@ -127,7 +127,10 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
             _epsilon_figure(v)
     # the advisories (e.g. "noise-dominated: the public rows alone are better") right under the main figure,
     # so that the headline numbers and the figure keep the first screen (the heading counts them)
-    for w in results["warnings"]:
+    # worded against the verdict the page leads with (same evaluation): the banner never contradicts it
+    from ui.common.verdict import pmt_verdict
+
+    for w in C.page_warnings(results, pmt_verdict(results, hl.metric, hl.head)):
         st.warning(w, icon=":material/warning:")
     with t[0]:
         _epsilon_notes(v)
@@ -383,10 +386,10 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
                  clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
     from ui.common.verdict import pmt_verdict
 
+    verdict = pmt_verdict(results, metric, head)
     return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
                          metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
-                         public_name=public_name, verdict=pmt_verdict(results, metric, head),
-                         warnings=results["warnings"])
+                         public_name=public_name, verdict=verdict, warnings=C.page_warnings(results, verdict))
 
 
 def _export_tab(v: _View) -> None:
