@@ -81,8 +81,10 @@ from engine.audit.harness import DEFAULT_ALPHA, DEFAULT_AUDIT_EPSILON, AuditResu
 from engine.audit.hooks import (  # noqa: F401  (private helpers: re-exported for the tests)
     BROKEN,
     BROKEN_NOISE_FACTOR,
+    _adassp_releases,
     _dpgd_logistic_releases,
     _dpgd_releases,
+    _joint_releases,
     _newton_capture,
     _newton_step_releases,
     _ssp_releases,
