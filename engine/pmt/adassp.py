@@ -85,7 +85,8 @@ class AdaSSPRidge(DPRidge):
             ledger.record(name, sensitivity=se, sigma=sg, neighbouring=nb)
         Pm = self._penalty_mask(d) if penalty is None else penalty
         rng = release_rng(self)
-        z = P.gaussian_noise((), 1.0, rng)[()] if math.isfinite(mu) else 0.0  # a float (the audit: a stack)
+        # a float (an array of draws under the audit's stacked noise: engine.audit.hooks)
+        z = np.asarray(P.gaussian_noise((), 1.0, rng))[()] if math.isfinite(mu) else 0.0
         W, w = ssp_noise(rng, d)
         lam_min = float(np.linalg.eigvalsh(stats.A)[0])
         theta, lam_ada = adassp_solve(stats.A, stats.b, lam_min, z, W, w, sig, n * lam * Pm, d, eta)
