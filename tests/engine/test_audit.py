@@ -173,13 +173,16 @@ def test_every_gaussian_release_moves_by_its_full_sensitivity(mechanism):
 
 
 def test_pairs_are_replace_one():
+    from engine.audit.mechanisms import adassp_pairs, joint_pair
     from engine.pmt import pmt_radius
 
     R = pmt_radius(3, 100, 0.05)
     pairs, _, _ = A.ssp_pairs(100, 2, 200, 0, R)
     npairs, _ = A.newton_pairs("logistic", 100, 2, 200, 0, R)
     ppairs, _ = A.newton_pairs("poisson", 100, 2, 200, 0, R, 1000.0)
-    for (X0, y0), (X1, y1), *_ in [*pairs.values(), *npairs.values(), *ppairs.values()]:
+    jpair, *_ = joint_pair(100, 2, 200, 0, R)
+    apairs, *_ = adassp_pairs(100, 2, 200, 0, R)
+    for (X0, y0), (X1, y1), *_ in [*pairs.values(), *npairs.values(), *ppairs.values(), jpair, *apairs.values()]:
         assert X0.shape == X1.shape == (100, 2)
         assert np.array_equal(X0[:-1], X1[:-1]) and np.array_equal(y0[:-1], y1[:-1])
         assert not (np.array_equal(X0[-1], X1[-1]) and y0[-1] == y1[-1])
