@@ -33,7 +33,7 @@ POWER_EPSILON = 4.0
 FACTORS = (0.99, 0.98, 0.97, 0.96, 0.95, 0.94, 0.93, 0.92, 0.91, 0.90, 0.85, 0.80, 0.70, 0.50)
 BROKEN = ("sensitivity-0.9", "skip-clipping", "partial-noise")
 #: broken copies planted in some mechanisms' code only
-EXTRA_BROKEN = ("combination-leak", "newton-noise-0.9", "private-response-bound")
+EXTRA_BROKEN = ("combination-leak", "newton-noise-0.9", "joint-noise-0.9", "adassp-noise-0.9", "private-response-bound")
 DELTA = 1e-5
 SEED = 2026
 
@@ -52,9 +52,17 @@ the noise factor 0). It runs the **product's estimator** on both many times (the
 own noise function called `trials` times and stacked, so transform, truncation, clipping, sensitivity and
 noise scale are the product's code) and observes:
 
-- DP-PMTRR, DP-RR, PMT-pooled: the noisy A (A-pair: rows R e_0 vs R e_1) and the noisy b (b-pair: row
-  R e_0 with label +B vs -B) handed to the solver (white box); PMT-pooled also its final coefficients
-  (black box, b-pair);
+- DP-PMTRR clip form (`response="clip"`), DP-RR, PMT-pooled: the noisy A (A-pair: rows R e_0 vs R e_1) and
+  the noisy b (b-pair: row R e_0 with label +B vs -B) handed to the solver (white box); PMT-pooled also its
+  final coefficients (black box, b-pair);
+- DP-PMTRR joint form (PMTRidge's default with public labels): its one release, the noisy S~ = Z~^T Z~ of the
+  jointly whitened and truncated (x, 1, y) rows, read **inside the product's `_release_joint`** where it adds
+  the noise (observation point `"pmt-joint-release"`; the fit is stopped there, its noise function returning
+  `trials` draws); pair: the row x = K e_0, y = 0 vs x = 0, y = K, truncated to R e_x0 vs R e_y on public rows
+  whose joint moment is the identity (S moves by the full sqrt(2) R^2);
+- AdaSSP: its three releases, the noisy lambda_min(A), A and b, read **inside the product's `adassp_solve`**
+  where it adds the noise (observation point `"adassp-release"`); lambda_min and A on the A-pair (feature 0
+  zero on the base rows, rows C e_0 vs C e_1: lambda_min(A) moves by its full C^2), b on the b-pair;
 - DP-PMTLR, DP-Newton, DP-PMT Poisson: one noisy Newton step, read **inside the product's own
   `noisy_newton`** (white box): the function the estimators call is run for one step from the pair's
   iterate (`theta_init`) on the rows the estimator truncated, with its own noise scales and `trials` draws
@@ -67,7 +75,8 @@ noise scale are the product's code) and observes:
 - DP-GD ridge and logistic: the final coefficient 0 (black box; only the replaced row moves it, and its
   gradient is clipped at every step with opposite signs).
 
-Each release is claimed mu_j-GDP by the estimator's own accounting (A and b: mu / sqrt 2 each; a Newton
+Each release is claimed mu_j-GDP by the estimator's own accounting (A and b: mu / sqrt 2 each; the joint form's
+S: mu; AdaSSP's lambda_min, A and b: mu / sqrt 3 each; a Newton
 step's gradient and Hessian: mu / sqrt(2T) each; DP-GD's whole path: mu). Its outputs are projected on a
 direction fixed beforehand (the noise-free movement; for a black-box output a direction estimated on
 20 % of the runs, which are then not counted), and the standardised separation of the projections
@@ -78,7 +87,7 @@ direction fixed beforehand (the noise-free movement; for a black-box output a di
 Gaussian output (any fixed projection of a Gaussian release separates D and D' by at most its mu), and
 sqrt(exp(mu_j^2) - 1) for a non-Gaussian post-processing (the chi-square bound). **Verdict:** a violation
 when some lower bound exceeds that. **False-alarm rate: 1e-3 per audit** (one-sided, Bonferroni over the
-2-3 releases of a mechanism; over the {nmech} mechanisms of this table at most {fam:.0e} for the whole
+1-3 releases of a mechanism; over the {nmech} mechanisms of this table at most {fam:.0e} for the whole
 table). It is tested: `tests/engine/test_audit.py::test_separation_interval_false_alarm_rate_is_the_stated_one`
 (4,000 simulated tight releases at two levels, binomial check) and
 `::test_false_alarm_rate_in_repeated_seeded_audits` (30 seeded audits of the real DP-RR at alpha 0.2).
@@ -92,6 +101,10 @@ B_y, eigenvalue floor, chosen options such as `whiten`), every warning and the e
 centre or option computed from the private rows shows up there while the release audit cannot see it
 (both neighbours get the same noise-to-sensitivity ratio). Its false-alarm rate is 0 (an exact comparison).
 
+The **parameter audit** runs every mechanism with the product's defaults: *DP-PMTRR joint form* is
+`PMTRidge()` (with public labels `response="auto"` resolves to the joint form), *DP-PMTRR clip form* is
+`PMTRidge(response="clip")` (the form with a response bound B_y, where the *private-response-bound* plant lives).
+
 Columns of the power table: *caught at* is the smallest under-calibration (the release calibrated to
 F x its sensitivity, i.e. noise x F: `--broken sensitivity-F`) that this seed's audit flags, scanning F =
 0.99, 0.98, ..., 0.90, 0.85, ...; *95 % power at* is the smallest under-calibration caught with
@@ -104,12 +117,14 @@ audit's verdict) is kept as information in `--json` (`releases[i].epsilon_lb`).
 - One audit: `python -m engine audit --mechanism dp-pmtrr [--mode all|releases|parameters] [--epsilon 4] [--trials 20000] [--broken sensitivity-0.9] [--json]`
   (mechanisms: {mechs}; broken copies: sensitivity-F / noise-F for any F > 0, skip-clipping,
   partial-noise, combination-leak for pmt-pooled, newton-noise-F for the noisy-Newton mechanisms,
-  private-response-bound for dp-pmtrr and pmt-pooled). `--mode all` (default) runs the release audit and
+  joint-noise-F for dp-pmtrr-joint, adassp-noise-F for adassp, private-response-bound for dp-pmtrr and
+  pmt-pooled). `--mode all` (default) runs the release audit and
   the parameter audit and gives one verdict.
-- In the test suite (`tests/engine/test_audit.py`, about 35 s here): every mechanism passes and its interval
+- In the test suite (`tests/engine/test_audit.py`): every mechanism passes and its interval
   covers the claim (6,000 trials), a 10 % under-calibration is caught with 20,000 trials by every
   mechanism, every broken copy is caught, the pooled combination leak is caught on the coefficients only, the
-  noise x 0.9 planted inside `noisy_newton` is caught with 20,000 trials, the private response bound is
+  noise x 0.9 planted inside `noisy_newton`, `_release_joint` and `adassp_solve` is caught with 20,000 trials,
+  the private response bound is
   caught by the parameter audit and not by the release audit; `tests/ui/test_neighbour_invariance.py` runs the
   same comparison over every estimator option, public mode, the command line and the page's compute layer.
 - This table: `nice .venv/bin/python scripts/audit_table.py`.
@@ -143,7 +158,9 @@ computes the pooling weights from the private rows instead of the public ones, a
 combination step that (A, b) cannot show and the coefficients do; *newton-noise-0.9* (the noisy-Newton
 mechanisms) multiplies the gradient noise by 0.9 in a copy of the product's `noisy_newton` whose one line
 `sigma_g[:, None] * noise_g[t]` is changed (the issue's plant: before the audit read the release inside
-that function, its output was bit-identical to the correct run); *private-response-bound* (DP-PMTRR,
+that function, its output was bit-identical to the correct run); *joint-noise-0.9* (the joint form) and
+*adassp-noise-0.9* (AdaSSP) plant the same kind of line in a copy of `_release_joint` (`S_priv = S + s * W`,
+the noise x 0.9) and of `adassp_solve` (`lam_min + s_l * z`, the lambda_min noise x 0.9); *private-response-bound* (DP-PMTRR,
 PMT-pooled) silently takes B_y = max |y| of the private labels (one label of 1e12 then moves sigma_b
 by 11 orders of magnitude): caught by the parameter audit only.
 
@@ -164,9 +181,9 @@ otherwise the fields that differ.
 FOOTER = """
 ## Not covered by the audit
 
-- `PMTRidge(response="joint")` (one symmetric release of the joint (x, y) moment): its release cannot be
-  stacked through the solver hook (the back-transform is written for one matrix), so auditing it would
-  need a loop of plain fits. Its sensitivity is unit-tested by its owner.
+- The solves after each release (PMTRidge's noise-aware fix and back-transform, AdaSSP's adaptive ridge) are
+  post-processing of the audited releases and are not audited themselves (the joint form's and AdaSSP's
+  fits are stopped at their observation point).
 - Noisy Newton is audited one step at a time (white box, inside the product's `noisy_newton`, from the
   iterate where each pair is worst): the composition over T steps is the accountant's (tested in
   `tests/engine/test_privacy_oracle.py`), not audited.

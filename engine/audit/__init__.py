@@ -35,7 +35,9 @@ The harness (:func:`audit`)
    What is observed: for sufficient-statistics perturbation (DP-PMTRR, DP-RR) the released noisy
    ``(A, b)`` (captured at the solver: white box); for the noisy Newton mechanisms one step's noisy
    gradient and Hessian, read inside the product's own ``noisy_newton`` at its observation point
-   (:mod:`engine.privacy.observe`, white box: nothing re-computed); for DP-GD (ridge, logistic) the final
+   (:mod:`engine.privacy.observe`, white box: nothing re-computed); for PMT ridge's joint form (its default
+   with public labels) the noisy ``S~`` and for AdaSSP its noisy ``lambda_min(A)``, ``A`` and ``b``, read at
+   their observation points where the product adds the noise (the fit is stopped there; white box); for DP-GD (ridge, logistic) the final
    coefficients only (black box; the pairs are built so that they still show all of the pair's
    distinguishability).
 3. **Distinguishing test.** Half of the runs (train) fix a linear score: the difference of the mean
@@ -59,7 +61,8 @@ bug class). These live here, never in the product's estimators.
 Data-dependent parameters (a bound, radius, centre or option computed from the private rows) are the
 parameter audit's (:mod:`engine.audit.parameters`): neighbours with an extreme row must see bit-identical
 everything but the noisy release. Broken copies planted in the product's code: ``newton-noise-F`` (a changed
-line in a copy of ``noisy_newton``) and ``private-response-bound`` (B_y from the private labels).
+line in a copy of ``noisy_newton``), ``joint-noise-F`` and ``adassp-noise-F`` (the same in ``_release_joint``
+and ``adassp_solve``) and ``private-response-bound`` (B_y from the private labels).
 
 Layout: :mod:`engine.audit.stats` (the statistics: steps 3 and 4), :mod:`engine.audit.hooks` (the
 fast path and the broken copies on the real estimators: step 2), :mod:`engine.audit.mechanisms` (the
@@ -81,8 +84,10 @@ from engine.audit.harness import DEFAULT_ALPHA, DEFAULT_AUDIT_EPSILON, AuditResu
 from engine.audit.hooks import (  # noqa: F401  (private helpers: re-exported for the tests)
     BROKEN,
     BROKEN_NOISE_FACTOR,
+    _adassp_releases,
     _dpgd_logistic_releases,
     _dpgd_releases,
+    _joint_releases,
     _newton_capture,
     _newton_step_releases,
     _ssp_releases,

@@ -29,11 +29,17 @@ from engine import privacy as P
 #: labels (``max |y|``) where the product takes it from the public ones: a data-dependent parameter, which
 #: the release audit cannot see (both neighbours get the same noise-to-sensitivity ratio) and the parameter
 #: audit (:mod:`engine.audit.parameters`) catches.
+#: ``joint-noise-F`` (PMTRidge's joint form) multiplies the noise of its one release by F inside a copy of the
+#: product's ``_release_joint``; ``adassp-noise-F`` (AdaSSP) multiplies the noise of its lambda_min release
+#: by F inside a copy of the product's ``adassp_solve`` (planted lines, as ``newton-noise-F``).
 BROKEN = ("sensitivity-0.9", "noise-0.2", "skip-clipping", "partial-noise", "combination-leak", "newton-noise-0.9",
-          "private-response-bound")
+          "private-response-bound", "joint-noise-0.9", "adassp-noise-0.9")
 #: Broken copies that apply to some mechanisms only.
 BROKEN_FOR = {"combination-leak": ("pmt-pooled",), "newton-noise": ("dp-pmtlr", "dp-newton", "dp-pmt-poisson"),
-              "private-response-bound": ("dp-pmtrr", "pmt-pooled")}
+              "private-response-bound": ("dp-pmtrr", "pmt-pooled"), "joint-noise": ("dp-pmtrr-joint",),
+              "adassp-noise": ("adassp",)}
+#: The broken copies planted as a line in the product's code, with a factor: ``<prefix>F``.
+_PLANTED_PREFIXES = ("newton-noise-", "joint-noise-", "adassp-noise-")
 
 #: Factor applied to every noise draw by ``broken="noise-0.2"``.
 BROKEN_NOISE_FACTOR = 0.2
@@ -43,13 +49,13 @@ def parse_broken(broken):
     """Validate a broken-copy name; returns it (``None`` stays ``None``).
 
     Accepted: ``None``, ``"skip-clipping"``, ``"partial-noise"``, ``"combination-leak"``,
-    ``"private-response-bound"`` and ``"sensitivity-F"`` / ``"noise-F"`` / ``"newton-noise-F"`` with a finite
-    ``F > 0``. Raises ``ValueError`` otherwise.
+    ``"private-response-bound"`` and ``"sensitivity-F"`` / ``"noise-F"`` / ``"newton-noise-F"`` /
+    ``"joint-noise-F"`` / ``"adassp-noise-F"`` with a finite ``F > 0``. Raises ``ValueError`` otherwise.
     """
     if broken is None or broken in ("skip-clipping", "partial-noise", "combination-leak", "private-response-bound"):
         return broken
     if isinstance(broken, str):
-        for prefix in ("sensitivity-", "newton-noise-", "noise-"):
+        for prefix in ("sensitivity-", *_PLANTED_PREFIXES, "noise-"):
             if broken.startswith(prefix):
                 try:
                     f = float(broken[len(prefix):])
@@ -58,7 +64,8 @@ def parse_broken(broken):
                 if math.isfinite(f) and f > 0:
                     return broken
     raise ValueError("broken must be None, 'skip-clipping', 'partial-noise', 'combination-leak', "
-                     "'private-response-bound' or 'sensitivity-F' / 'noise-F' / 'newton-noise-F' with F > 0 "
+                     "'private-response-bound' or 'sensitivity-F' / 'noise-F' / 'newton-noise-F' / 'joint-noise-F' / "
+                     "'adassp-noise-F' with F > 0 "
                      f"(e.g. 'sensitivity-0.9'), got {broken!r}")
 
 
@@ -71,7 +78,7 @@ def _identity_truncate(Z, radius):
 
 #: The modules of :mod:`engine.pmt` whose estimators look the hooked names up at call time.
 _PMT_MODULES = ("_bounds", "_transform", "_base", "_gd", "_newton", "ridge", "baselines", "logistic", "poisson",
-                "pooled", "_ridge_public", "public_fit")
+                "pooled", "_ridge_public", "public_fit", "adassp")
 
 
 def _holders(name):
@@ -124,12 +131,19 @@ def _drop_diagonal(M):
     return M
 
 
+def broken_key(broken):
+    """The :data:`BROKEN_FOR` key of a broken copy (``"newton-noise-0.9"`` -> ``"newton-noise"``)."""
+    for prefix in _PLANTED_PREFIXES:
+        if broken.startswith(prefix):
+            return prefix[:-1]
+    return broken
+
+
 def broken_applies(broken, mechanism) -> bool:
     """Whether a broken copy exists for ``mechanism`` (some are planted in one estimator's code only)."""
     if broken is None:
         return True
-    key = "newton-noise" if broken.startswith("newton-noise-") else broken
-    return mechanism in BROKEN_FOR.get(key, (mechanism,))
+    return mechanism in BROKEN_FOR.get(broken_key(broken), (mechanism,))
 
 
 def private_response_bound_patches(broken, y_private):
@@ -142,7 +156,7 @@ def private_response_bound_patches(broken, y_private):
 
 def _noise_factor(broken) -> float:
     """The factor on every noise draw: F for ``sensitivity-F`` / ``noise-F``, else 1."""
-    if isinstance(broken, str) and not broken.startswith("newton-noise-"):
+    if isinstance(broken, str) and not broken.startswith(_PLANTED_PREFIXES):
         for prefix in ("sensitivity-", "noise-"):
             if broken.startswith(prefix):
                 return float(broken[len(prefix):])
@@ -338,8 +352,13 @@ def _newton_function(broken):
 
 
 def _newton_noise_factor(broken):
-    if isinstance(broken, str) and broken.startswith("newton-noise-"):
-        return float(broken[len("newton-noise-"):])
+    return _planted_factor(broken, "newton-noise-")
+
+
+def _planted_factor(broken, prefix):
+    """F of a planted broken copy ``<prefix>F`` (None: another or no broken copy)."""
+    if isinstance(broken, str) and broken.startswith(prefix):
+        return float(broken[len(prefix):])
     return None
 
 
@@ -382,3 +401,106 @@ def _dpgd_logistic_releases(estimator, X, y, X_pub, trials, rng, broken, factor=
     with _patches(("dp_gd_logistic_path", stacked_path)):
         est.fit(X, y, X_pub)
     return captured["theta"].T.copy(), est
+
+
+# --------------------------------------------------------------------------------------------
+# releases read at an observation point (engine.privacy.observe): PMTRidge's joint form, AdaSSP
+# --------------------------------------------------------------------------------------------
+class _ReleaseSeen(BaseException):
+    """Raised by the audit's observer to stop a fit once its release is seen (a BaseException, so that no
+    ``except Exception`` of the product can swallow it)."""
+
+
+def _fit_until_release(point, fit):
+    """Run ``fit()`` until the product emits ``point``; return the emitted values (the fit stops there).
+
+    ``RuntimeError`` when the fit ends without emitting it (the observation point is gone)."""
+    from engine.privacy import observe
+
+    seen = {}
+
+    def observer(**kw):
+        seen.update({k: np.array(v, dtype=float) if not isinstance(v, tuple) else v for k, v in kw.items()})
+        raise _ReleaseSeen
+
+    try:
+        with observe.observing(point, observer):
+            fit()
+    except _ReleaseSeen:
+        return seen
+    raise RuntimeError(f"the fit emitted no {point!r} observation: the audit cannot see its release")
+
+
+def _stacked(real, trials, f, broken):
+    """A noise function returning ``trials`` draws of ``real`` (times ``f``) stacked on a first axis."""
+    def draw(*args, **kw):
+        out = f * np.stack([np.asarray(real(*args, **kw), dtype=float) for _ in range(trials)])
+        return _drop_diagonal(out) if broken == "partial-noise" and out.ndim == 3 else out
+    return draw
+
+
+def _joint_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=None):
+    """``trials`` releases of PMTRidge's joint form (``S~``, shape (trials, d+1, d+1)), read where the product's
+    ``_release_joint`` adds its noise (observation point ``"pmt-joint-release"``).
+
+    The fit runs once with :func:`engine.privacy.symmetric_gaussian_noise` (the release's noise function)
+    returning ``trials`` draws; the observer stops the fit at the release. ``joint-noise-F`` runs a copy of
+    ``_release_joint`` with its noise line multiplied by F. Returns ``{"S", "sigma", "sensitivity"}``."""
+    from engine import privacy as Pmod
+    from engine.pmt import _ridge_joint
+
+    f = _noise_factor(broken) if factor is None else float(factor)
+    patches = [mock.patch.object(Pmod, "symmetric_gaussian_noise",
+                                 _stacked(Pmod.symmetric_gaussian_noise, trials, f, broken))]
+    F = _planted_factor(broken, "joint-noise-")
+    if F is not None:
+        planted = mutated_copy(_ridge_joint._JointRidgeMixin._release_joint, "S_priv = S + s * W",
+                               f"S_priv = S + {F!r} * s * W")
+        patches.append(mock.patch.object(_ridge_joint._JointRidgeMixin, "_release_joint", planted))
+    est = estimator.set_params(random_state=rng)
+    with contextlib.ExitStack() as stack, _patches(*_skip_clipping_patches(broken)):
+        for p_ in patches:
+            stack.enter_context(p_)
+        seen = _fit_until_release("pmt-joint-release", lambda: est.fit(X, y, X_pub, y_pub))
+    if seen["S"].shape[0] != trials:  # pragma: no cover
+        raise RuntimeError(f"expected {trials} stacked releases, got S of shape {seen['S'].shape}")
+    return seen
+
+
+def _adassp_releases(estimator, X, y, X_pub, y_pub, trials, rng, broken, factor=None):
+    """``trials`` releases of AdaSSP (``lambda_min~`` (trials,), ``A~`` (trials, d, d), ``b~`` (trials, d)), read
+    where the product's ``adassp_solve`` adds its noise (observation point ``"adassp-release"``).
+
+    The fit runs once with its noise functions (the scalar ``engine.privacy.gaussian_noise((), ...)`` of z and
+    ``ssp_noise``) returning ``trials`` draws; the observer stops the fit at the release. ``adassp-noise-F``
+    runs a copy of ``adassp_solve`` with the lambda_min noise multiplied by F."""
+    from engine import privacy as Pmod
+    from engine.pmt import adassp
+
+    f = _noise_factor(broken) if factor is None else float(factor)
+    real_gauss, real_ssp = Pmod.gaussian_noise, _real("ssp_noise")
+
+    def gauss(shape, *args, **kw):  # z: the one scalar draw of the fit
+        if shape == ():
+            return f * np.array([real_gauss((), *args, **kw) for _ in range(trials)], dtype=float)
+        return real_gauss(shape, *args, **kw)
+
+    def ssp(rng_, d):
+        draws = [real_ssp(rng_, d) for _ in range(trials)]
+        W, w = f * np.stack([a for a, _ in draws]), f * np.stack([b for _, b in draws])
+        if broken == "partial-noise":
+            W, w = _drop_diagonal(W), w.copy()
+            w[:, 0] = 0.0
+        return W, w
+
+    patches = [mock.patch.object(Pmod, "gaussian_noise", gauss)]
+    F = _planted_factor(broken, "adassp-noise-")
+    if F is not None:
+        patches.append(mock.patch.object(adassp, "adassp_solve", mutated_copy(
+            adassp.adassp_solve, "lam_min + s_l * z", f"lam_min + {F!r} * s_l * z")))
+    est = estimator.set_params(random_state=rng)
+    with contextlib.ExitStack() as stack, _patches(("ssp_noise", ssp), *_skip_clipping_patches(broken)):
+        for p_ in patches:
+            stack.enter_context(p_)
+        seen = _fit_until_release("adassp-release", lambda: est.fit(X, y, X_pub, y_pub))
+    return seen

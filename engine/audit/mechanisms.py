@@ -20,7 +20,10 @@ import numpy as np
 from engine import privacy as P
 from engine.audit.hooks import (
     BROKEN_FOR,
+    _adassp_releases,
+    _joint_releases,
     broken_applies,
+    broken_key,
     _dpgd_logistic_releases,
     _dpgd_releases,
     _newton_capture,
@@ -109,7 +112,7 @@ def _sample_ssp(kind):
 
         p, n_pub, eta = 2, 200, 0.05
         cls = {"pmt": PMTRidge, "rr": DPRidge, "pooled": PMTPooledRidge}[kind]
-        kw = {"response": "clip"} if kind == "pmt" else {}  # A and b: PMT's clip form (the joint form: not audited)
+        kw = {"response": "clip"} if kind == "pmt" else {}  # A and b: PMT's clip form (the joint form: dp-pmtrr-joint)
         make = lambda: cls(epsilon=epsilon, delta=delta, lam=0.0, eta=eta, **kw)  # noqa: E731
         pairs, X_pub, y_pub = ssp_pairs(n, p, n_pub, seed, pmt_radius(p + 1, n, eta))
         rngs = _rngs(seed, {"pmt": 7, "rr": 5, "pooled": 29}[kind], 4)
@@ -132,6 +135,94 @@ def _sample_ssp(kind):
         return releases, {"mu_claimed": est.report_.mu, "n": n, "d": p + 1,
                           "noise_scales": dict(est.report_.noise_scales)}
     return sampler
+
+
+# --------------------------------------------------------------------------------------------
+# PMTRidge's joint form (its default with public labels): one release of S = Z~^T Z~
+# --------------------------------------------------------------------------------------------
+def joint_pair(n, p, n_pub, seed, radius):
+    """D, D' for the joint form: the row ``x = K e_0, y = 0`` vs ``x = 0, y = K`` (K far beyond the radius).
+
+    The public rows ``[x, 1, y]`` have exactly mean 0 and identity second moment (:func:`standard_public_rows`
+    with p + 1 columns, the last one the label), so the joint whitening is the identity and the two rows are
+    truncated to ``R e_x0`` and ``R e_y`` (up to the intercept's 1/K share): the upper triangle of ``S`` moves
+    by ``R^2 (e_x0 e_x0^T - e_y e_y^T)``, norm ``sqrt(2) R^2``: the full sensitivity.
+
+    Returns ``((X0, y0), (X1, y1)), X_pub, y_pub``."""
+    X, y, _, _ = _regression_base(n, p, n_pub, seed)
+    J = standard_public_rows(n_pub, p + 1, seed)
+    X_pub, y_pub = J[:, :p], J[:, p]
+    K = EXTREME * radius
+    x0 = axis_row(p, 0, radius)
+    return ((np.vstack([X, x0]), np.append(y, 0.0)), (np.vstack([X, np.zeros(p)]), np.append(y, K))), X_pub, y_pub
+
+
+def _sample_joint(epsilon, delta, trials, seed, broken, n):
+    from engine.pmt import PMTRidge, pmt_radius
+
+    p, n_pub, eta = 2, 200, 0.05
+    make = lambda: PMTRidge(epsilon=epsilon, delta=delta, lam=0.0, eta=eta)  # noqa: E731 - the default: joint
+    ((X0, y0), (X1, y1)), X_pub, y_pub = joint_pair(n, p, n_pub, seed, pmt_radius(p + 2, n, eta))
+    plain = make().set_params(random_state=np.random.default_rng(0)).fit(X0, y0, X_pub, y_pub)  # the report
+    if plain.report_.extra.get("response") != "joint":  # pragma: no cover - the default changed
+        raise RuntimeError("PMTRidge's default with public labels is no longer the joint form: update the audit")
+    r0, r1 = _rngs(seed, 31, 2)
+    o0 = _joint_releases(make(), X0, y0, X_pub, y_pub, trials, r0, broken)
+    o1 = _joint_releases(make(), X1, y1, X_pub, y_pub, trials, r1, broken)
+    f0 = _joint_releases(make(), X0, y0, X_pub, y_pub, 1, np.random.default_rng(0), broken, factor=0.0)
+    f1 = _joint_releases(make(), X1, y1, X_pub, y_pub, 1, np.random.default_rng(0), broken, factor=0.0)
+    delta_stat = (upper_triangle(f1["S"]) - upper_triangle(f0["S"]))[0]
+    sens = float(plain.report_.sensitivities["S"])
+    rel = Release("S (white box: the noisy joint S~ where _release_joint adds its noise)", upper_triangle(o0["S"]),
+                  upper_triangle(o1["S"]), plain.report_.mu, direction=delta_stat,
+                  ratio=float(np.linalg.norm(delta_stat) / sens))
+    return [rel], {"mu_claimed": plain.report_.mu, "n": n, "d": p + 1, "noise_scales": dict(plain.report_.noise_scales),
+                   "response": "joint"}
+
+
+# --------------------------------------------------------------------------------------------
+# AdaSSP: lambda_min(A), A and b, mu / sqrt(3) each
+# --------------------------------------------------------------------------------------------
+def adassp_pairs(n, p, n_pub, seed, radius):
+    """The A-pair (feature 0 identically 0 on the base rows; the row ``C e_0`` vs ``C e_1``, labels 0) and the
+    b-pair (the row ``C e_0`` with label ``+-B``), raw rows (``radius`` only scales the extreme rows).
+
+    On the A-pair ``lambda_min(A)`` is ``C^2`` on D (the e_0 direction, below the base rows' eigenvalues) and 0 on
+    D' (nothing spans e_0): it moves by its full sensitivity ``C^2``; A moves by ``sqrt(2) C^2`` (as for DP-RR)."""
+    X, y, X_pub, y_pub = _regression_base(n, p, n_pub, seed)
+    X[:, 0] = 0.0
+    e0, e1 = axis_row(p, 0, radius), axis_row(p, 1, radius)
+    pairs = {
+        "A": ((np.vstack([X, e0]), np.append(y, 0.0)), (np.vstack([X, e1]), np.append(y, 0.0))),
+        "b": ((np.vstack([X, e0]), np.append(y, FAR_Y)), (np.vstack([X, e0]), np.append(y, -FAR_Y))),
+    }
+    return pairs, X_pub, y_pub
+
+
+def _sample_adassp(epsilon, delta, trials, seed, broken, n):
+    from engine.pmt import AdaSSPRidge, pmt_radius
+
+    p, n_pub, eta = 2, 200, 0.05
+    make = lambda: AdaSSPRidge(epsilon=epsilon, delta=delta, lam=0.0, eta=eta)  # noqa: E731
+    pairs, X_pub, y_pub = adassp_pairs(n, p, n_pub, seed, pmt_radius(p + 1, n, eta))
+    plain = make().set_params(random_state=np.random.default_rng(0)).fit(*pairs["A"][0], X_pub, y_pub)
+    rep = plain.report_
+    mu_j = rep.mu / math.sqrt(3.0)  # three releases of mu / sqrt(3) (docs/ADASSP.md)
+    rngs = _rngs(seed, 37, 4)
+    stats = {"A": (("lambda_min", lambda o: o["lambda_min"].reshape(-1, 1)), ("A", lambda o: upper_triangle(o["A"]))),
+             "b": (("b", lambda o: o["b"]),)}
+    releases = []
+    for k, (name, ((X0, y0), (X1, y1))) in enumerate(pairs.items()):
+        o0 = _adassp_releases(make(), X0, y0, X_pub, y_pub, trials, rngs[2 * k], broken)
+        o1 = _adassp_releases(make(), X1, y1, X_pub, y_pub, trials, rngs[2 * k + 1], broken)
+        f0 = _adassp_releases(make(), X0, y0, X_pub, y_pub, 1, np.random.default_rng(0), broken, factor=0.0)
+        f1 = _adassp_releases(make(), X1, y1, X_pub, y_pub, 1, np.random.default_rng(0), broken, factor=0.0)
+        for what, stat in stats[name]:
+            delta_stat = (stat(f1) - stat(f0))[0]
+            releases.append(Release(f"{what} (white box: where adassp_solve adds its noise; {name}-pair)", stat(o0),
+                                    stat(o1), mu_j, direction=delta_stat,
+                                    ratio=float(np.linalg.norm(delta_stat) / rep.sensitivities[what])))
+    return releases, {"mu_claimed": rep.mu, "n": n, "d": p + 1, "noise_scales": dict(rep.noise_scales)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -370,10 +461,15 @@ class _Mechanism:
 
 
 MECHANISMS: dict[str, _Mechanism] = {
-    "dp-pmtrr": _Mechanism("dp-pmtrr", "DP-PMTRR (PMTRidge)", "noisy A and b at the solver", _sample_ssp("pmt")),
+    "dp-pmtrr": _Mechanism("dp-pmtrr", "DP-PMTRR clip form (PMTRidge, response='clip')", "noisy A and b at the solver",
+                           _sample_ssp("pmt")),
+    "dp-pmtrr-joint": _Mechanism("dp-pmtrr-joint", "DP-PMTRR joint form (PMTRidge, its default with public labels)",
+                                 "noisy S = Z~^T Z~, read inside _release_joint", _sample_joint),
     "dp-rr": _Mechanism("dp-rr", "DP-RR (DPRidge)", "noisy A and b at the solver", _sample_ssp("rr")),
     "pmt-pooled": _Mechanism("pmt-pooled", "PMT-pooled (PMTPooledRidge)",
                              "noisy A and b at the combination, and the final coefficients", _sample_ssp("pooled")),
+    "adassp": _Mechanism("adassp", "AdaSSP (AdaSSPRidge)", "noisy lambda_min(A), A and b, read inside adassp_solve",
+                         _sample_adassp),
     "dp-gd-ridge": _Mechanism("dp-gd-ridge", "DP-GD ridge (DPGDRidge)", "final coefficients", _sample_dpgd_ridge),
     "dp-pmtlr": _Mechanism("dp-pmtlr", "DP-PMTLR (PMTLogistic)", "one noisy Newton step (gradient, Hessian), read inside noisy_newton",
                            _sample_newton("pmt")),
@@ -420,7 +516,7 @@ def sample_releases(mechanism: str, *, epsilon: float, delta: float, trials: int
         raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     parse_broken(broken)
     if not broken_applies(broken, mechanism):
-        key = "newton-noise" if broken.startswith("newton-noise-") else broken
+        key = broken_key(broken)
         raise ValueError(f"broken={broken!r} is planted in the code of {', '.join(BROKEN_FOR[key])} only: "
                          f"not available for mechanism {mechanism!r}")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 4:

@@ -163,11 +163,16 @@ class _Setup:
 
 
 def _setups():
-    from engine.pmt import (DPGDLogistic, DPGDRidge, DPNewtonLogistic, DPRidge, PMTLogistic, PMTPoisson,
-                            PMTPooledRidge, PMTRidge)
+    from engine.pmt import (AdaSSPRidge, DPGDLogistic, DPGDRidge, DPNewtonLogistic, DPRidge, PMTLogistic,
+                            PMTPoisson, PMTPooledRidge, PMTRidge)
 
     return {
-        "dp-pmtrr": _Setup("regression", lambda e, d, s: PMTRidge(epsilon=e, delta=d, random_state=s), True),
+        # the two forms of PMTRidge: the clip form (B_y from the public labels) and the default with public
+        # labels, the joint form (``response="auto"`` resolves to it; no B_y)
+        "dp-pmtrr": _Setup("regression", lambda e, d, s: PMTRidge(epsilon=e, delta=d, response="clip", random_state=s),
+                           True),
+        "dp-pmtrr-joint": _Setup("regression", lambda e, d, s: PMTRidge(epsilon=e, delta=d, random_state=s), True),
+        "adassp": _Setup("regression", lambda e, d, s: AdaSSPRidge(epsilon=e, delta=d, random_state=s), True),
         "dp-rr": _Setup("regression", lambda e, d, s: DPRidge(epsilon=e, delta=d, random_state=s), True),
         "pmt-pooled": _Setup("regression", lambda e, d, s: PMTPooledRidge(epsilon=e, delta=d, random_state=s), True),
         "dp-gd-ridge": _Setup("regression", lambda e, d, s: DPGDRidge(epsilon=e, delta=d, n_steps=20, random_state=s),

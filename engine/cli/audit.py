@@ -104,7 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--broken", type=_broken_arg, default=None,
                    help="audit a deliberately broken copy: sensitivity-F (e.g. sensitivity-0.9), noise-F, "
                         "skip-clipping, partial-noise, combination-leak (pmt-pooled), newton-noise-F (the Newton "
-                        "mechanisms: a planted line in noisy_newton), private-response-bound (dp-pmtrr, pmt-pooled)")
+                        "mechanisms: a planted line in noisy_newton), joint-noise-F (dp-pmtrr-joint: in _release_joint), "
+                        "adassp-noise-F (adassp: in adassp_solve), private-response-bound (dp-pmtrr, pmt-pooled)")
     p.add_argument("--mode", choices=["all", "releases", "parameters"], default="all",
                    help="releases: the noisy releases; parameters: everything else must not depend on the private "
                         "rows; all (default): both")

@@ -112,6 +112,7 @@ def _privacy_tables():
         "public_resid_sd": PUBLIC, "sampler": PUBLIC, "opendp_epsilon": PUBLIC, "solver": PUBLIC,
         "public_moment": PUBLIC, "noise_bound": PUBLIC, "clip_grid": PUBLIC,
         "last_step": DP, "min_eig_last": DP,
+        "lam_ada": DP,  # AdaSSP's adaptive ridge: from its released lambda_min~ and public numbers
         "non_private_tuning": PUBLIC, "grid_errors": DIAGNOSTIC,
         "response_center": PUBLIC, "public_standardized": PUBLIC, "private_bounds": PUBLIC,
     }

@@ -15,6 +15,7 @@ from engine import privacy as P
 from engine.pmt._base import METHOD_NAMES, _dp_report_for, release_rng
 from engine.pmt._bounds import _kappa_from_eigs
 from engine.pmt._moment import public_moment
+from engine.privacy import observe
 
 __all__ = ["RESPONSES", "resolve_response"]
 
@@ -82,6 +83,7 @@ class _JointRidgeMixin:
         rng = release_rng(self)
         W = P.symmetric_gaussian_noise(d + 1, 1.0, rng)
         S_priv = S + s * W
+        observe.emit("pmt-joint-release", S=S_priv, sigma=s, sensitivity=sens)  # the release (read by the audit)
         if self.solver == "paper":
             S_orig = mom.unwhiten_gram(S_priv)
             theta, fixed, kappa_noisy = ssp_solve(S_orig[:d, :d], S_orig[:d, d], n * lam * Pm, eig_floor=eig_floor)

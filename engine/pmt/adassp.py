@@ -30,6 +30,7 @@ from engine import privacy as P
 from engine.pmt._base import METHOD_NAMES, _dp_report_for, _mu, release_rng
 from engine.pmt.baselines import DPRidge
 from engine.pmt.ridge import certified_ssp_sensitivities, noise_spectral_bound, ssp_noise
+from engine.privacy import observe
 
 __all__ = ["AdaSSPRidge", "adassp_sigmas", "adassp_solve"]
 
@@ -47,11 +48,14 @@ def adassp_solve(A, b, lam_min, z, W, w, sig, pen, d, eta):
     """One AdaSSP solve from the exact statistics and standard-normal noise ``z, W, w``; returns
     ``(theta, lam_ada)``."""
     s_l, s_A, s_b = sig
+    # the three releases, then only post-processing (read here by the audit: engine.privacy.observe)
+    lam_priv, A_priv, b_priv = lam_min + s_l * z, A + s_A * W, b + s_b * w
+    observe.emit("adassp-release", lambda_min=lam_priv, A=A_priv, b=b_priv, sigmas=(s_l, s_A, s_b))
     shift = NormalDist().inv_cdf(1.0 - eta) if s_l > 0 else 0.0
-    lam_t = max(lam_min + s_l * z - s_l * shift, 0.0)
+    lam_t = max(lam_priv - s_l * shift, 0.0)
     c = float(noise_spectral_bound(s_A, d, eta))
-    lam_ada = max(0.0, c - lam_t)
-    theta = np.linalg.solve(A + s_A * W + lam_ada * np.eye(d) + pen, b + s_b * w)
+    lam_ada = float(max(0.0, c - lam_t))
+    theta = np.linalg.solve(A_priv + lam_ada * np.eye(d) + pen, b_priv)
     return theta, lam_ada
 
 
@@ -81,7 +85,8 @@ class AdaSSPRidge(DPRidge):
             ledger.record(name, sensitivity=se, sigma=sg, neighbouring=nb)
         Pm = self._penalty_mask(d) if penalty is None else penalty
         rng = release_rng(self)
-        z = float(P.gaussian_noise((), 1.0, rng)) if math.isfinite(mu) else 0.0
+        # a float (an array of draws under the audit's stacked noise: engine.audit.hooks)
+        z = np.asarray(P.gaussian_noise((), 1.0, rng))[()] if math.isfinite(mu) else 0.0
         W, w = ssp_noise(rng, d)
         lam_min = float(np.linalg.eigvalsh(stats.A)[0])
         theta, lam_ada = adassp_solve(stats.A, stats.b, lam_min, z, W, w, sig, n * lam * Pm, d, eta)

@@ -19,6 +19,17 @@ Observation points
     ``hessian`` (runs, d, d): the noisy averaged gradient and Hessian of every run (penalty included,
     before the eigenvalue floor and the step), ``sigma_g`` / ``sigma_H`` (runs,), ``theta`` (runs, d): the
     iterate they were computed at.
+``"pmt-joint-release"``
+    :meth:`engine.pmt._ridge_joint._JointRidgeMixin._release_joint` (PMTRidge's joint form, its one release):
+    ``S`` (d+1, d+1): the noisy ``S~ = Z~^T Z~ + s W`` right after the noise is added, ``sigma`` (s) and
+    ``sensitivity``.
+``"adassp-release"``
+    :func:`engine.pmt.adassp.adassp_solve` (AdaSSP, its three releases): ``lambda_min`` (``lambda_min(A) +
+    s_l z``, before the public shift and the clamp at 0), ``A`` (``A + s_A W``) and ``b`` (``b + s_b w``)
+    right after the noise is added, and ``sigmas`` ``(s_l, s_A, s_b)``.
+
+An observer may raise to stop the fit once it has seen the release (the audit does, with stacked noise
+that the rest of the fit is not built for); the product never registers one.
 
 Not thread-safe (one registry per process): audit in one thread.
 
@@ -39,7 +50,7 @@ import contextlib
 __all__ = ["emit", "observing", "POINTS"]
 
 #: The observation points the product's code emits.
-POINTS = ("newton-step",)
+POINTS = ("newton-step", "pmt-joint-release", "adassp-release")
 
 _OBSERVERS: dict[str, list] = {}
 

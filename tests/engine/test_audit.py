@@ -162,7 +162,7 @@ EXPECTED_RATIO = {("dp-pmt-poisson", 0): 1 - 1 / 1000.0}
 def test_every_gaussian_release_moves_by_its_full_sensitivity(mechanism):
     releases, info = A.sample_releases(mechanism, epsilon=4.0, delta=DELTA, trials=4, seed=0)
     white = [r for r in releases if r.direction is not None]
-    assert len(white) == (1 if mechanism.startswith("dp-gd") else 2)
+    assert len(white) == {"adassp": 3, "dp-pmtrr-joint": 1}.get(mechanism, 1 if mechanism.startswith("dp-gd") else 2)
     for j, r in enumerate(white):
         assert r.ratio <= 1 + 1e-9, (r.name, r.ratio)  # more would mean the stated sensitivity is too small
         if mechanism == "dp-pmt-poisson" and j == 1:  # H = e^{R B_theta}: Hessian pair at theta~ = 0 shows 1/H
@@ -173,13 +173,16 @@ def test_every_gaussian_release_moves_by_its_full_sensitivity(mechanism):
 
 
 def test_pairs_are_replace_one():
+    from engine.audit.mechanisms import adassp_pairs, joint_pair
     from engine.pmt import pmt_radius
 
     R = pmt_radius(3, 100, 0.05)
     pairs, _, _ = A.ssp_pairs(100, 2, 200, 0, R)
     npairs, _ = A.newton_pairs("logistic", 100, 2, 200, 0, R)
     ppairs, _ = A.newton_pairs("poisson", 100, 2, 200, 0, R, 1000.0)
-    for (X0, y0), (X1, y1), *_ in [*pairs.values(), *npairs.values(), *ppairs.values()]:
+    jpair, *_ = joint_pair(100, 2, 200, 0, R)
+    apairs, *_ = adassp_pairs(100, 2, 200, 0, R)
+    for (X0, y0), (X1, y1), *_ in [*pairs.values(), *npairs.values(), *ppairs.values(), jpair, *apairs.values()]:
         assert X0.shape == X1.shape == (100, 2)
         assert np.array_equal(X0[:-1], X1[:-1]) and np.array_equal(y0[:-1], y1[:-1])
         assert not (np.array_equal(X0[-1], X1[-1]) and y0[-1] == y1[-1])
@@ -297,8 +300,8 @@ def test_false_alarm_rate_in_repeated_seeded_audits():
 
 
 #: mechanisms whose 10 % under-calibration the issue asks to be caught with 20k trials
-POWER = ["dp-pmtrr", "dp-rr", "pmt-pooled", "dp-gd-ridge", "dp-gd-logistic", "dp-pmtlr", "dp-newton",
-         "dp-pmt-poisson"]
+POWER = ["dp-pmtrr", "dp-pmtrr-joint", "dp-rr", "adassp", "pmt-pooled", "dp-gd-ridge", "dp-gd-logistic", "dp-pmtlr",
+         "dp-newton", "dp-pmt-poisson"]
 
 
 @pytest.mark.parametrize("mechanism", POWER)
@@ -327,6 +330,55 @@ def test_noise_scaled_wrong_inside_noisy_newton_is_caught_with_20k_trials(mechan
     grad, hess = r.releases
     assert grad["violation"] and not hess["violation"]
     assert 1.03 < grad["mu_hat"] / grad["mu_claim"] < 1.2
+
+
+@pytest.mark.parametrize("mechanism, broken, planted", [("dp-pmtrr-joint", "joint-noise-0.9", 0),
+                                                        ("adassp", "adassp-noise-0.9", 0)])
+def test_noise_scaled_wrong_inside_the_joint_and_adassp_releases_is_caught_with_20k_trials(mechanism, broken, planted):
+    """Planted in a copy of the product's release function (PMTRidge's ``_release_joint``: the noise of S x 0.9;
+    ``adassp_solve``: the noise of lambda_min x 0.9): the audit reads the releases where that code adds the noise,
+    so it sees the change, and only on the planted release."""
+    r = A.audit(mechanism, epsilon=4.0, delta=DELTA, trials=20_000, seed=5, broken=broken)
+    assert r.violation, r.releases
+    assert [x["violation"] for x in r.releases] == [j == planted for j in range(len(r.releases))]
+    assert 1.03 < r.releases[planted]["mu_hat"] / r.releases[planted]["mu_claim"] < 1.2
+
+
+def test_joint_and_adassp_audits_read_the_products_release_at_its_observation_point():
+    """The joint form's and AdaSSP's releases come out of the product's own code: run 0 of the audit's stack is
+    the release a plain fit with the same generator makes (S~; AdaSSP's lambda_min~, drawn first), the noise-free
+    run is the fit's own statistic, and every patched name is restored afterwards."""
+    from engine import privacy as Pm
+    from engine.audit.mechanisms import adassp_pairs, joint_pair
+    from engine.pmt import AdaSSPRidge, _ridge_joint, adassp, pmt_radius
+    from engine.privacy import observe
+
+    before = (Pm.gaussian_noise, Pm.symmetric_gaussian_noise, _ridge_joint._JointRidgeMixin._release_joint,
+              adassp.adassp_solve)
+    ((X0, y0), _), X_pub, y_pub = joint_pair(100, 2, 200, 0, pmt_radius(4, 100, 0.05))
+    seen = []
+    with observe.observing("pmt-joint-release", lambda **kw: seen.append(np.array(kw["S"]))):
+        plain = PMTRidge(epsilon=2.0, lam=0.0, random_state=np.random.default_rng(3)).fit(X0, y0, X_pub, y_pub)
+    out = A._joint_releases(PMTRidge(epsilon=2.0, lam=0.0), X0, y0, X_pub, y_pub, 9, np.random.default_rng(3), None)
+    assert out["S"].shape == (9, 4, 4) and len(seen) == 1
+    np.testing.assert_array_equal(out["S"][0], seen[0])
+    free = A._joint_releases(PMTRidge(epsilon=2.0, lam=0.0), X0, y0, X_pub, y_pub, 1, np.random.default_rng(0), None,
+                             factor=0.0)
+    np.testing.assert_array_equal(free["S"][0], plain.transform_.X_tilde.T @ plain.transform_.X_tilde)
+    assert float(out["sigma"]) == plain.report_.noise_scales["S"]
+
+    pairs, X_pub, y_pub = adassp_pairs(100, 2, 200, 0, pmt_radius(3, 100, 0.05))
+    (X0, y0), _ = pairs["A"]
+    seen = []
+    with observe.observing("adassp-release", lambda **kw: seen.append(kw)):
+        AdaSSPRidge(epsilon=2.0, lam=0.0, random_state=np.random.default_rng(3)).fit(X0, y0, X_pub, y_pub)
+    out = A._adassp_releases(AdaSSPRidge(epsilon=2.0, lam=0.0), X0, y0, X_pub, y_pub, 9, np.random.default_rng(3),
+                             None)
+    assert out["lambda_min"].shape == (9,) and out["A"].shape == (9, 3, 3) and out["b"].shape == (9, 3)
+    assert out["lambda_min"][0] == seen[0]["lambda_min"] and np.unique(out["A"][:, 0, 0]).size == 9
+    assert before == (Pm.gaussian_noise, Pm.symmetric_gaussian_noise, _ridge_joint._JointRidgeMixin._release_joint,
+                      adassp.adassp_solve)
+    assert _hooked_names_restored() and not observe._OBSERVERS
 
 
 def test_newton_audit_reads_the_products_noisy_newton_at_its_observation_point():

@@ -96,8 +96,8 @@ def _public(kind, Xq, yq):
 # the estimator cases: (family, public kind, factory, declared private)
 # ------------------------------------------------------------------------------------------------
 def _cases():
-    from engine.pmt import (DPGDLogistic, DPGDRidge, DPNewtonLogistic, DPRidge, DPRidgeOracle, PMTLogistic,
-                            PMTPoisson, PMTPooledRidge, PMTRidge)
+    from engine.pmt import (AdaSSPRidge, DPGDLogistic, DPGDRidge, DPNewtonLogistic, DPRidge, DPRidgeOracle,
+                            PMTLogistic, PMTPoisson, PMTPooledRidge, PMTRidge)
 
     E = dict(epsilon=1.0, delta=1e-5, random_state=5)
     c = {
@@ -105,6 +105,13 @@ def _cases():
         "PMTRidge solver=paper": ("regression", "labelled", lambda: PMTRidge(**E, solver="paper"), False),
         "PMTRidge public_moment=tyler": ("regression", "labelled", lambda: PMTRidge(**E, public_moment="tyler"), False),
         "PMTRidge response=joint": ("regression", "labelled", lambda: PMTRidge(**E, response="joint"), False),
+        # the joint form (the default with public labels) with every option that changes its code path
+        "PMTRidge joint solver=paper": ("regression", "labelled", lambda: PMTRidge(**E, solver="paper"), False),
+        "PMTRidge joint public_moment=tyler center=None": (
+            "regression", "labelled", lambda: PMTRidge(**E, public_moment="tyler", center=None), False),
+        "PMTRidge joint sampler=opendp lam=0": ("regression", "labelled",
+                                                lambda: PMTRidge(**E, sampler="opendp", lam=0.0), False),
+        "PMTRidge response=clip": ("regression", "labelled", lambda: PMTRidge(**E, response="clip"), False),
         "PMTRidge sampler=opendp": ("regression", "labelled", lambda: PMTRidge(**E, sampler="opendp"), False),
         "PMTRidge center=None": ("regression", "labelled", lambda: PMTRidge(**E, center=None), False),
         "PMTRidge lam=0": ("regression", "labelled", lambda: PMTRidge(**E, lam=0.0), False),
@@ -118,6 +125,17 @@ def _cases():
         "DPRidge clip_radius=3": ("regression", "labelled", lambda: DPRidge(**E, clip_radius=3.0), False),
         "DPRidge clip_radius=private": ("regression", "labelled", lambda: DPRidge(**E, clip_radius="private"), True),
         "DPRidgeOracle": ("regression", "labelled", lambda: DPRidgeOracle(**E, n_trials=3), True),
+        "AdaSSPRidge": ("regression", "labelled", lambda: AdaSSPRidge(**E), False),
+        "AdaSSPRidge eps=50 lam=0": ("regression", "labelled",  # lambda_min~ above the clamp: lam_ada differs
+                                     lambda: AdaSSPRidge(**{**E, "epsilon": 50.0}, lam=0.0), False),
+        "AdaSSPRidge clip_radius=3 response_bound=4 center=None": (
+            "regression", "labelled", lambda: AdaSSPRidge(**E, clip_radius=3.0, response_bound=4.0, center=None),
+            False),
+        "AdaSSPRidge sampler=opendp": ("regression", "labelled", lambda: AdaSSPRidge(**E, sampler="opendp"), False),
+        "AdaSSPRidge response_bound=private": ("regression", "labelled",
+                                               lambda: AdaSSPRidge(**E, response_bound="private"), True),
+        "AdaSSPRidge clip_radius=private": ("regression", "labelled", lambda: AdaSSPRidge(**E, clip_radius="private"),
+                                            True),
         "DPGDRidge": ("regression", "labelled", lambda: DPGDRidge(**E, n_steps=10), False),
         "DPGDRidge clip_norm=private": ("regression", "labelled", lambda: DPGDRidge(**E, n_steps=10,
                                                                                      clip_norm="private"), True),
@@ -206,9 +224,41 @@ def test_one_class_private_labels_and_their_neighbour_see_the_same(name):
 def test_harness_catches_a_response_bound_from_the_private_labels():
     from engine.audit.hooks import private_response_bound_patches
 
-    diffs, _ = _differences("PMTRidge", {"label 1e12", "random row"},
+    # the clip form (the default with public labels, the joint form, has no B_y: it stopped seeing this plant)
+    diffs, _ = _differences("PMTRidge response=clip", {"label 1e12", "random row"},
                             patches_for=lambda y: private_response_bound_patches("private-response-bound", y))
     assert {"B_y", "noise_scales", "sensitivities"} <= set(diffs["label 1e12"])
+
+
+def test_harness_catches_a_joint_form_centred_by_the_private_labels():
+    """Planted in PMTRidge's default (the joint form): y centred by the private mean instead of the public one."""
+    from engine.pmt import _ridge_joint
+
+    family, kind, make, _ = _cases()["PMTRidge"]
+    X, y, Xq, yq = _data(family)
+    seen = []
+    for ys in (y, _neighbours(X, y, family)["label 1e12"][1]):
+        with mock.patch.object(_ridge_joint._JointRidgeMixin, "_joint_center", lambda self, yq_, ys=ys: float(np.mean(ys))):
+            seen.append(_run(make, X, ys, (Xq, yq)))
+    assert seen[0]["fingerprint"]["extra.response"] == _canon_str("joint")
+    assert "extra.response_center" in compare_fingerprints(*seen)
+
+
+def _canon_str(v):
+    from engine.audit.parameters import _canon
+
+    return _canon(v)
+
+
+def test_harness_catches_an_adassp_label_on_a_private_figure():
+    """AdaSSP's adaptive ridge differs between neighbours (it comes from the released lambda_min~): unlabelled, the
+    harness flags it; the product labels it a DP release (engine.pmt._base)."""
+    from engine.pmt import _base
+
+    with mock.patch.dict(_base.EXTRA_PRIVACY):
+        del _base.EXTRA_PRIVACY["lam_ada"]
+        diffs, _ = _differences("AdaSSPRidge eps=50 lam=0", {"random row"})
+    assert diffs["random row"] == ["extra.lam_ada"]
 
 
 def test_harness_catches_a_whitening_chosen_from_the_private_rows():
@@ -227,7 +277,9 @@ def test_harness_catches_a_whitening_chosen_from_the_private_rows():
     for Xs in (X, _neighbours(X, y, family)["feature 1e12"][0]):
         leaky.private_max = float(np.abs(Xs).max())
         with mock.patch.object(L, "choose_whitening", leaky):
-            seen.append(_run(make, Xs, y, (Xq, yq)))
+            # without public labels: with them, whiten="auto" simulates both on the public rows and the rule's
+            # choice is not the one used (engine.pmt.whiten_choice)
+            seen.append(_run(make, Xs, y, (Xq, None)))
     assert "extra.whiten" in compare_fingerprints(*seen)
 
 
@@ -279,6 +331,7 @@ def _cli_files(tmp_path, family):
 def _cli(paths, tmp_path, flags, *, neighbour=None, y_override=None, tag="d"):
     X, y = paths["X"].copy(), paths["y"].copy()
     if y_override is not None:  # the file holds both classes (the upload check), the training rows one class
+        flags = [*flags, "--metric", "accuracy"]  # the test rows hold one class: AUC is undefined there (refused)
         test = _test_rows(len(y))
         y = np.zeros(len(y), dtype=int)
         y[test] = 1
@@ -347,7 +400,7 @@ def _cli_differences(a, b):
 
 CLI_CASES = {
     "ridge labelled, every method": ("regression", ["--public", "{public}", "--methods", "pmt", "dp-rr", "dp-gd",
-                                                    "public-only", "pmt-pooled", "non-private"]),
+                                                    "public-only", "pmt-pooled", "non-private", "adassp"]),
     "ridge labelled, opendp tyler clip": ("regression", ["--public", "{public}", "--sampler", "opendp",
                                                                      "--public-moment", "tyler", "--clip-radius", "3"]),
     "ridge unlabelled": ("regression", ["--public-features", "{features}", "--response-scale", "2"]),
@@ -421,7 +474,7 @@ def _page_dataset(X, y, task):
 
 
 PAGE_CASES = {
-    "ridge labelled": ("regression", "regression", "labelled", ["PMT", "DP-RR", "DP-GD", "Public-only"]),
+    "ridge labelled": ("regression", "regression", "labelled", ["PMT", "DP-RR", "DP-GD", "AdaSSP", "Public-only"]),
     "ridge unlabelled": ("regression", "regression", "unlabelled", ["PMT", "DP-RR", "DP-GD"]),
     "ridge moments": ("regression", "regression", "moments", ["PMT", "DP-RR", "DP-GD"]),
     "logistic labelled": ("logistic", "classification", "labelled", ["PMT", "DP-Newton", "DP-GD"]),
@@ -464,7 +517,8 @@ def test_harness_catches_a_page_bound_from_the_private_labels():
     X, y, _, _ = _data("regression", n=400)
     spec = {"task": "regression", "epsilon": 1.0, "delta": 1e-5, "lam": 1e-3, "n_pub": 80, "eta": 0.05, "seeds": 2,
             "clip_radius": 0.0, "methods": ["PMT"], "standardize": True, "public_source": "split", "split_seed": 0,
-            "data": "upload:neighbours.csv", "public_mode": "labelled", "sweep": "epsilon", "values": [1.0]}
+            "data": "upload:neighbours.csv", "public_mode": "labelled", "sweep": "epsilon", "values": [1.0],
+            "response": "clip"}  # the clip form has a B_y to plant (the default with public labels: the joint form)
     raw = C.prepare(_page_dataset(X, y, "regression"), None, standardize=False, n_pub=80, split_seed=0,
                     task="regression")
     i = int(np.flatnonzero((X == raw.X_train[0]).all(axis=1))[0])  # a private training row
