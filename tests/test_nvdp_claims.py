@@ -1,4 +1,4 @@
-"""Every sentence the product shows about clipping is true of the shipped models (issue 38).
+"""Every sentence the product shows about clipping is true of the shipped models.
 
 The facts are the shipped per-seed figures (assets/nvdp/seeds.json) and the training-drift trace
 (assets/nvdp/drift_trace.json). The sentences are read from where the page, Home, the README and

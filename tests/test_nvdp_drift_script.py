@@ -1,5 +1,5 @@
 """scripts/nvdp_drift_trace.py on tiny settings (2 epochs, 100 training sentences, 64 test sentences), its
-merge and tolerance check, and the drift figure (issue 38)."""
+merge and tolerance check, and the drift figure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AppTest: the NVDP page's Training drift tab and the learning-rate schedule control (issue 38).
+"""AppTest: the NVDP page's Training drift tab and the learning-rate schedule control.
 
 The tiny model pair of tests/test_page_nvdp.py (60 sentences, 1 epoch) is trained once into a temporary
 cache; the tab draws the shipped trace (assets/nvdp/drift_trace.json) whatever the live models are, and
