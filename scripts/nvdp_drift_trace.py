@@ -262,6 +262,32 @@ def merge(traces: list) -> dict:
     return out
 
 
+def markdown(trace: dict) -> str:
+    """The trace's summary as markdown (docs/nvdp_results.md): per schedule and seed, the restored epochs, the
+    worst case at epochs 1, the restored one and 10 for each view, and the counts."""
+    lines = ["| schedule | seed | restored (unclipped / clipped) | unclipped worst case: epoch 1 / restored / last | "
+             "clipped at release, last | trained with clipping: restored / last | accuracy last: unclipped / release / clipped |",
+             "|---|---|---|---|---|---|---|"]
+    for sched, block in trace["schedules"].items():
+        for seed, run in block["seeds"].items():
+            u, c, r = run["unclipped"]["epochs"], run["clipped"]["epochs"], run["release"]
+            ru, rc = run["unclipped"]["restored"], run["clipped"]["restored"]
+            w = lambda p: f"{float(p['rd_max_all_pairs']):.3g}"  # noqa: E731
+            lines.append(f"| {sched} | {seed} | {ru} / {rc} | {w(u[0])} / {w(u[ru - 1])} / {w(u[-1])} | {w(r[-1])} | "
+                         f"{w(c[rc - 1])} / {w(c[-1])} | {100 * float(u[-1]['accuracy']):.1f} / "
+                         f"{100 * float(r[-1]['accuracy']):.1f} / {100 * float(c[-1]['accuracy']):.1f} |")
+    out = ["\n".join(lines), ""]
+    for sched, s in trace["summary"].items():
+        out.append(f"- **{sched}**: training with clipping lowers the worst case at {s['clipped_lower_rd_max_all_pairs']} "
+                   f"of {s['n_points']} seed-epochs, the filtered max at {s['clipped_lower_rd_paper_max']}, the mean at "
+                   f"{s['clipped_lower_rd_paper_mean']}; clipping at release lowers them at "
+                   f"{s['release_lower_rd_max_all_pairs']} / {s['release_lower_rd_paper_max']} / "
+                   f"{s['release_lower_rd_paper_mean']}. Worst case lower with training clipping at: "
+                   f"{s['clipped_lower_rd_max_all_pairs_points']}; with release clipping at: "
+                   f"{s['release_lower_rd_max_all_pairs_points']}.")
+    return "\n".join(out)
+
+
 def compare(want: dict, got: dict, *, acc_points: float = 2.0, rel: float = 0.25) -> dict:
     """Per schedule, arm or view and metric: the share of points within tolerance of the recorded trace.
 
@@ -308,10 +334,14 @@ def main(argv=None) -> int:
     p.add_argument("--check-share", type=float, default=0.8,
                    help="least share of points within tolerance per metric for --check to pass (default 0.8)")
     p.add_argument("--strict", action="store_true", help="with --check: require identical bytes")
+    p.add_argument("--markdown", action="store_true", help="print the summary of --out as markdown and exit")
     p.add_argument("--merge", nargs="+", metavar="TRACE", default=None,
                    help="merge traces of the same settings made for different schedules (run in parallel) into --out")
     args = p.parse_args(argv)
     out = Path(args.out)
+    if args.markdown:
+        print(markdown(json.loads(out.read_text())))
+        return 0
     if args.merge:
         trace = merge([json.loads(Path(m).read_text()) for m in args.merge])
         out.write_text(json.dumps(trace, sort_keys=True, separators=(",", ":")) + "\n")

@@ -4,7 +4,7 @@ The shipped facts are the per-seed figures of the default pair (``assets/nvdp/se
 ``scripts/make_nvdp_models.py``) and the training-drift trace (``assets/nvdp/drift_trace.json``,
 ``scripts/nvdp_drift_trace.py``). :func:`clipping_sentence` writes the sentence the Home card and the
 NVDP page's introduction show; :func:`check_text` reads a text's sentences and reports every claim
-about clipping that the facts do not support (``tests/test_nvdp_claims.py`` runs it over the page's
+about clipping that the facts do not support (``tests/ui/test_nvdp_claims.py`` runs it over the page's
 sentences and over planted false ones). No Streamlit here.
 """
 
@@ -74,7 +74,9 @@ def clipping_sentence(facts: dict | None = None) -> str:
     d = f.get("drift")
     if d and "constant" in d:
         k = d["constant"]
-        s += (f" Clipping is insurance against late drift: with the constant rate run to the end, clipping at release "
+        lead = ("Clipping is insurance against late drift" if k["release_lower_rd_max_all_pairs"] or
+                k["clipped_lower_rd_max_all_pairs"] else "Clipping did not lower the worst case even late in training")
+        s += (f" {lead}: with the constant rate run to the end, clipping at release "
               f"lowers the worst case at {k['release_lower_rd_max_all_pairs']} of {k['n_points']} seed-epochs and "
               f"training with clipping at {k['clipped_lower_rd_max_all_pairs']} of {k['n_points']}")
         if "linear_warmup_decay" in d:
@@ -99,7 +101,8 @@ def home_clipping_sentence(facts: dict | None = None) -> str:
     d = f.get("drift")
     if d and "constant" in d:
         k = d["constant"]
-        s += (f" It is insurance against drift late in training: with a constant learning rate run to the end, "
+        s += (f" {'It is insurance against' if k['release_lower_rd_max_all_pairs'] else 'It did not help against'} "
+              "drift late in training: with a constant learning rate run to the end, "
               f"clipping at release lowers the worst case at {k['release_lower_rd_max_all_pairs']} of "
               f"{k['n_points']} seed-epochs.")
     return s
@@ -111,8 +114,9 @@ def sentences(text: str) -> list[str]:
     >>> sentences("**A** b 0.79 vs 0.65. C d!  E")
     ['A b 0.79 vs 0.65.', 'C d!', 'E']
     """
-    plain = re.sub(r"[*`]", "", text).replace("\n", " ")
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(:])", plain)
+    plain = re.sub(r"[*`]", "", text)
+    blocks = re.split(r"\n\s*\n|\n#+ ", plain)  # paragraphs and headings end a sentence too
+    parts = [p for b in blocks for p in re.split(r"(?<=[.!?])\s+(?=[A-Z(:])", b.replace("\n", " "))]
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -128,7 +132,8 @@ def check_sentence(s: str, facts: dict) -> list[str]:
     all_lower = all(v == facts["n_seeds"] for v in facts["lower"].values())
     if re.search(r"\btighten(s|ed|ing)?\b", low) and "clipping" in low and not all_lower and "does not tighten" not in low:
         out.append("says clipping tightens the bound; on the shipped models it does not in every seed and figure")
-    if "bit for bit" in low and not facts["bit_for_bit_across_cpus"] and not re.search(r"same (cpu|machine)", low):
+    if (re.search(r"(make_nvdp_models|models?\b|reproduces them)[^.;()]{0,80}bit for bit", low)
+            and not facts["bit_for_bit_across_cpus"] and not re.search(r"same (cpu|machine)", low)):
         out.append("says 'bit for bit'; the models are reproduced within tolerances, not bit for bit across CPUs")
     if re.search(r"guarantee for inputs with length hidden|certified bound is (a|the page's) guarantee", low):
         out.append("presents the certified bound as the page's guarantee; it is a what-if for a length-hiding mechanism")
@@ -165,20 +170,23 @@ def check_sentence(s: str, facts: dict) -> list[str]:
         for mm in re.finditer(pat, low):
             if int(mm.group(1)) != int(facts["live"][arm]["best_epoch"]):
                 out.append(f"the {arm} model is epoch {mm.group(1)}; it is epoch {facts['live'][arm]['best_epoch']}")
-    # drift counts
+    # drift counts: each ';'-separated part is about the schedule it names, or else the one named before it
     d = facts.get("drift")
     if d:
-        for sched, key in (("constant", "constant"), ("authors'", "linear_warmup_decay")):
-            if key not in d:
+        ctx = None
+        for seg in low.split(";"):
+            if "constant" in seg:
+                ctx = "constant"
+            if "authors'" in seg:
+                ctx = "linear_warmup_decay"
+            if ctx is None or ctx not in d:
                 continue
-            for seg in re.split(r";|\. ", low):
-                if sched not in seg:
-                    continue
-                for kind, field in (("release", "release_lower_rd_max_all_pairs"), ("training with clipping", "clipped_lower_rd_max_all_pairs")):
-                    mm = re.search(rf"{kind}[^,;]*? at (\d+) of (\d+) seed-epochs", seg)
-                    if mm and (int(mm.group(1)), int(mm.group(2))) != (d[key][field], d[key]["n_points"]):
-                        out.append(f"{sched} schedule, {kind}: {mm.group(1)} of {mm.group(2)} seed-epochs; the trace "
-                                   f"gives {d[key][field]} of {d[key]['n_points']}")
+            for kind, field in (("release", "release_lower_rd_max_all_pairs"),
+                                ("training with clipping", "clipped_lower_rd_max_all_pairs")):
+                mm = re.search(rf"{kind}[^,;]*? at (\d+) of (\d+)(?: seed-epochs)?", seg)
+                if mm and (int(mm.group(1)), int(mm.group(2))) != (d[ctx][field], d[ctx]["n_points"]):
+                    out.append(f"{ctx} schedule, {kind}: {mm.group(1)} of {mm.group(2)} seed-epochs; the trace "
+                               f"gives {d[ctx][field]} of {d[ctx]['n_points']}")
     if re.search(r"direction (\*\*)?does not hold in every seed", low):
         out.append("'does not hold in every seed' hides how many: say in how many seeds it holds")
     return out

@@ -5,7 +5,7 @@ for two learning-rate schedules (the product's constant rate, the authors' warm-
 seeds 0-2 and every epoch, the worst case over the evaluated pairs (RD max, all pairs), the authors'
 filtered max, their mean, BDP and accuracy of three views: the unclipped model, the same model clipped
 only at release, and the model trained with clipping. Every sentence here is computed from the trace
-(``tests/test_nvdp_claims.py``). No Streamlit here.
+(``tests/ui/test_nvdp_claims.py``). No Streamlit here.
 """
 
 from __future__ import annotations

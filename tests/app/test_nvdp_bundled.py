@@ -24,7 +24,7 @@ def test_bundle_checksums_and_settings_are_the_page_defaults():
     size = sum(p.stat().st_size for p in B.ASSET_DIR.rglob("*") if p.is_file())
     # two 1.28 M-parameter float32 heads (4.9 MiB each), the evaluation sentences' float16 encoder states
     # (5.9 MiB) and small JSON files
-    # + the drifted checkpoint (assets/nvdp/drifted, one more 4.9 MiB head, issue 38: raised knowingly from 17 MiB)
+    # + the drifted checkpoint (assets/nvdp/drifted, one more 4.9 MiB head: the limit raised knowingly from 17 MiB)
     assert size < 23 * 2**20
     seeds = B.seed_summary()
     assert seeds["seeds"] == [0, 1, 2] and seeds["live_seed"] == 0 and len(seeds["per_seed"]) == 3

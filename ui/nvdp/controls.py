@@ -13,7 +13,7 @@ import streamlit as st
 from engine.nvdp import explore as X
 from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
 from ui.nvdp import cache as K
-from ui.nvdp.state import RENYI_ORDERS, SIGMA_CAP, TARGETS
+from ui.nvdp.state import LR_SCHEDULES, RENYI_ORDERS, SIGMA_CAP, TARGETS
 from ui.common.state import persist
 
 ss = st.session_state
@@ -49,6 +49,11 @@ def model_controls(presenter: bool) -> None:
                      "cloud (lambda_G = lambda_D in the papers). Larger = more private, less accurate.")
     if not presenter:
         st.number_input("Seed (training and sampling)", min_value=0, max_value=99, step=1, **persist("nvdp_seed"))
+        st.radio("Learning-rate schedule", list(LR_SCHEDULES), format_func=LR_SCHEDULES.get,
+                 **persist("nvdp_lr_schedule"),
+                 help="How the step size moves during training. The shipped models use a constant rate; the authors' "
+                 "code warms up over the first 6 % of the steps and then decays linearly to 0, which keeps late "
+                 "epochs from drifting (the Training drift tab). Another schedule trains new models here.")
 
 
 def clipping_controls(m, presenter: bool) -> tuple[str, float]:

@@ -87,7 +87,8 @@ def load_models(ctrl, main, presenter: bool) -> Models:
     try:
         train_clip = ClipConfig.from_dict(ss["nvdp_train_clip"])
         settings = X.ExploreSettings.from_env(kl_weight=float(ss["nvdp_kl_weight"]), seed=int(ss["nvdp_seed"]),
-                                              train_clip=train_clip)
+                                              train_clip=train_clip,
+                                              lr_schedule=str(ss.get("nvdp_lr_schedule", "constant")))
     except (ValueError, TypeError) as exc:
         with main:
             st.error(f"**Cannot set up the models.** {exc}", icon=":material/error:")

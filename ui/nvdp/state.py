@@ -41,7 +41,12 @@ NVDP_DEFAULTS = {
     "nvdp_sent_a": DEFAULT_SENTENCES[0],
     "nvdp_sent_b": DEFAULT_SENTENCES[1],
     "nvdp_source": "bundled",  # the "Sentences" choice; kept across page switches like the others
+    "nvdp_lr_schedule": "constant",  # the shipped models' schedule
 }
+
+#: Learning-rate schedules offered for training (engine.nvdp.training.LR_SCHEDULES).
+LR_SCHEDULES = {"constant": "constant (the shipped models)",
+                "linear_warmup_decay": "the authors': 6 % warm-up, then linear decay to 0"}
 
 
 #: URL name -> (session key, parse). A shared link reproduces the view.
@@ -53,6 +58,7 @@ URL = {
     "alpha_max": ("nvdp_alpha_max", float_in(0.05, 5.0)),
     "renyi_order": ("nvdp_renyi_order", choice(RENYI_ORDERS)),
     "sigma_cap": ("nvdp_sigma_cap", lambda t: {"1": True, "0": False}[t]),
+    "lr": ("nvdp_lr_schedule", lambda t: t if t in LR_SCHEDULES else (_ for _ in ()).throw(ValueError(f"{t!r} is not one of {', '.join(LR_SCHEDULES)}"))),
     "apply_to": ("nvdp_target", lambda t: t if t in TARGETS else (_ for _ in ()).throw(ValueError(f"{t!r} is not one of {', '.join(TARGETS)}"))),
 }
 
