@@ -42,7 +42,7 @@ url_problems = nvdp_state.load()  # the page's defaults, and a shared link's set
 
 # ---- header ----
 presenter = page_header("NVDP embeddings: private sentence vectors", url_problems)
-from ui.common.class_mode import story_line  # noqa: E402
+from ui.common.story import story_line  # noqa: E402
 
 story_line("nvdp")  # a story link: its point in one line, while the view is the story's
 ctrl, main = st.columns([1, 3], gap="large")

@@ -44,7 +44,7 @@ PMT_INTRO = (
 
 # ---- header: title, presenter mode (bigger text, fewer knobs) ----
 presenter = page_header("PMT regression: privacy vs accuracy", url_problems)
-from ui.common.class_mode import story_line  # noqa: E402
+from ui.common.story import story_line  # noqa: E402
 
 story_line("pmt")  # a story link: its point in one line, while the view is the story's
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt.logistic import choose_whitening  # noqa: E402
 from engine.pmt.sweep import sweep_split  # noqa: E402
-from engine.pmt.sweep_logistic import _pmt_runs, pmt_whitening, prepare_logistic_context  # noqa: E402
+from engine.pmt.sweep_logistic import pmt_runs, pmt_whitening, prepare_logistic_context  # noqa: E402
 
 SETS = [("flights-late", [10000, 30000, 100000]), ("bank", [2000, 10000, 10**9])]
 
@@ -65,7 +65,7 @@ def main() -> int:
             for eps in (0.5, 1.0, 2.0):
                 auc = {}
                 for w in ("full", "standardize"):
-                    out = _pmt_runs(ctx, [eps], list(range(args.seeds)), w)
+                    out = pmt_runs(ctx, [eps], list(range(args.seeds)), w)
                     auc[w] = float(np.median(ctx.metrics(out["theta"], out["li"])["auc"]))
                 best = max(auc.values())
                 auto = pmt_whitening(ctx, eps, lam=1e-3)[0]

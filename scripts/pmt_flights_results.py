@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset  # noqa: E402
-from engine.pmt.sweep import TASKS, _run_methods, resolve_methods, sweep_split  # noqa: E402
+from engine.pmt.sweep import TASKS, run_methods, resolve_methods, sweep_split  # noqa: E402
 
 SIZES = [10_000, 30_000, 100_000, None]  # None: every private training row
 METHODS = ["pmt", "pmt-clip", "pmt-pooled", "adassp", "dp-rr", "dp-gd", "public-only", "non-private"]
@@ -46,7 +46,7 @@ def run(seeds: int):
         n = len(ytr) if size is None else size
         ctx = TASKS["ridge"](Xtr[:n], ytr[:n], Xq, yq, Xte, yte, lams=[1e-3], delta=1e-5, eta=0.05,
                              neighbouring="replace-one", dtype=np.float32)
-        for out in _run_methods(ctx, resolve_methods("ridge", METHODS), [1.0, math.inf], list(range(seeds)),
+        for out in run_methods(ctx, resolve_methods("ridge", METHODS), [1.0, math.inf], list(range(seeds)),
                                 "flights", True):
             frames.append(pd.DataFrame(out))
     return pd.concat(frames, ignore_index=True), const, len(ytr), len(yte)

@@ -561,3 +561,8 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
     out["privacy"] = [sweep_column_privacy(metric, keys_of.get(m)) for m in out["method"]]
     out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
     return out.reset_index(drop=True)[(["dataset"] if multi else []) + list(SUMMARY_COLUMNS)]
+
+
+#: Public name of one split's method runs (scripts/pmt_flights_results.py runs them with the noise on and off).
+run_methods = _run_methods
+__all__ += ["run_methods"]

@@ -453,3 +453,8 @@ register_method("logistic", "pmt", GLM_METHOD_NAMES["pmt"], _run_pmt)
 register_method("logistic", "dp-newton", GLM_METHOD_NAMES["dp-newton"], _run_dp_newton)
 register_method("logistic", "dp-gd", GLM_METHOD_NAMES["dp-gd"], _run_dp_gd)
 register_method("logistic", "non-private", GLM_METHOD_NAMES["non-private"], _run_nonprivate)
+
+
+#: Public name of PMT's seeded logistic runs in one coordinate system (scripts/check_whiten_auto.py compares them).
+pmt_runs = _pmt_runs
+__all__ += ["pmt_runs"]

@@ -123,6 +123,7 @@ def test_the_key_covers_every_engine_source(monkeypatch, tmp_path):
     (fake / "engine" / "pmt").mkdir(parents=True)
     (fake / "ui").mkdir()
     for rel in ["engine/pmt/ridge.py", *view_store.PAGE_SOURCES]:
+        (fake / rel).parent.mkdir(parents=True, exist_ok=True)
         (fake / rel).write_bytes((ROOT / rel).read_bytes())
     monkeypatch.setattr(view_store, "ROOT", fake)
     view_store.fingerprint.cache_clear()
@@ -181,7 +182,7 @@ def test_the_key_does_not_depend_on_what_was_imported_first():
     import subprocess
     import sys
 
-    code = "from ui import view_store as v; print(v.fingerprint())"
+    code = "from ui.common import view_store as v; print(v.fingerprint())"
     outs = [subprocess.run([sys.executable, "-c", pre + code], cwd=ROOT, capture_output=True, text=True, timeout=300)
             for pre in ("", "import scipy.linalg, scipy.special; import numba; ")]
     assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]

@@ -32,7 +32,6 @@ def test_planted_false_drift_count_fails(trace):
 
 
 def test_trace_summary_is_recomputed_from_its_points(trace):
-    import importlib.util
 
     spec = importlib.util.spec_from_file_location("nvdp_drift_trace", ROOT / "scripts" / "nvdp_drift_trace.py")
     mod = importlib.util.module_from_spec(spec)

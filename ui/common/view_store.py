@@ -33,13 +33,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The environment variable naming the folder (unset or empty: off).
 ENV = "EXPLORER_VIEW_STORE"
 #: The launcher's default folder.
 DEFAULT_DIR = ROOT / ".cache" / "views"
 #: Page modules whose code decides what a spec computes (with every engine source).
-PAGE_SOURCES = ("ui/pmt/compute/core.py", "ui/pmt/compute/modes.py")
+PAGE_SOURCES = ("ui/pmt/compute/core.py", "ui/pmt/compute/modes.py", "ui/pmt/compute/catalogue.py",
+                "ui/common/settings.py")
 
 #: Hits and misses of this process (for tests and the benchmark's notes).
 STATS = {"hit": 0, "miss": 0}
@@ -58,6 +59,8 @@ def fingerprint() -> str:
 
     h = hashlib.sha256()
     files = sorted(ROOT.glob("engine/**/*.py")) + [ROOT / p for p in PAGE_SOURCES]
+    if not any(f.is_file() for f in files):  # a wrong ROOT would key every result to no code at all
+        raise RuntimeError(f"view store: no engine sources under {ROOT}")
     for f in files:
         if f.is_file():
             h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
