@@ -11,6 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from ui.common import figure_cache as FC
+from ui.common import layout as L
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -52,7 +53,8 @@ def test_a_second_session_on_the_same_view_reuses_the_first_sessions_figure_and_
     p = _session(presenter=True)
     assert FC.stats()["entries"] > after_b["entries"]
     fig_p = _chart(p)
-    assert fig_p["layout"]["font"]["size"] == 15 and _chart(a)["layout"].get("font", {}).get("size") != 15
+    big = L.PRESENTER_FIGURE_PX  # presenter mode: every figure text at least this size
+    assert fig_p["layout"]["font"]["size"] == big and _chart(a)["layout"].get("font", {}).get("size") != big
     assert fig_p["data"] == _chart(a)["data"]
 
     # another epsilon: another headline, and the first sessions' figure is unchanged by it

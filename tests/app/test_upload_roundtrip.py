@@ -94,7 +94,7 @@ def test_exported_command_reproduces_the_page_numbers_from_the_uploaded_file(pub
     page = page[page["sweep"] == "epsilon"]
     key = ["method", "epsilon", "seed"]
     merged = page.merge(cli, on=key, suffixes=("_page", "_cli"))
-    assert len(merged) == len(page) == len(cli) == 5 * 4 * 10  # 5 methods (public-only included) x 4 seeds x (9 grid + 0.7)
+    assert len(merged) == len(page) == len(cli) == 6 * 4 * 10  # 6 methods (AdaSSP and public-only included) x 4 seeds x (9 grid + 0.7)
     for col in ("l2_error", "rmse", "excess_risk", "kappa_pmt", "radius", "n_pub", "n"):
         a, b = merged[f"{col}_page"].to_numpy(), merged[f"{col}_cli"].to_numpy()
         same = (a == b) | (np.isnan(a) & np.isnan(b))

@@ -242,7 +242,8 @@ def _attack(states):
     X, y, Xq, yq = _one_d()
     rows = []
     for eps, rs in zip(EPS4, states):
-        m = PMTRidge(epsilon=eps, lam=0.0, fit_intercept=False, random_state=rs).fit(X, y, Xq, yq)
+        m = PMTRidge(epsilon=eps, lam=0.0, fit_intercept=False, response="clip",  # the (A, b) releases
+                     random_state=rs).fit(X, y, Xq, yq)
         assert m.report_.eig_fixes == 0
         th = m.theta_[0] / m.transform_.moment.Sigma_pub_inv_sqrt[0, 0]  # theta~ (whitened)
         rows.append([th, th * m.report_.noise_scales["A"], -1.0, -m.report_.noise_scales["b"]])
@@ -272,17 +273,17 @@ def test_int_seed_releases_get_independent_noise(monkeypatch):
 
     monkeypatch.setattr(ridge_mod, "ssp_noise", spy)
     X, y, Xq, yq = _one_d()
-    thetas = [PMTRidge(epsilon=e, lam=0.0, fit_intercept=False, random_state=0).fit(X, y, Xq, yq).theta_
-              for e in EPS4]
+    thetas = [PMTRidge(epsilon=e, lam=0.0, fit_intercept=False, response="clip", random_state=0).fit(X, y, Xq, yq).theta_
+              for e in EPS4]  # the clip form draws (W, w) through ssp_noise
     D = np.array(drawn)  # (4 releases, 2 standard-normal draws)
     assert D.shape == (4, 2)
     for i in range(4):
         for j in range(i + 1, 4):  # pairwise not proportional (2 x 2 determinant far from 0)
             assert abs(np.linalg.det(D[[i, j]])) > 1e-6 * np.linalg.norm(D[i]) * np.linalg.norm(D[j])
     # same seed + same settings: reproducible, bit for bit
-    again = PMTRidge(epsilon=2.0, lam=0.0, fit_intercept=False, random_state=0).fit(X, y, Xq, yq).theta_
+    again = PMTRidge(epsilon=2.0, lam=0.0, fit_intercept=False, response="clip", random_state=0).fit(X, y, Xq, yq).theta_
     np.testing.assert_array_equal(again, thetas[2])
-    assert not np.array_equal(PMTRidge(epsilon=2.0, lam=0.0, fit_intercept=False, random_state=1)
+    assert not np.array_equal(PMTRidge(epsilon=2.0, lam=0.0, fit_intercept=False, response="clip", random_state=1)
                               .fit(X, y, Xq, yq).theta_, thetas[2])
     # the default is OS entropy: two default fits differ
     a, b = (PMTRidge(epsilon=2.0, fit_intercept=False).fit(X, y, Xq, yq).theta_ for _ in range(2))
