@@ -74,7 +74,9 @@ def test_the_banner_follows_a_clip_run():
     text = C.noise_banner(res["prep"], res["diag"], v)
     assert text is None or "released X^T X" in text
     assert contradictions(v, [v.text, *warns]) == []
-    nd, _, form = C._noise_dominance(res["prep"], res["diag"])
+    from ui.pmt.compute.advice import _noise_dominance
+
+    nd, _, form = _noise_dominance(res["prep"], res["diag"])
     assert form == "clip" and math.isfinite(nd.noise_scale)
     from ui.pmt.planner import plan_and_answer
 
