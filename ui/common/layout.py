@@ -17,14 +17,14 @@ import streamlit as st
 from ui.common.state import persist
 
 #: Root font size in presenter mode (px; Streamlit's default is 16).
-PRESENTER_ROOT_PX = 20
+PRESENTER_ROOT_PX = 18
 #: ... on a short screen (a 1280 x 720 projector): the verdict and the main figure must start on it.
 PRESENTER_SHORT_ROOT_PX = 17
 
 #: Height (px) of the PMT page's main figure: normal mode, presenter mode. The verdict, the headline and the whole
 #: figure fit the first screen at 1440 x 900 (tests/browser/test_browser_demo.py); presenter mode's figure is wider (no
 #: sidebar) and its text larger, so it is a little lower.
-FIGURE_HEIGHT = {False: 370, True: 300}
+FIGURE_HEIGHT = {False: 330, True: 300}
 #: Smallest text (px) of a figure in presenter mode: titles, ticks, legend and annotations (for the back of a room).
 PRESENTER_FIGURE_PX = 16
 #: The NVDP page's main figure: its verdict and two rows of numbers come first, and the figure must still end
