@@ -146,21 +146,7 @@ def simulate_whitening(moment, X_pub, y_pub01, *, n: int, epsilon: float, delta:
     return WhitenChoice(choice, auc, draws)
 
 
-def roc_auc_columns(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """ROC AUC of every column of ``scores`` against labels ``y`` in {0, 1} (average ranks for ties; the
-    Mann-Whitney form, as :func:`engine.pmt.sweep_logistic.roc_auc_columns`); NaN for a column with a NaN.
-
-    Examples
-    --------
-    >>> roc_auc_columns(np.array([[0.1, 1.0], [0.4, 1.0], [0.35, 1.0], [0.8, 1.0]]), np.array([0, 0, 1, 1])).tolist()
-    [0.75, 0.5]
-    """
-    from scipy.stats import rankdata
-
-    pos = np.asarray(y) == 1
-    n1, n0 = int(pos.sum()), int((~pos).sum())
-    ranks = rankdata(np.asarray(scores, dtype=float), axis=0)
-    return (ranks[pos].sum(axis=0) - n1 * (n1 + 1) / 2.0) / (n1 * n0)
+from engine.pmt.auc import roc_auc_columns  # noqa: E402,F401 - exact ranks, no scipy.stats
 
 
 #: Choices already simulated (a pure function of public inputs and the budget; the page asks per epsilon).
