@@ -29,6 +29,7 @@ import numpy as np
 from engine import privacy as P
 from engine.pmt._bounds import _kappa_from_eigs, add_intercept, pmt_radius
 from engine.pmt._moment import ON_SINGULAR, PublicMoment, public_moment
+from engine.pmt.public_info import PublicInfo
 from engine.pmt._sklearn_api import BaseEstimator, RegressorMixin, check_is_fitted
 from engine.pmt._backends import refuse_dask
 from engine.pmt._bounds import response_bound as _public_response_bound
@@ -397,8 +398,12 @@ def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y
     ``label_fn(y, n)`` validates the private responses of a GLM (labels in ``classes``, counts); the
     default is a finite real response (ridge). Raises ``ValueError``/``TypeError`` naming the argument:
     non-numeric, not 2-D / 1-D, NaN/inf, |value| > 1e150, mismatched lengths or columns, n < d,
-    n_pub < 1, missing public data when required.
+    n_pub < 1, missing public data when required. A :class:`engine.pmt.public_info.PublicInfo` (estimators that
+    do not go through :func:`engine.pmt.public_fit.fit_public`) gives its rows and labels; one without rows
+    (published moments) raises ``ValueError`` saying what the estimator reads instead.
     """
+    if isinstance(X_pub, PublicInfo):
+        X_pub, y_pub = _public_info_rows(X_pub, y_pub)
     Xp = _check_X(X, "X")
     n, p = Xp.shape
     yv = _check_y(y, n, "y") if label_fn is None else label_fn(y, n)
@@ -415,6 +420,19 @@ def _validate_data(X, y, X_pub, y_pub=None, *, fit_intercept, need_X_pub, need_y
     elif need_y_pub:
         raise ValueError("public labels are required here: pass y_pub to fit(), or give response_bound=<float>")
     return Xp, yv, Xq, yq, n, p, d
+
+
+def _public_info_rows(info, y_pub):
+    """``(X_pub, y_pub)`` of a PublicInfo for an estimator that reads public rows (see :func:`_validate_data`)."""
+    if info.X_pub is None:
+        raise ValueError(
+            f"X_pub is a PublicInfo of mode {info.mode!r} ({info.source}): published statistics, no public rows; "
+            "this estimator reads public rows only (for its public bounds and scaling), so pass the public rows "
+            "as X_pub (and y_pub), or X_pub=None (a regression then needs response_bound=<float>, a stated, public "
+            "bound)")
+    if y_pub is not None and info.y_pub is not None:
+        raise ValueError("y_pub given twice: the PublicInfo already holds public labels; pass one of them")
+    return info.X_pub, (info.y_pub if y_pub is None else y_pub)
 
 
 def _validate_glm_data(X, y, X_pub, *, fit_intercept, need_X_pub, label_fn):
