@@ -80,7 +80,7 @@ WHY = [
     "the private rows move the fit by an excess risk of about 100-120 (squared minutes; mostly the whitened-row "
     "truncation of those past-midnight rows, whose whitened norm is about 77 against R = 11), applied to the 200 "
     "public rows by 6-11; a Pareto tail fitted to the public |y| (Hill index 2.5) and carried from the bound that "
-    "cuts 10 public rows makes the bias fall with n and would promise a crossover near 100,000-260,000 that the "
+    "cuts 10 public rows makes the bias fall with n and would promise a crossover between 30,000 and 260,000 (by epsilon) that the "
     "simulation does not show. A number from the public rows would be a false crossover and \"none\" would rest on "
     "the private rows, so the plan keeps answering \"unknown\" with its reason; these rows stay outside the check.",
 ]
