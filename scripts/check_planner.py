@@ -71,7 +71,7 @@ WHY = [
     "- flights DP-RR ratio (red where it is): DP-RR inverts the released moment's small eigenvalues. Along the "
     "public moment's smallest eigen-direction (dep_time against hour and dep_delay: the clock columns) the 200 "
     "public rows have variance 0.0024 and kurtosis 2.4; the private rows (a diagnostic reading, not planner input) "
-    "have variance 0.055 and kurtosis 244: about 0.2 % of flights (departures past midnight) sit 100x out, and the "
+    "have variance 0.055 and kurtosis 244: about 0.4 % of flights (departed past midnight, after a scheduled late-evening hour) sit 30-100x out, and the "
     "public sample holds none of them (its largest projection is 0.11, the private 99.9 % quantile 3.8). So the "
     "planner's DP-RR is pessimistic (about 2.5x) where the noise still rivals that eigenvalue; shrinking the public "
     "coefficients moves the prediction by under 3 % and a bootstrap of the public rows cannot create a tail they do "

@@ -40,7 +40,7 @@ the excess prediction risk of a coefficient error ``delta~`` is ``||delta~||^2``
   is used (there the excess risk is far below ``s^2``, so the switch does not show in the RMSE). No private
   row enters: the draws are of the planner's own noise. The simulated part is cached per (inputs, grid, budget).
   Limit: the release inverts the *public* small eigenvalues, so a heavy tail along a near-collinear direction
-  that the public rows miss makes the prediction pessimistic (nycflights13: about 0.2 % of flights depart past
+  that the public rows miss makes the prediction pessimistic (nycflights13: about 0.4 % of flights depart past
   midnight and lift the variance along the clock columns' direction from the public 0.0024 to 0.055; DP-RR
   predicted up to 2.5x its simulated median where the noise still rivals that eigenvalue;
   ``docs/pmt_planner_check.md``). No public-only correction recovers a tail the sample does not hold.
