@@ -16,6 +16,7 @@ from ui.pmt import headline as pmt_headline
 from ui.pmt import public_mode as pmt_public_mode
 from ui.pmt import run as pmt_run
 from ui.pmt import tabs as pmt_tabs
+from ui.pmt.compute.view import PMTView
 from ui.common import verdict
 from ui.common.data_choice import show_lost_upload
 from ui.common.layout import RESULTS_ANCHOR, intro, page_header, scroll_to_results
@@ -68,24 +69,24 @@ with main:  # a reload or a link lost the upload: said first where the numbers a
 
 # ---- results (right): headline and tabs ----
 @st.fragment
-def _results_panel(results: dict, task: str) -> None:
+def _results_panel(view: PMTView, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
     method reruns only this panel (everything here is cached or cheap)."""
     lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
-    headline = pmt_headline.headline(results, task, presenter)  # with the line naming the data computed on
-    verdict.show(verdict.pmt_verdict(results, headline.metric, headline.head), lead)
-    pmt_tabs.tabs(results, task, headline, presenter)
+    headline = pmt_headline.headline(view, task, presenter)  # with the line naming the data computed on
+    verdict.show(verdict.pmt_verdict(view, headline.metric, headline.head), lead)
+    pmt_tabs.tabs(view, task, headline, presenter)
     # the diagnostics row under the figure: the verdict, the method numbers and the figure keep the first screen
-    pmt_headline.diagnostics(results, headline, presenter)
+    pmt_headline.diagnostics(view, headline, presenter)
     verdict.non_private_badge(presenter)  # every mode keeps the privacy labels (presenter mode included)
     url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
 
 
 with main:
-    results = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
-    if results is not None:
-        _results_panel(results, task)
-        pmt_public_mode.statement_caption(results)
+    view = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
+    if view is not None:
+        _results_panel(view, task)
+        pmt_public_mode.statement_caption(view)
         scroll_to_results()  # after "Use this data" (the button sits far down the controls)
 
 url_sync(URL_KEYS)

@@ -81,13 +81,10 @@ def fingerprint() -> str:
 
 
 def _is_upload(spec_json: str) -> bool:
-    from ui.pmt.compute.core import uses_upload
+    """The view's own answer (:attr:`ui.pmt.compute.view.Choice.is_upload`); not a spec: never stored."""
+    from ui.pmt.compute.view import Choice
 
-    try:
-        spec = json.loads(spec_json)
-    except (TypeError, ValueError):
-        return True  # not a spec: never stored
-    return not isinstance(spec, dict) or uses_upload(spec)
+    return Choice.from_json(spec_json).is_upload
 
 
 def path_for(kind: str, data_key: str, spec_json: str) -> Path | None:

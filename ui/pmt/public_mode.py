@@ -164,9 +164,9 @@ def restrict_methods(spec: dict) -> dict:
     return {**spec, "methods": methods}
 
 
-def statement_caption(results: dict) -> None:
+def statement_caption(view) -> None:
     """Under the results: where the ridge response centre and scale came from (mode views only)."""
-    diag = results["diag"]
-    if diag.get("public_mode", "labelled") != "labelled" and diag.get("response_statement"):
-        st.caption(f":material/info: Response bound B_y from {diag['response_statement']}; never from the private "
+    diag = view.diag
+    if diag.public_mode != "labelled" and diag.response_statement:
+        st.caption(f":material/info: Response bound B_y from {diag.response_statement}; never from the private "
                    "rows.")

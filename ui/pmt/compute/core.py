@@ -494,8 +494,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     clip = spec.get("clip_radius") or None
     out = {"task": spec["task"], "eta": spec["eta"], "epsilon": spec["epsilon"], "delta": spec["delta"],
            "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": _baseline_norms(Xp, Xq, yq), "ledgers": {}, "eig_fixes": 0,
-           "B_y": math.nan, "frac_y_clipped": math.nan,
-           "shared_cache": not uses_upload(spec)}  # bundled data: what is derived from it may be shared (plan_for)
+           "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = PMTRidge(**common, response=spec.get("response", "auto")).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         rep = pmt.report_
