@@ -40,7 +40,7 @@ ENV = "EXPLORER_VIEW_STORE"
 DEFAULT_DIR = ROOT / ".cache" / "views"
 #: Page modules whose code decides what a spec computes (with every engine source).
 PAGE_SOURCES = ("ui/pmt/compute/core.py", "ui/pmt/compute/modes.py", "ui/pmt/compute/catalogue.py",
-                "ui/common/settings.py")
+                "ui/pmt/compute/view.py", "ui/common/settings.py")
 
 #: Hits and misses of this process (for tests and the benchmark's notes).
 STATS = {"hit": 0, "miss": 0}

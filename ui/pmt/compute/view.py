@@ -23,11 +23,20 @@ import functools
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ui.pmt.compute.core import PreparedData, dumps, upload_kinds
+if TYPE_CHECKING:  # annotations only: this module is a leaf below ui.pmt.compute.core (which re-exports it)
+    from ui.pmt.compute.core import PreparedData
+
+#: The kinds of upload a view can be derived from (docs/dev/threat_model.md; README "uploads stay in the session").
+UPLOAD_KINDS = ("data", "public file", "features-only public file", "moments file")
+
+
+def dumps(spec: dict) -> str:
+    """Canonical JSON of a spec (sorted keys): a stable cache key."""
+    return json.dumps(spec, sort_keys=True, default=float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,8 +69,13 @@ class Choice:
 
     @property
     def upload_kinds(self) -> tuple[str, ...]:
-        """Which uploads the view is derived from (:data:`ui.pmt.compute.core.UPLOAD_KINDS`)."""
-        return tuple(upload_kinds(self.spec))
+        """Which uploads (:data:`UPLOAD_KINDS`) the view is derived from: an uploaded data set (``data`` =
+        ``"upload:<file>"``), a public file, a features-only public file, a moments file (a non-None
+        ``public_features`` / ``moments`` entry)."""
+        spec = self.spec
+        got = (str(spec.get("data", "")).startswith("upload:"), spec.get("public_source") == "file",
+               spec.get("public_features") is not None, spec.get("moments") is not None)
+        return tuple(kind for kind, yes in zip(UPLOAD_KINDS, got) if yes)
 
     @property
     def is_upload(self) -> bool:
