@@ -20,14 +20,11 @@ from ui.pmt.compute.view import PMTView
 from ui.common import verdict
 from ui.common.data_choice import show_lost_upload
 from ui.common.layout import RESULTS_ANCHOR, intro, page_header, scroll_to_results
+from ui.common.settings import K
 from ui.common.state import init_state, url_load, url_sync
 
 init_state()
-#: Settings this page reads from / writes to the URL (a shared link reproduces the view).
-URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
-    "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa",
-    "public_mode", "response")
-url_problems = url_load(URL_KEYS)
+url_problems = url_load(K.url_keys)  # the settings a link carries (a shared link reproduces the view)
 from ui.pmt.settings_load import apply_pending, uploader as settings_uploader  # noqa: E402
 
 url_problems += apply_pending()  # a settings file loaded in the previous run (before the widgets are drawn)
@@ -65,7 +62,7 @@ with ctrl:  # the plain-words introduction tops the controls, so the verdict, nu
 
 
 with main:  # a reload or a link lost the upload: said first where the numbers are (phones: on the first screen)
-    show_lost_upload(str(st.session_state.get("data") or "").removeprefix("upload:") or None)
+    show_lost_upload(str(st.session_state.get(K.data) or "").removeprefix("upload:") or None)
 
 # ---- results (right): headline and tabs ----
 @st.fragment
@@ -79,7 +76,7 @@ def _results_panel(view: PMTView, task: str) -> None:
     # the diagnostics row under the figure: the verdict, the method numbers and the figure keep the first screen
     pmt_headline.diagnostics(view, headline, presenter)
     verdict.non_private_badge(presenter)  # every mode keeps the privacy labels (presenter mode included)
-    url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
+    url_sync(K.url_keys)  # a fragment rerun does not reach the end of the page
 
 
 with main:
@@ -89,4 +86,4 @@ with main:
         pmt_public_mode.statement_caption(view)
         scroll_to_results()  # after "Use this data" (the button sits far down the controls)
 
-url_sync(URL_KEYS)
+url_sync(K.url_keys)

@@ -23,6 +23,7 @@ from ui.pmt.compute.headline import rows
 from ui.pmt.compute.view import PMTView
 from ui.common.state import persist
 from ui.common.settings import DEFAULTS
+from ui.common.settings import K
 
 ss = st.session_state
 
@@ -71,13 +72,13 @@ def headline(view: PMTView, task: str, presenter: bool) -> Headline:
     choice = view.choice
     metric_cols = [m for m in C.metrics_for(task) if m in view.results.eps.columns]
     # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
-    metric = ss.get("metric", DEFAULTS["metric"])
-    from_link = ss.pop("_url_metric_pending", False)
+    metric = ss.get(K.metric, DEFAULTS[K.metric])
+    from_link = ss.pop(K.url_metric_pending, False)
     if metric not in metric_cols:
         if from_link:  # a link's metric of another task: said, not replaced silently
             st.warning(f"The link's metric={md_escape(metric)} does not apply to {C.TASK_LABELS[task].lower()}; "
                        f"showing {metric_cols[0]} instead.", icon=":material/link_off:")
-        metric = ss["metric"] = metric_cols[0]
+        metric = ss[K.metric] = metric_cols[0]
     head = rows(view, metric)
     label = plots.metric_label(metric)
     unit = plots.METRICS.get(metric, ("", "", True))[1]
@@ -103,7 +104,7 @@ def headline(view: PMTView, task: str, presenter: bool) -> Headline:
     else:
         data_line(view)
     h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
-                  label_visibility="collapsed", **persist("metric"),
+                  label_visibility="collapsed", **persist(K.metric),
                   help="The error metric of the headline numbers and the figures: "
                   + "; ".join(f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}" for m in metric_cols))
     ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])

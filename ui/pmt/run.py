@@ -30,6 +30,7 @@ from ui.pmt.compute.trust import newton_banner, reference_note, whitening_note
 from ui.pmt.prefetch import neighbours
 from ui.common.settings import EPSILON_GRID, LAM_OPTIONS, N_PUB_GRID
 from ui.pmt.compute.view import Choice, DataInUse, Diagnostics, PMTView, Results
+from ui.common.settings import K
 
 ss = st.session_state
 
@@ -102,11 +103,11 @@ def _cached(raw, choice: Choice, *args):
     if not choice.is_upload:
         return _SHARED[raw](*args)
     # A new upload replaces the old one: its results are released with it (the memo holds one upload's).
-    owner = (id(ss.get("uploaded_dataset")), id(ss.get("pmt_public_raw")), id(ss.get("pmt_public_features_raw")))
-    if ss.get("_pmt_session_cache_owner") != owner:
-        ss["_pmt_session_cache"] = {}
-        ss["_pmt_session_cache_owner"] = owner
-    memo = ss["_pmt_session_cache"]
+    owner = (id(ss.get(K.uploaded_dataset)), id(ss.get(K.public_raw)), id(ss.get(K.public_features_raw)))
+    if ss.get(K.session_cache_owner) != owner:
+        ss[K.session_cache] = {}
+        ss[K.session_cache_owner] = owner
+    memo = ss[K.session_cache]
     key = (raw.__name__,) + tuple(a for a in args if a is None or isinstance(a, (str, int, float, bool)))
     if key not in memo:
         if len(memo) >= _SESSION_CACHE_SIZE:
@@ -147,7 +148,7 @@ def run_stages(choice: Choice, key: str, prep, stages) -> list:
     The bar appears only when something is not yet computed in this session (cached results return at
     once); Streamlit's Stop button (top right while running) cancels the run, and the settings stay.
     """
-    done = ss.setdefault("_pmt_done", set())
+    done = ss.setdefault(K.done, set())
     todo = [i for i, (_, _, spec_json) in enumerate(stages) if (key, spec_json) not in done]
     bar = st.progress(0.0, text="Computing ...") if todo else None
     out = []
@@ -196,7 +197,7 @@ def lazy_sweep(view: PMTView, kind: str, on_part=None):
     choice = view.choice
     if kind == "n_pub":
         return _npub_sweep(view, on_part)
-    done = ss.setdefault("_pmt_done", set())  # what this session has computed (see run_stages)
+    done = ss.setdefault(K.done, set())  # what this session has computed (see run_stages)
     if on_part is not None and tuple(args) not in done and view.results.eps_point is not None:
         first = view.results.eps_point.copy()
         first["sweep"] = kind
@@ -221,7 +222,7 @@ def npub_parts(view: PMTView) -> list:
 def _npub_sweep(view: PMTView, on_part) -> pd.DataFrame:
     choice, dkey = view.choice, view.data.data_key
     parts = npub_parts(view)
-    done = ss.setdefault("_pmt_done", set())  # what this session has computed (see run_stages)
+    done = ss.setdefault(K.done, set())  # what this session has computed (see run_stages)
     got = {}
     for i, (_, spec_json) in enumerate(parts):
         if spec_json is None:  # the chosen n_pub: the chosen epsilon's rows, first
@@ -242,19 +243,19 @@ def _npub_sweep(view: PMTView, on_part) -> pd.DataFrame:
 
 def _load(task: str):
     """``(data set, public data set or None)`` of the session's choice (ValueError naming what is missing)."""
-    name = ss.get("data")
+    name = ss.get(K.data)
     if name is None:
         raise ValueError(f"No data set for the task {task!r}: upload one.")
     if str(name).startswith("upload:"):
-        ds = ss["uploaded_dataset"]
+        ds = ss[K.uploaded_dataset]
     else:
-        ds = bundled(name, float(ss.get("synthetic_kappa", 1e3)))
-    ss["dataset_shape"] = (name, ds.n, ds.d)
-    ss["pmt_feature_names"] = list(ds.feature_names)  # the public-features upload is checked against them
+        ds = bundled(name, float(ss.get(K.synthetic_kappa, 1e3)))
+    ss[K.dataset_shape] = (name, ds.n, ds.d)
+    ss[K.feature_names] = list(ds.feature_names)  # the public-features upload is checked against them
     computed_on(name, ds.n, ds.d)  # the sidebar names the data actually computed on
     public_ds = None
-    if ss.get("public_source") == "file":
-        pname, pdata = ss["pmt_public_raw"]
+    if ss.get(K.public_source) == "file":
+        pname, pdata = ss[K.public_raw]
         try:
             public_ds = read_csv_upload(Named(pname, pdata), target=ds.target_name, features=list(ds.feature_names),
                                         task=ds.task if ds.task != "text-classification" else None)

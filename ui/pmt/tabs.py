@@ -27,6 +27,7 @@ from ui.pmt import run as R
 from ui.common.layout import FIGURE_HEIGHT, PLOTLY_CONFIG, presenter_fonts
 from ui.pmt.compute.view import PMTView
 from ui.pmt.headline import Headline
+from ui.common.settings import K
 
 ss = st.session_state
 
@@ -116,7 +117,7 @@ def tabs(view: PMTView, task: str, hl: Headline, presenter: bool) -> None:
     """
     # on_change="rerun" tracks the open tab, so only its figure is built (and the lam / n_pub sweeps run
     # only when their tab is opened): a slider change then recomputes just what is on screen
-    t = st.tabs(TAB_NAMES, key="pmt_tab", on_change="rerun")
+    t = st.tabs(TAB_NAMES, key=K.tab, on_change="rerun")
     # presenter mode hides the explanations (the audience hears them): a container that ui.common.layout's CSS hides
     _n_teach = iter(range(100))
     teach = ((lambda title: st.container(key=f"teach_{next(_n_teach)}")) if presenter  # noqa: E731
@@ -185,7 +186,7 @@ def _planner_tab(v: _Panel) -> None:
     v.show(figure_plan(p), "fig_plan")
     at = p.at(p.n_user) if p.n_user else p.at(int(p.n[0]))
     target = st.number_input(f"Accuracy first: the held-out {metric} you can accept", min_value=0.0,
-                             value=float(f"{min(at.values()):.4g}"), format="%.4g", key="plan_target",
+                             value=float(f"{min(at.values()):.4g}"), format="%.4g", key=K.plan_target,
                              help="The planner answers with the private rows n (at your epsilon) and the epsilon (at "
                              "your n) each method needs for it. Public information only.")
     if target > 0:
@@ -222,7 +223,7 @@ def _lam_tab(v: _Panel, is_open: bool) -> None:
             slot = st.empty()
 
             def part(frame, done, total):  # the chosen lam's point (the headline's runs) while the others compute
-                fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=spec["lam"],
+                fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=v.view.choice.lam,
                                                 log_y=v.log_y, title=f"{title} (your lam; the other {total - done} values "
                                                 "are being computed)")
                 with slot.container():
@@ -232,7 +233,7 @@ def _lam_tab(v: _Panel, is_open: bool) -> None:
             lam_frame = R.lazy_sweep(v.view, "lam", on_part=part if v.task != "regression" else None)
             with slot.container():
                 v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.view, "lam")),
-                        metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y, title=title)
+                        metric=v.hl.metric, lam=v.view.choice.lam, log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -255,7 +256,7 @@ def _npub_tab(v: _Panel, is_open: bool) -> None:
             slot = st.empty()
 
             def part(frame, done, total):  # the figure fills in while the other sizes are computed
-                fig = plots.error_vs_n_pub_figure(v.summ(frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
+                fig = plots.error_vs_n_pub_figure(v.summ(frame, "n_pub"), metric=v.hl.metric, n_pub=v.view.choice.n_pub,
                                                   log_y=v.log_y, title=f"{title} ({done} of {total} sizes so far)")
                 with slot.container():
                     v.show(fig, f"fig_npub_part{done}")
@@ -264,7 +265,7 @@ def _npub_tab(v: _Panel, is_open: bool) -> None:
             with slot.container():
                 v.chart("fig_npub", plots.error_vs_n_pub_figure,
                         v.summ(npub_frame, "n_pub", (*R.sweep_args(v.view, "n_pub"), v.view.choice.json)),
-                        metric=v.hl.metric, n_pub=spec["n_pub"], log_y=v.log_y, title=title)
+                        metric=v.hl.metric, n_pub=v.view.choice.n_pub, log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -339,7 +340,7 @@ def _ledger_tab(v: _Panel, is_open: bool) -> None:
     ledger_methods = C.ledger_methods(spec, diag)
     if not ledger_methods:
         st.info("The engine does not report a ledger for this task yet.")
-    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key="pmt_ledger_method")
+    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key=K.ledger_method)
     # the ledger is converted (and, for tasks other than ridge, the noisy fits run) only when this tab is open
     if is_open and not ledger_methods:
         _ledger_table(pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring", "epsilon",
@@ -401,7 +402,7 @@ def _export_tab(v: _Panel) -> None:
     # callables); on_click="ignore": a download changes nothing on the page, so it reruns nothing
     csv = functools.partial(lambda w: X.results_csv(_export_frames(w), data_name=w.ds.name, target=w.ds.target_name),
                             view)
-    public_name = (ss.get("pmt_public_raw") or (None,))[0] if view.choice.public_file else None
+    public_name = (ss.get(K.public_raw) or (None,))[0] if view.choice.public_file else None
     settings = X.settings_json({**spec, "metric": metric}, ds=ds, prep=view.prep, public_name=public_name)
     report = functools.partial(_report, view, v.hl.head, metric, v.hl.ratio_text, public_name)
     st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
