@@ -71,8 +71,9 @@ def _results_panel(view: PMTView, task: str) -> None:
     method reruns only this panel (everything here is cached or cheap)."""
     lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
     headline = pmt_headline.headline(view, task, presenter)  # with the line naming the data computed on
-    verdict.show(verdict.pmt_verdict(view, headline.metric, headline.head), lead)
-    pmt_tabs.tabs(view, task, headline, presenter)
+    said = verdict.pmt_verdict(view, headline.metric, headline.head)
+    verdict.show(said, lead)
+    pmt_tabs.tabs(view, task, headline, presenter, said)  # its warnings are worded against the same verdict
     # the diagnostics row under the figure: the verdict, the method numbers and the figure keep the first screen
     pmt_headline.diagnostics(view, headline, presenter)
     verdict.non_private_badge(presenter)  # every mode keeps the privacy labels (presenter mode included)

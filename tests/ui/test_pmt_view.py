@@ -67,7 +67,7 @@ def test_diagnostics_of_does_not_change_the_cached_dict_and_reads_typed():
 def test_the_choice_reads_the_spec():
     c = V.Choice({**BUNDLED, "public_mode": "moments"})
     assert (c.task, c.epsilon, c.seeds, c.n_pub, c.methods, c.public_mode) == (
-        "regression", 1.0, 3, 200, ["PMT", "DP-RR"], "moments")
+        "regression", 1.0, 3, 200, ("PMT", "DP-RR"), "moments")
     assert c.json == C.dumps(c.spec) and not c.public_file
 
 

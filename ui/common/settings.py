@@ -128,16 +128,15 @@ class PMTKeys:
     url_metric_pending: str = "_url_metric_pending"  # written by ui.common.state.url_load as _url_<key>_pending
     url_n_pub_pending: str = "_url_n_pub_pending"
 
-    @property
-    def url_keys(self) -> tuple[str, ...]:
-        """The settings the page's link carries (a shared link reproduces the view)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("url"))
+    #: The settings the page's link carries (a shared link reproduces the view).
+    url_keys: tuple = field(init=False, default=())
+    #: The link settings a settings file sets with the link's codec (data, task, public file and response have their
+    #: own rules there).
+    settings_file_keys: tuple = field(init=False, default=())
 
-    @property
-    def settings_file_keys(self) -> tuple[str, ...]:
-        """The link settings a settings file sets with the link's codec (data, task, public file and response have
-        their own rules there)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get("settings_file"))
+    def __post_init__(self):
+        for name, flag in (("url_keys", "url"), ("settings_file_keys", "settings_file")):
+            object.__setattr__(self, name, tuple(getattr(self, f.name) for f in fields(self) if f.metadata.get(flag)))
 
 
 #: The PMT page's keys (:class:`PMTKeys`).

@@ -1,7 +1,8 @@
 """The PMT page's controls (the left column): data, privacy and model.
 
-Each widget edits a shared setting under its own session key (:func:`ui.common.state.persist`), so settings
-survive page switches and travel in the URL. :func:`data_controls` also keeps this page's data set
+Each widget edits a shared setting under its own session key (``key=K.<name>``, :class:`ui.common.settings.PMTKeys`)
+with ``persist_state="session"`` (Streamlit keeps the value when the page is not drawn), so settings survive page
+switches and travel in the URL. :func:`data_controls` also keeps this page's data set
 (``data``) in step with the Data page's choice (``dataset_name``) and adds a problem when the
 public sample is missing.
 """
@@ -24,7 +25,6 @@ from ui.common.state import (
     EPSILON_OPTIONS,
     LAM_OPTIONS,
     fmt_num,
-    persist,
 )
 
 ss = st.session_state
@@ -93,7 +93,7 @@ def data_controls(problems: list[str], presenter: bool) -> str:
 
     if len(tasks) > 1:
         st.radio("Task", tasks, format_func=C.TASK_LABELS.get, horizontal=True, on_change=_on_task,
-                 **persist(K.task))
+                 key=K.task, persist_state="session")
     else:
         ss[K.task] = tasks[0]
     task = ss.get(K.task, tasks[0])
@@ -132,20 +132,20 @@ def data_controls(problems: list[str], presenter: bool) -> str:
     def _on_data() -> None:
         ss[K.dataset_name] = ss[K.data]
 
-    st.selectbox("Data set", options, format_func=_label, on_change=_on_data, **persist(K.data),
+    st.selectbox("Data set", options, format_func=_label, on_change=_on_data, key=K.data, persist_state="session",
                  help="Bundled real data (UCI, CC BY 4.0) or the file you uploaded here or on the Data page; "
                  "(rows x features). The Data page previews each set and cites its source.")
     if ss.get(K.data) in options and (shared in options or shared is None):
         ss[K.dataset_name] = ss[K.data]  # e.g. a shared link (?data=wine-red) chose it
     if ss.get(K.data) == "synthetic":
         st.select_slider("Synthetic condition number kappa(Sigma)", options=[1.0, 10.0, 100.0, 1e3, 1e4, 1e5],
-                         format_func=lambda v: f"{v:g}", **persist(K.synthetic_kappa),
+                         format_func=lambda v: f"{v:g}", key=K.synthetic_kappa, persist_state="session",
                          help="Synthetic Gaussian rows whose covariance has this condition number.")
 
     _link_n_pub(reg, up)
     upload_expander()
 
-    st.radio("Public sample", ["split", "file"], horizontal=False, **persist(K.public_source),
+    st.radio("Public sample", ["split", "file"], horizontal=False, key=K.public_source, persist_state="session",
              format_func={"split": "random n_pub rows of the data (simulation)",
                           "file": "a separate public CSV (same columns)"}.get,
              help="PMT needs a small public sample of the same kind of rows. On bundled data it is simulated by "
@@ -158,11 +158,11 @@ def data_controls(problems: list[str], presenter: bool) -> str:
         if ss.get(K.public_raw) is None:
             problems.append("Public sample: upload a public CSV, or choose the random split.")
     st.number_input("n_pub: public rows (random split)", step=50, disabled=ss.get(K.public_source) == "file",
-                    **persist(K.n_pub), help="How many rows are drawn at random as the public sample; "
+                    key=K.n_pub, persist_state="session", help="How many rows are drawn at random as the public sample; "
                     "the remaining rows are private. Must be at least 1 and less than the number of rows. "
                     "An upload starts at min(200, 20% of its rows); the page warns above that share.")
     if not presenter:  # kept while hidden (persist_state="session")
-        st.checkbox("Standardise (public mean, sd)", **persist(K.standardize),
+        st.checkbox("Standardise (public mean, sd)", key=K.standardize, persist_state="session",
                     help="Standardise the features with the public sample's mean and standard deviation. Uses only "
                     "public statistics, so it costs no privacy. Unticked, the ridge baselines still standardise "
                     "their rows with public statistics before clipping, and every method centres y by its public mean.")
@@ -173,7 +173,7 @@ def privacy_controls(presenter: bool) -> None:
     """The Privacy section: epsilon (with an advisory at either end), delta and the neighbouring relation."""
     st.subheader("Privacy")
     st.select_slider("epsilon (privacy budget, log scale)", options=list(EPSILON_OPTIONS), format_func=fmt_num,
-                     **persist(K.epsilon), help="Smaller epsilon = stronger privacy = more noise.")
+                     key=K.epsilon, persist_state="session", help="Smaller epsilon = stronger privacy = more noise.")
     eps = float(ss.get(K.epsilon, DEFAULTS[K.epsilon]))
     if eps < EPSILON_ADVISORY[0]:
         st.caption(f":material/info: epsilon < {EPSILON_ADVISORY[0]:g} is very strong privacy: expect large errors "
@@ -182,7 +182,7 @@ def privacy_controls(presenter: bool) -> None:
         st.caption(f":material/warning: epsilon > {EPSILON_ADVISORY[1]:g} is a weak guarantee (e^epsilon > "
                    f"{np.exp(EPSILON_ADVISORY[1]):.0f}): fine for exploring, rarely acceptable in deployment.")
     if not presenter:
-        st.select_slider("delta", options=list(DELTA_OPTIONS), format_func=fmt_num, **persist(K.delta),
+        st.select_slider("delta", options=list(DELTA_OPTIONS), format_func=fmt_num, key=K.delta, persist_state="session",
                          help="The small probability with which the epsilon guarantee may fail; "
                          "keep it well below 1/n.")
     # the unit of privacy and the neighbouring relation: in every mode (presenter mode keeps the privacy labels)
@@ -200,30 +200,30 @@ def privacy_controls(presenter: bool) -> None:
 def model_controls(task: str, presenter: bool) -> None:
     """The Model section: lam, the methods to compare and (outside presenter mode) the advanced settings."""
     st.subheader("Model")
-    st.select_slider("lam (ridge penalty)", options=list(LAM_OPTIONS), format_func=fmt_num, **persist(K.lam),
+    st.select_slider("lam (ridge penalty)", options=list(LAM_OPTIONS), format_func=fmt_num, key=K.lam, persist_state="session",
                      help="Penalty on the squared coefficient norm (on the 1/n-scaled loss). PMT stays stable "
                      "at lam = 0; the baselines usually need more.")
     method_options = C.methods_for(task)
     if not isinstance(ss.get(K.methods), list) or not set(ss[K.methods]) <= set(method_options):
         ss[K.methods] = C.default_methods(task)  # e.g. a link or an upload switched the task
-    st.multiselect("Methods to compare", method_options, **persist(K.methods),
+    st.multiselect("Methods to compare", method_options, key=K.methods, persist_state="session",
                    help="The oracle DP-RR tunes its clip radius by looking at the error: it is NOT private and "
                    "only shows the best the baseline could do.")
     if not presenter:
         with st.expander("Advanced", expanded=False):
-            st.number_input("eta (truncation failure probability)", format="%.3f", step=0.01, **persist(K.eta),
+            st.number_input("eta (truncation failure probability)", format="%.3f", step=0.01, key=K.eta, persist_state="session",
                             help="Enters R = sqrt(d (1 + ln(2n/eta))); must be in (0, 1).")
             st.number_input("seeds (repetitions of every noisy run)", min_value=1, max_value=200, step=5,
-                            **persist(K.seeds), help="More seeds = smoother bands, slower.")
+                            key=K.seeds, persist_state="session", help="More seeds = smoother bands, slower.")
             st.number_input("Baseline clip radius C (0 = automatic)", format="%.3g", step=1.0,
-                            min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist(K.clip_radius),
+                            min_value=0.0, max_value=CLIP_RADIUS_MAX, key=K.clip_radius, persist_state="session",
                             help="Row-norm radius at which DP-RR clips the rows, after centring and scaling them "
                             "by the public mean and standard deviation. 0: the public formula "
                             "sqrt(d (1 + ln(2n/eta))), the same as PMT's R but on those rows. "
                             f"Accepted: 0 or 1e-100 to {CLIP_RADIUS_MAX:g} (the noise arithmetic stays exact).")
-            st.number_input("Seed of the public/private split", min_value=0, step=1, **persist(K.split_seed))
+            st.number_input("Seed of the public/private split", min_value=0, step=1, key=K.split_seed, persist_state="session")
             if task == "regression":
-                st.selectbox("PMT response handling", ("auto", "joint", "clip"), **persist(K.response),
+                st.selectbox("PMT response handling", ("auto", "joint", "clip"), key=K.response, persist_state="session",
                              help="auto (default): the joint form when the public rows carry labels: (x, y) "
                              "whitened together and truncated at one radius, no bound on y of its own, unbiased "
                              "on heavy-tailed targets. clip: y clipped at the public bound B_y (the paper's "

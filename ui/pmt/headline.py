@@ -21,7 +21,6 @@ from ui.pmt.compute import core as C
 from ui.common.layout import NO_ARROW
 from ui.pmt.compute.headline import rows
 from ui.pmt.compute.view import PMTView
-from ui.common.state import persist
 from ui.common.settings import DEFAULTS
 from ui.common.settings import K
 
@@ -104,7 +103,7 @@ def headline(view: PMTView, task: str, presenter: bool) -> Headline:
     else:
         data_line(view)
     h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
-                  label_visibility="collapsed", **persist(K.metric),
+                  label_visibility="collapsed", key=K.metric, persist_state="session",
                   help="The error metric of the headline numbers and the figures: "
                   + "; ".join(f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}" for m in metric_cols))
     ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])

@@ -18,7 +18,6 @@ import streamlit as st
 from engine.datasets.guard import bounded
 from engine.pmt.public_info import MODE_LABELS, PUBLIC_MODES
 from ui.pmt.compute import modes as M
-from ui.common.state import persist
 from ui.common.settings import K
 
 ss = st.session_state
@@ -40,7 +39,7 @@ def features_in_use() -> bool:
 def _features_upload(problems: list[str]) -> None:
     """The unlabelled mode's source: the public sample above with its labels dropped, or a features-only CSV."""
     ss.setdefault(K.rows_source, "split")
-    st.radio("Public rows from", ["split", "file"], horizontal=True, **persist(K.rows_source),
+    st.radio("Public rows from", ["split", "file"], horizontal=True, key=K.rows_source, persist_state="session",
              format_func={"split": "the public sample above (labels dropped)",
                           "file": "a features-only public CSV"}.get)
     if ss.get(K.rows_source) != "file":
@@ -73,7 +72,7 @@ def mode_controls(task: str, problems: list[str]) -> str:
         st.caption("Public information: labelled public rows (the other kinds run ridge and logistic regression).")
         return "labelled"
     ss.setdefault(K.public_mode, "labelled")
-    st.radio("Public information", list(PUBLIC_MODES), format_func=MODE_LABELS.get, **persist(K.public_mode),
+    st.radio("Public information", list(PUBLIC_MODES), format_func=MODE_LABELS.get, key=K.public_mode, persist_state="session",
              help="What you have in public: rows with labels, rows without labels (covariates only), or only "
              "published moments (the second-moment matrix or covariance plus mean, with the n_pub it came from). "
              "PMT needs only the second moment.")
@@ -85,7 +84,7 @@ def mode_controls(task: str, problems: list[str]) -> str:
         _features_upload(problems)
     if mode == "moments":
         ss.setdefault(K.moments_source, "split")
-        st.radio("Moments from", ["split", "file"], horizontal=True, **persist(K.moments_source),
+        st.radio("Moments from", ["split", "file"], horizontal=True, key=K.moments_source, persist_state="session",
                  format_func={"split": "the public sample above (its moments only)",
                               "file": "a published moments file"}.get)
         if ss.get(K.moments_source) == "file":

@@ -101,7 +101,7 @@ def _styled(builder, style: tuple, hline: tuple | None, *args, **kwargs):
     return _style(fig, style)
 
 
-def tabs(view: PMTView, task: str, hl: Headline, presenter: bool) -> None:
+def tabs(view: PMTView, task: str, hl: Headline, presenter: bool, verdict) -> None:
     """Draw the tabs (the open one's figure only), the advisories under the main figure and the data caption.
 
     Parameters
@@ -114,6 +114,8 @@ def tabs(view: PMTView, task: str, hl: Headline, presenter: bool) -> None:
         The headline's metric, label, table and ratio (:func:`ui.pmt.headline.headline`).
     presenter : bool
         Presenter mode: larger figures, explanations hidden, no data caption.
+    verdict : engine.figures.verdict.Verdict
+        The verdict the page leads with (:func:`ui.common.verdict.pmt_verdict` of the headline's metric and rows).
     """
     # on_change="rerun" tracks the open tab, so only its figure is built (and the lam / n_pub sweeps run
     # only when their tab is opened): a slider change then recomputes just what is on screen
@@ -130,9 +132,7 @@ def tabs(view: PMTView, task: str, hl: Headline, presenter: bool) -> None:
     # the advisories (e.g. "noise-dominated: the public rows alone are better") right under the main figure,
     # so that the headline numbers and the figure keep the first screen (the heading counts them)
     # worded against the verdict the page leads with (same evaluation): the banner never contradicts it
-    from ui.common.verdict import pmt_verdict
-
-    for w in C.page_warnings(view, pmt_verdict(view, hl.metric, hl.head)):
+    for w in C.page_warnings(view, verdict):
         st.warning(w, icon=":material/warning:")
     with t[0]:
         _epsilon_notes(v)

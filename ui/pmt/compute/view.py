@@ -19,10 +19,9 @@ True
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -42,16 +41,60 @@ def dumps(spec: dict) -> str:
 @dataclass(frozen=True, eq=False)
 class Choice:
     """What the user chose: the canonical settings of the view (``spec``, the JSON-able dict the caches are keyed
-    by and the exports write), read through typed properties.
+    by and the exports write) and the typed fields read from it (plain attributes, set once).
 
     Attributes
     ----------
     spec : dict
         :func:`ui.pmt.compute.core.spec_from_state` with the public mode's fields
         (:func:`ui.pmt.public_mode.spec_fields`) and the methods it offers.
+    json : str
+        Canonical JSON of the spec (:func:`dumps`): the diagnostics' cache key.
+    upload_kinds : tuple of str
+        Which uploads (:data:`UPLOAD_KINDS`) the view is derived from: an uploaded data set (``data`` =
+        ``"upload:<file>"``), a public file, a features-only public file, a moments file (a non-None
+        ``public_features`` / ``moments`` entry).
+    is_upload : bool
+        True when anything of the view comes from an uploaded file: its results stay in the browser session,
+        never in a cache shared between sessions.
+    task, data_name, epsilon, delta, lam, eta, seeds, n_pub, methods, public_mode, public_file
+        The settings (``public_mode``: "labelled" by default; ``public_file``: a separate public file, not a
+        random split; a setting the spec lacks is None).
     """
 
     spec: dict
+    json: str = field(init=False)
+    upload_kinds: tuple = field(init=False)
+    is_upload: bool = field(init=False)
+    task: str = field(init=False)
+    data_name: str = field(init=False)
+    epsilon: float = field(init=False)
+    delta: float = field(init=False)
+    lam: float = field(init=False)
+    eta: float = field(init=False)
+    seeds: int = field(init=False)
+    n_pub: int = field(init=False)
+    methods: tuple = field(init=False)
+    public_mode: str = field(init=False)
+    public_file: bool = field(init=False)
+
+    def __post_init__(self):
+        spec = self.spec
+        got = (str(spec.get("data", "")).startswith("upload:"), spec.get("public_source") == "file",
+               spec.get("public_features") is not None, spec.get("moments") is not None)
+        kinds = tuple(kind for kind, yes in zip(UPLOAD_KINDS, got) if yes)
+
+        def typed(key, cast):
+            return None if spec.get(key) is None else cast(spec[key])
+
+        values = dict(json=dumps(spec), upload_kinds=kinds, is_upload=bool(kinds), task=typed("task", str),
+                      data_name=str(spec.get("data", "")), epsilon=typed("epsilon", float),
+                      delta=typed("delta", float), lam=typed("lam", float), eta=typed("eta", float),
+                      seeds=typed("seeds", int), n_pub=typed("n_pub", int), methods=typed("methods", tuple),
+                      public_mode=str(spec.get("public_mode", "labelled")),
+                      public_file=spec.get("public_source") == "file")
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_json(cls, spec_json: str) -> Choice:
@@ -61,74 +104,6 @@ class Choice:
         except (TypeError, ValueError):
             spec = None
         return cls(spec if isinstance(spec, dict) else {"data": "upload:"})
-
-    @functools.cached_property
-    def json(self) -> str:
-        """Canonical JSON of the spec (:func:`ui.pmt.compute.core.dumps`): the diagnostics' cache key."""
-        return dumps(self.spec)
-
-    @property
-    def upload_kinds(self) -> tuple[str, ...]:
-        """Which uploads (:data:`UPLOAD_KINDS`) the view is derived from: an uploaded data set (``data`` =
-        ``"upload:<file>"``), a public file, a features-only public file, a moments file (a non-None
-        ``public_features`` / ``moments`` entry)."""
-        spec = self.spec
-        got = (str(spec.get("data", "")).startswith("upload:"), spec.get("public_source") == "file",
-               spec.get("public_features") is not None, spec.get("moments") is not None)
-        return tuple(kind for kind, yes in zip(UPLOAD_KINDS, got) if yes)
-
-    @property
-    def is_upload(self) -> bool:
-        """True when anything of the view comes from an uploaded file (data, public file, features-only public
-        file, moments file): its results stay in the browser session, never in a cache shared between sessions."""
-        return bool(self.upload_kinds)
-
-    @property
-    def task(self) -> str:
-        return str(self.spec["task"])
-
-    @property
-    def data_name(self) -> str:
-        """A registry name, or ``"upload:<file name>"``."""
-        return str(self.spec.get("data", ""))
-
-    @property
-    def epsilon(self) -> float:
-        return float(self.spec["epsilon"])
-
-    @property
-    def delta(self) -> float:
-        return float(self.spec["delta"])
-
-    @property
-    def lam(self) -> float:
-        return float(self.spec["lam"])
-
-    @property
-    def eta(self) -> float:
-        return float(self.spec["eta"])
-
-    @property
-    def seeds(self) -> int:
-        return int(self.spec["seeds"])
-
-    @property
-    def n_pub(self) -> int:
-        return int(self.spec["n_pub"])
-
-    @property
-    def methods(self) -> list[str]:
-        return list(self.spec["methods"])
-
-    @property
-    def public_mode(self) -> str:
-        """"labelled" (default), "unlabelled" or "moments"."""
-        return str(self.spec.get("public_mode", "labelled"))
-
-    @property
-    def public_file(self) -> bool:
-        """A separate public file (not a random split of the data set)."""
-        return self.spec.get("public_source") == "file"
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,11 +130,10 @@ class DataInUse:
     prep: PreparedData
     data_key: str
     npub_grid: tuple[int, ...] | None
+    key: str = field(init=False)  # the split's cache key: the data's fingerprint and the prepared arrays'
 
-    @property
-    def key(self) -> str:
-        """The cache key of the split: the data's fingerprint and the prepared arrays'."""
-        return self.data_key + self.prep.key
+    def __post_init__(self):
+        object.__setattr__(self, "key", self.data_key + self.prep.key)
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,96 +155,56 @@ class Diagnostics:
     """
 
     values: dict
+    kappa_raw: float = field(init=False)
+    kappa_pmt: float = field(init=False)
+    frac_truncated: float = field(init=False)
+    radius: float = field(init=False)  # PMT's truncation radius R
+    clip_radius: float = field(init=False)  # the baselines' clip radius C
+    mu: float = field(init=False)
+    B_y: float = field(init=False)
+    frac_y_clipped: float = field(init=False)
+    ledgers: dict | None = field(init=False)  # method -> ledger; None until the noisy fits ran (not ridge)
+    public_mode: str = field(init=False)
+    response_statement: str | None = field(init=False)  # where the stated response centre and scale came from
+
+    def __post_init__(self):
+        v = self.values
+        for name in ("kappa_raw", "kappa_pmt", "frac_truncated", "radius", "clip_radius", "mu", "B_y",
+                     "frac_y_clipped"):
+            object.__setattr__(self, name, float(v[name]) if v.get(name) is not None else math.nan)
+        object.__setattr__(self, "ledgers", v.get("ledgers"))
+        object.__setattr__(self, "public_mode", str(v.get("public_mode", "labelled")))
+        object.__setattr__(self, "response_statement", v.get("response_statement"))
 
     @classmethod
     def of(cls, raw: dict, choice: Choice) -> Diagnostics:
         """The diagnostics of ``choice``'s view (a new dict: a cached result is never modified)."""
         return cls({**raw, "shared_cache": not choice.is_upload})
 
-    def get(self, key: str, default=None):
-        return self.values.get(key, default)
-
-    @property
-    def kappa_raw(self) -> float:
-        return float(self.values["kappa_raw"])
-
-    @property
-    def kappa_pmt(self) -> float:
-        return float(self.values["kappa_pmt"])
-
-    @property
-    def frac_truncated(self) -> float:
-        return float(self.values["frac_truncated"])
-
-    @property
-    def radius(self) -> float:
-        """PMT's truncation radius R."""
-        return float(self.values["radius"])
-
-    @property
-    def clip_radius(self) -> float:
-        """The baselines' clip radius C."""
-        return float(self.values["clip_radius"])
-
-    @property
-    def mu(self) -> float:
-        return float(self.values["mu"])
-
-    @property
-    def B_y(self) -> float:
-        return float(self.values.get("B_y", math.nan))
-
-    @property
-    def frac_y_clipped(self) -> float:
-        return float(self.values.get("frac_y_clipped", math.nan))
-
-    @property
-    def ledgers(self) -> dict | None:
-        """method -> the engine's privacy ledger; None until the noisy fits ran (tasks other than ridge)."""
-        return self.values.get("ledgers")
-
-    @property
-    def public_mode(self) -> str:
-        return str(self.values.get("public_mode", "labelled"))
-
-    @property
-    def response_statement(self) -> str | None:
-        """Where the stated response centre and scale came from (the public modes)."""
-        return self.values.get("response_statement")
-
 
 @dataclass(frozen=True, eq=False)
 class PMTView:
-    """One view of the PMT page: the choice, the data in use, the results, the diagnostics and the warnings."""
+    """One view of the PMT page: the choice, the data in use, the results, the diagnostics and the warnings.
+
+    ``is_upload`` (the choice's: the one "derived from an upload?" answer, which every cache decision reads),
+    ``shared`` (its negation: what may enter the caches shared between sessions), ``spec``, ``prep``, ``ds`` and
+    ``key`` are set from the parts once.
+    """
 
     choice: Choice
     data: DataInUse
     results: Results
     diag: Diagnostics
     warnings: tuple[str, ...] = ()
+    is_upload: bool = field(init=False)
+    shared: bool = field(init=False)
+    spec: dict = field(init=False)
+    prep: PreparedData = field(init=False)
+    ds: Any = field(init=False)
+    key: str = field(init=False)
 
-    @property
-    def is_upload(self) -> bool:
-        """The one "derived from an upload?" answer (:attr:`Choice.is_upload`): every cache decision reads it."""
-        return self.choice.is_upload
-
-    @property
-    def shared(self) -> bool:
-        """Bundled data: what is derived from the view may enter the caches shared between sessions."""
-        return not self.is_upload
-
-    @property
-    def spec(self) -> dict:
-        return self.choice.spec
-
-    @property
-    def prep(self) -> PreparedData:
-        return self.data.prep
-
-    @property
-    def ds(self):
-        return self.data.ds
-
-    @property
-    def key(self) -> str:
-        return self.data.key
+    def __post_init__(self):
+        for name, value in dict(is_upload=self.choice.is_upload, shared=not self.choice.is_upload,
+                                spec=self.choice.spec, prep=self.data.prep, ds=self.data.ds,
+                                key=self.data.key).items():
+            object.__setattr__(self, name, value)
