@@ -208,3 +208,15 @@ class PMTView:
                                 spec=self.choice.spec, prep=self.data.prep, ds=self.data.ds,
                                 key=self.data.key).items():
             object.__setattr__(self, name, value)
+
+    @classmethod
+    def assemble(cls, spec: dict, prep: PreparedData, eps_point: pd.DataFrame, raw_diag: dict, *,
+                 eps: pd.DataFrame | None = None, ds=None, public_ds=None, data_key: str = "",
+                 npub_grid: tuple[int, ...] | None = None, warnings=()) -> PMTView:
+        """A view from its parts as the compute layer returns them (scripts and tests; the page's own is
+        :func:`ui.pmt.run.compute`): ``eps`` defaults to the chosen epsilon's sweep alone."""
+        choice = Choice(spec)
+        return cls(choice=choice, data=DataInUse(ds=ds, public_ds=public_ds, prep=prep, data_key=data_key,
+                                                 npub_grid=npub_grid),
+                   results=Results(eps=eps_point if eps is None else eps, eps_point=eps_point),
+                   diag=Diagnostics.of(raw_diag, choice), warnings=tuple(warnings))
