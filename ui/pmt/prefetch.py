@@ -67,7 +67,7 @@ def neighbours(view, *, cached: dict) -> None:
 
     spec, key = view.spec, view.key
     jobs = []
-    for eps in neighbour_epsilons(spec["epsilon"]):
+    for eps in neighbour_epsilons(view.choice.epsilon):
         at = {**spec, "epsilon": eps}
         jobs += [("sweep", C.dumps(C.sweep_spec(at, "epsilon", [eps]))), ("diagnostics", C.dumps(at))]
     jobs = [(key, kind, spec_json) for kind, spec_json in jobs]

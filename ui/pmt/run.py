@@ -274,8 +274,8 @@ def _view(task: str) -> PMTView:
     dkey = C.data_key(ds, public_ds, spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # advisories are shown explicitly below
-        prep = _cached(_prepare_raw, choice, dkey, ds, public_ds, bool(spec["standardize"]), choice.n_pub,
-                       int(spec["split_seed"]), task)
+        prep = _cached(_prepare_raw, choice, dkey, ds, public_ds, choice.standardize, choice.n_pub,
+                       choice.split_seed, task)
         info = file_info(spec)
         if info is not None:  # a moments or features-only public file: no public split, every row private
             n_test = int(round(C.TEST_SIZE * prep.n_total))

@@ -216,10 +216,9 @@ def _epsilon_notes(v: _Panel) -> None:
 
 
 def _lam_tab(v: _Panel, is_open: bool) -> None:
-    spec = v.view.spec
     if is_open:
         try:
-            title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}"
+            title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {v.view.choice.epsilon:g}"
             slot = st.empty()
 
             def part(frame, done, total):  # the chosen lam's point (the headline's runs) while the others compute
@@ -246,13 +245,12 @@ def _lam_tab(v: _Panel, is_open: bool) -> None:
 
 
 def _npub_tab(v: _Panel, is_open: bool) -> None:
-    spec = v.view.spec
     if v.view.data.npub_grid is None:
         st.info("With a separate public file the public sample size is that file's length, so there is "
                 "nothing to sweep. Choose the random split to see this figure.")
     elif is_open:
         try:
-            title = f"{v.hl.label} vs the public sample size at epsilon = {spec['epsilon']:g}"
+            title = f"{v.hl.label} vs the public sample size at epsilon = {v.view.choice.epsilon:g}"
             slot = st.empty()
 
             def part(frame, done, total):  # the figure fills in while the other sizes are computed

@@ -57,7 +57,7 @@ class Choice:
     is_upload : bool
         True when anything of the view comes from an uploaded file: its results stay in the browser session,
         never in a cache shared between sessions.
-    task, data_name, epsilon, delta, lam, eta, seeds, n_pub, methods, public_mode, public_file
+    task, data_name, epsilon, delta, lam, eta, seeds, n_pub, methods, public_mode, public_file, standardize, split_seed
         The settings (``public_mode``: "labelled" by default; ``public_file``: a separate public file, not a
         random split; a setting the spec lacks is None).
     """
@@ -77,6 +77,8 @@ class Choice:
     methods: tuple = field(init=False)
     public_mode: str = field(init=False)
     public_file: bool = field(init=False)
+    standardize: bool = field(init=False)
+    split_seed: int = field(init=False)
 
     def __post_init__(self):
         spec = self.spec
@@ -92,7 +94,8 @@ class Choice:
                       delta=typed("delta", float), lam=typed("lam", float), eta=typed("eta", float),
                       seeds=typed("seeds", int), n_pub=typed("n_pub", int), methods=typed("methods", tuple),
                       public_mode=str(spec.get("public_mode", "labelled")),
-                      public_file=spec.get("public_source") == "file")
+                      public_file=spec.get("public_source") == "file", standardize=typed("standardize", bool),
+                      split_seed=typed("split_seed", int))
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
