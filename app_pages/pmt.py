@@ -16,17 +16,15 @@ from ui.pmt import headline as pmt_headline
 from ui.pmt import public_mode as pmt_public_mode
 from ui.pmt import run as pmt_run
 from ui.pmt import tabs as pmt_tabs
+from ui.pmt.compute.view import PMTView
 from ui.common import verdict
 from ui.common.data_choice import show_lost_upload
 from ui.common.layout import RESULTS_ANCHOR, intro, page_header, scroll_to_results
+from ui.common.settings import K
 from ui.common.state import init_state, url_load, url_sync
 
 init_state()
-#: Settings this page reads from / writes to the URL (a shared link reproduces the view).
-URL_KEYS = ("data", "task", "epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius",
-    "methods", "metric", "standardize", "public_source", "split_seed", "synthetic_kappa",
-    "public_mode", "response")
-url_problems = url_load(URL_KEYS)
+url_problems = url_load(K.url_keys)  # the settings a link carries (a shared link reproduces the view)
 from ui.pmt.settings_load import apply_pending, uploader as settings_uploader  # noqa: E402
 
 url_problems += apply_pending()  # a settings file loaded in the previous run (before the widgets are drawn)
@@ -64,28 +62,29 @@ with ctrl:  # the plain-words introduction tops the controls, so the verdict, nu
 
 
 with main:  # a reload or a link lost the upload: said first where the numbers are (phones: on the first screen)
-    show_lost_upload(str(st.session_state.get("data") or "").removeprefix("upload:") or None)
+    show_lost_upload(str(st.session_state.get(K.data) or "").removeprefix("upload:") or None)
 
 # ---- results (right): headline and tabs ----
 @st.fragment
-def _results_panel(results: dict, task: str) -> None:
+def _results_panel(view: PMTView, task: str) -> None:
     """Headline metrics, the metric switch and the tabs. A fragment: switching the metric or the ledger's
     method reruns only this panel (everything here is cached or cheap)."""
     lead = st.empty()  # the verdict in words leads; it needs the metric the headline picks
-    headline = pmt_headline.headline(results, task, presenter)  # with the line naming the data computed on
-    verdict.show(verdict.pmt_verdict(results, headline.metric, headline.head), lead)
-    pmt_tabs.tabs(results, task, headline, presenter)
+    headline = pmt_headline.headline(view, task, presenter)  # with the line naming the data computed on
+    said = verdict.pmt_verdict(view, headline.metric, headline.head)
+    verdict.show(said, lead)
+    pmt_tabs.tabs(view, task, headline, presenter, said)  # its warnings are worded against the same verdict
     # the diagnostics row under the figure: the verdict, the method numbers and the figure keep the first screen
-    pmt_headline.diagnostics(results, headline, presenter)
+    pmt_headline.diagnostics(view, headline, presenter)
     verdict.non_private_badge(presenter)  # every mode keeps the privacy labels (presenter mode included)
-    url_sync(URL_KEYS)  # a fragment rerun does not reach the end of the page
+    url_sync(K.url_keys)  # a fragment rerun does not reach the end of the page
 
 
 with main:
-    results = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
-    if results is not None:
-        _results_panel(results, task)
-        pmt_public_mode.statement_caption(results)
+    view = pmt_run.compute(task, problems)  # cached; the lam and n_pub sweeps wait for their tab
+    if view is not None:
+        _results_panel(view, task)
+        pmt_public_mode.statement_caption(view)
         scroll_to_results()  # after "Use this data" (the button sits far down the controls)
 
-url_sync(URL_KEYS)
+url_sync(K.url_keys)

@@ -283,8 +283,7 @@ def _dp_gd_ledger(dlt, mu, T, C, n, nb, d=None):
     sens = 2.0 * C / n if d is None else dp_gd_sensitivity(C, n, d)
     sigma_t = P.gaussian_sigma(sens, mu_t)
     ledger = P.PrivacyLedger(delta=dlt)
-    for t in range(T):
-        ledger.record(f"gradient step {t + 1}", sensitivity=sens, sigma=sigma_t, neighbouring=nb)
+    ledger.record_steps([f"gradient step {t + 1}" for t in range(T)], sensitivity=sens, sigma=sigma_t, neighbouring=nb)
     return ledger, mu_t, sens, sigma_t
 
 

@@ -558,7 +558,8 @@ def summarize(frame: pd.DataFrame, metric: str = "l2_error") -> pd.DataFrame:
     }).reset_index()
     out.insert(len(keys), "metric", metric)
     keys_of = (dict(zip(frame["method"], frame["method_key"])) if "method_key" in frame.columns else {})
-    out["privacy"] = [sweep_column_privacy(metric, keys_of.get(m)) for m in out["method"]]
+    privacy_of = {m: sweep_column_privacy(metric, keys_of.get(m)) for m in out["method"].unique()}  # once per method
+    out["privacy"] = [privacy_of[m] for m in out["method"]]
     out = out.sort_values(keys, key=lambda s: s.map(order) if s.name == "method" else s, kind="stable")
     return out.reset_index(drop=True)[(["dataset"] if multi else []) + list(SUMMARY_COLUMNS)]
 

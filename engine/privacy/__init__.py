@@ -475,6 +475,26 @@ class PrivacyLedger:
         self.releases.append(rel)
         return rel
 
+    def record_steps(self, names, *, sensitivity: float, sigma: float, neighbouring: str = "replace-one") -> list[Release]:
+        """Append one release per name, all of the same ``sensitivity`` and ``sigma`` (e.g. DP-GD's equal gradient
+        steps), validated and converted to mu once: the records equal :meth:`record` called per name.
+
+        Examples
+        --------
+        >>> a, b = PrivacyLedger(delta=1e-5), PrivacyLedger(delta=1e-5)
+        >>> rels = a.record_steps(["step 1", "step 2"], sensitivity=0.5, sigma=4.0)
+        >>> rels == [b.record("step 1", sensitivity=0.5, sigma=4.0), b.record("step 2", sensitivity=0.5, sigma=4.0)]
+        True
+        >>> PrivacyLedger(delta=1e-5).record_steps(["step 1"], sensitivity=0.0, sigma=1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: sensitivity must be a finite L2 norm > 0 (accepted range: 0 < sensitivity < inf), got 0.0
+        """
+        s, mu = _validate_sensitivity(sensitivity), gaussian_mu(sensitivity, sigma)
+        rels = [Release(str(name), s, float(sigma), mu, neighbouring) for name in names]
+        self.releases.extend(rels)
+        return rels
+
     @property
     def total_mu(self) -> float:
         """Composed mu of every release so far (``sqrt(sum mu_i^2)``)."""

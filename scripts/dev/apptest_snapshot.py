@@ -33,6 +33,12 @@ SCENARIOS = {
     "pmt_logistic": ("pmt", {"data": "bank", "task": "classification", "seeds": 3}, None),
     "pmt_export_tab": ("pmt", {}, "Export"),
     "pmt_ledger_tab": ("pmt", {}, "Privacy ledger"),
+    "pmt_npub_tab": ("pmt", {"seeds": 3}, "Error vs n_pub"),
+    "pmt_conditioning_tab": ("pmt", {}, "Conditioning"),
+    "pmt_truncation_tab": ("pmt", {}, "Truncation"),
+    "pmt_planner_tab": ("pmt", {}, "Planner"),
+    "pmt_logistic_ledger_tab": ("pmt", {"data": "bank", "task": "classification", "seeds": 3}, "Privacy ledger"),
+    "pmt_moments_truncation_tab": ("pmt", {"seeds": 3, "public_mode": "moments", "metric": "rmse"}, "Truncation"),
     "nvdp_default": ("nvdp", {}, None),
 }
 

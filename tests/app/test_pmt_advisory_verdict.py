@@ -11,6 +11,7 @@ from engine.figures import pmt as plots
 from engine.figures.verdict import Verdict, contradictions
 from ui.common.verdict import pmt_verdict
 from ui.pmt.compute import core as C
+from ui.pmt.compute import view as V
 
 
 def _view(data="ccpp", **state):
@@ -22,9 +23,12 @@ def _view(data="ccpp", **state):
     prep = C.prepare(load_dataset(data), standardize=bool(spec["standardize"]), n_pub=int(spec["n_pub"]),
                      split_seed=int(spec["split_seed"]))
     point = C.sweep(prep, C.sweep_spec(spec, "epsilon", [spec["epsilon"]]))
-    diag = C.diagnostics(prep, spec)
-    res = dict(spec=spec, diag=diag, prep=prep, eps_point=point, key=("test", data, C.dumps(spec)),
-               diag_json=C.dumps(spec), warnings=C.advisories(prep, diag, spec["delta"]))
+    choice = V.Choice(spec)
+    diag = V.Diagnostics.of(C.diagnostics(prep, spec), choice)
+    res = V.PMTView(choice=choice, data=V.DataInUse(ds=None, public_ds=None, prep=prep, data_key="test",
+                                                    npub_grid=None),
+                    results=V.Results(eps=point, eps_point=point), diag=diag,
+                    warnings=tuple(C.advisories(prep, diag.values, spec["delta"])))
     head = plots.headline_table(point, metric="rmse", epsilon=spec["epsilon"])
     v = pmt_verdict(res, "rmse", head)
     return res, v, C.page_warnings(res, v)
@@ -32,9 +36,9 @@ def _view(data="ccpp", **state):
 
 def test_default_ccpp_view_verdict_and_advisories_agree_and_a_planted_claim_fails():
     res, v, warns = _view()
-    assert res["spec"]["epsilon"] == 1.0 and res["diag"]["response"] == "joint"
+    assert res.spec["epsilon"] == 1.0 and res.diag.values["response"] == "joint"
     assert v.winner == "PMT", v.text  # the default (joint) PMT beats the 200 public rows on CCPP at epsilon 1
-    plan = C.plan_for(res["prep"], res["diag"])
+    plan = C.plan_for(res.prep, res.diag.values)
     assert plan.response == "joint"  # the planner reasons about the form that ran
     shown = [v.text, *warns, plan.conclusion()]
     assert contradictions(v, shown) == [], shown
@@ -48,7 +52,7 @@ def test_the_banner_is_worded_against_the_verdict(winner):
     """CCPP at epsilon 0.5: the joint release is noise-dominated and the planner's crossover (about 10,000 rows)
     lies above the 7,494 private rows, so the banner shows; its last clause follows the verdict's winner."""
     res, _, _ = _view(epsilon=0.5)
-    prep, diag = res["prep"], res["diag"]
+    prep, diag = res.prep, res.diag.values
     v = Verdict("...", "good" if winner == "PMT" else "neutral", winner=winner)
     text = C.noise_banner(prep, diag, v)
     assert text is not None and "joint (x, y) moment" in text and "X^T X" not in text
@@ -62,25 +66,25 @@ def test_the_banner_is_worded_against_the_verdict(winner):
         assert ("already beats them" in text) == (winner == "PMT")
     # the page's list keeps its length and swaps only the banner
     worded = C.page_warnings(res, v)
-    assert len(worded) == len(res["warnings"]) and text in worded
+    assert len(worded) == len(res.warnings) and text in worded
 
 
 def test_the_banner_follows_a_clip_run():
     """With response = "clip" the banner and the planner reason about the clip form's X^T X."""
     res, v, warns = _view(epsilon=0.5, response="clip")
-    assert res["diag"]["response"] == "clip"
-    plan = C.plan_for(res["prep"], res["diag"])
+    assert res.diag.values["response"] == "clip"
+    plan = C.plan_for(res.prep, res.diag.values)
     assert plan.response == "clip"
-    text = C.noise_banner(res["prep"], res["diag"], v)
+    text = C.noise_banner(res.prep, res.diag.values, v)
     assert text is None or "released X^T X" in text
     assert contradictions(v, [v.text, *warns]) == []
     from ui.pmt.compute.advice import _noise_dominance
 
-    nd, _, form = _noise_dominance(res["prep"], res["diag"])
+    nd, _, form = _noise_dominance(res.prep, res.diag.values)
     assert form == "clip" and math.isfinite(nd.noise_scale)
     from ui.pmt.planner import plan_and_answer
 
-    tab, _ = plan_and_answer(res["prep"], res["diag"])  # the Planner tab plans the same form as the banner
+    tab, _ = plan_and_answer(res.prep, res.diag.values)  # the Planner tab plans the same form as the banner
     assert tab.response == "clip" and tab.crossover_n == plan.crossover_n
 
 

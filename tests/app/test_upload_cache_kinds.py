@@ -36,19 +36,6 @@ def test_bundled_data_is_not_an_upload_and_kinds_combine():
     assert C.upload_kinds(both) == ["data", "public file"]
 
 
-@pytest.mark.parametrize("state, kind", [
-    ({"data": "upload:x.csv"}, "data"),
-    ({"data": "ccpp", "public_source": "file"}, "public file"),
-    ({"data": "ccpp", "public_mode": "unlabelled", "pmt_rows_source": "file"}, "features-only public file"),
-    ({"data": "ccpp", "public_mode": "moments", "pmt_moments_source": "file"}, "moments file"),
-    ({"data": "ccpp", "public_mode": "unlabelled", "pmt_rows_source": "split"}, None),
-    ({"data": "ccpp", "public_mode": "moments", "pmt_moments_source": "split"}, None),
-])
-def test_the_session_predicate_is_the_spec_predicate(state, kind):
-    spec = C.session_spec(state)
-    assert C.upload_kinds(spec) == ([] if kind is None else [kind])
-
-
 def test_a_features_only_public_upload_puts_nothing_into_the_shared_figure_cache():
     """The leak: one run with an uploaded features-only public file stored 4 upload-derived entries (the headline
     table twice, the summary table, a figure) in the cache every session shares."""

@@ -443,7 +443,7 @@ def test_cli_one_class_private_labels_run_like_their_neighbour(flags, tmp_path):
 # ------------------------------------------------------------------------------------------------
 #: What the page shows from its diagnostics that is public (the rest is labelled a non-private diagnostic).
 PAGE_PUBLIC_KEYS = ("task", "eta", "epsilon", "delta", "lam", "neighbouring", "B_y", "mu", "clip_radius", "radius",
-                    "shared_cache", "public_mode")
+                    "public_mode")
 
 
 def _page_view(data, spec):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ui.pmt.compute import core as C
+from ui.pmt.compute import view as V
 from ui.pmt import run as R
 from ui.common.state import LAM_OPTIONS
 
@@ -29,10 +30,12 @@ def test_lam_sweep_shows_the_chosen_lam_first_and_keeps_the_batch_numbers(monkey
             "seeds": 3, "clip_radius": 0.0, "methods": C.default_methods("classification"), "standardize": True,
             "n_pub": 150, "split_seed": 1, "public_source": "split"}
     point = C.sweep(prep, json.loads(C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]]))))
-    results = {"spec": spec, "prep": prep, "key": "k", "dkey": "k", "npub_grid": None, "eps_point": point}
+    results = V.PMTView(choice=V.Choice(spec), data=V.DataInUse(ds=None, public_ds=None, prep=prep, data_key="k",
+                                                                npub_grid=None),
+                        results=V.Results(eps=point, eps_point=point), diag=V.Diagnostics({}))
     calls, parts = [], []
     monkeypatch.setattr(R, "ss", {})
-    monkeypatch.setattr(R, "sweep", lambda key, data, js: calls.append(js) or C.sweep(data, json.loads(js)))
+    monkeypatch.setattr(R, "sweep", lambda choice, key, data, js: calls.append(js) or C.sweep(data, json.loads(js)))
     got = R.lazy_sweep(results, "lam", on_part=lambda f, done, total: parts.append((f, done, total)))
     # the numbers are the one batch over the lam grid, as before (the CSV export calls the same sweep)
     pd.testing.assert_frame_equal(got, C.sweep(prep, json.loads(C.dumps(C.sweep_spec(spec, "lam", LAM_OPTIONS)))))

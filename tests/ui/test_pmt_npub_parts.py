@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from ui.pmt.compute import core as C
+from ui.pmt.compute import view as V
 from ui.pmt import run as R
 
 
@@ -48,10 +49,12 @@ def test_npub_sweep_by_parts_is_the_one_call_frame(task, monkeypatch):
     prep = C.prepare(_data(task), standardize=True, n_pub=100, split_seed=1, task=task)
     grid = [50, 100, 200]
     point = C.sweep(prep, json.loads(C.dumps(C.sweep_spec(spec, "epsilon", [spec["epsilon"]]))))
-    results = {"spec": spec, "prep": prep, "dkey": "k", "key": "k", "npub_grid": grid, "eps_point": point}
+    results = V.PMTView(choice=V.Choice(spec), data=V.DataInUse(ds=None, public_ds=None, prep=prep, data_key="k",
+                                                                npub_grid=tuple(grid)),
+                        results=V.Results(eps=point, eps_point=point), diag=V.Diagnostics({}))
     calls, parts = [], []
     monkeypatch.setattr(R, "ss", {})
-    monkeypatch.setattr(R, "sweep", lambda key, data, js: calls.append(js) or C.sweep(data, json.loads(js)))
+    monkeypatch.setattr(R, "sweep", lambda choice, key, data, js: calls.append(js) or C.sweep(data, json.loads(js)))
     got = R.lazy_sweep(results, "n_pub", on_part=lambda f, done, total: parts.append((f, done, total)))
     whole = C.sweep(prep, json.loads(C.dumps(C.sweep_spec(spec, "n_pub", grid))))
     pd.testing.assert_frame_equal(got, whole)

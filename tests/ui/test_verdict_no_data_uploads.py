@@ -13,6 +13,7 @@ from engine.datasets import read_csv_upload
 from engine.figures import pmt as plots
 from ui.common.verdict import pmt_verdict
 from ui.pmt.compute import core as C
+from ui.pmt.compute.view import PMTView
 from ui.pmt.public_mode import restrict_methods
 
 
@@ -37,8 +38,7 @@ def test_no_green_verdict_on_a_noise_upload(task, metric, mode):
     prep = C.prepare(ds, None, standardize=True, n_pub=100, split_seed=0, task=task)
     point = C.sweep(prep, C.sweep_spec(spec, "epsilon", [spec["epsilon"]]))
     diag = C.diagnostics(prep, spec)
-    res = dict(spec=spec, diag=diag, prep=prep, eps_point=point, key=("test", "upload:noise.csv", C.dumps(spec)),
-               diag_json=C.dumps(spec))
+    res = PMTView.assemble(spec, prep, point, diag, data_key="test")
     head = plots.headline_table(point, metric=metric, epsilon=spec["epsilon"])
     ref = C.no_data_reference(prep, spec, metric)
     assert ref is not None, (mode, task)  # every case here has a no-data reference

@@ -14,36 +14,37 @@ from engine.figures import pmt as plots
 from engine.figures.verdict import NON_PRIVATE_NOTE, VERDICT_NOTE, Verdict
 from engine.figures.verdict import pmt_verdict as _pmt_verdict
 from ui.pmt.compute import core as C
+from ui.pmt.compute.view import PMTView
 
 #: Tone -> Streamlit markdown colour (and the report's CSS class).
 COLOURS = {"good": "green", "bad": "red", "neutral": "blue"}
 ICONS = {"good": ":material/check_circle:", "bad": ":material/error:", "neutral": ":material/info:"}
 
 
-def pmt_verdict(results: dict, metric: str, head) -> Verdict:
+def pmt_verdict(view: PMTView, metric: str, head) -> Verdict:
     """The verdict of a PMT view (see :func:`engine.figures.verdict.pmt_verdict`).
 
     Parameters
     ----------
-    results : dict
-        The view's results (:func:`ui.pmt.run.compute`).
+    view : PMTView
+        The view (:func:`ui.pmt.run.compute`).
     metric : str
         The headline metric.
     head : DataFrame
         The headline rows at the chosen epsilon (:class:`ui.pmt.headline.Headline` ``head``, :func:`ui.pmt.compute.headline.rows`).
     """
-    spec, diag, prep = results["spec"], results["diag"], results["prep"]
+    spec, diag, prep = view.spec, view.diag.values, view.prep
     lower_better = plots.METRICS.get(metric, ("", "", True))[2]
     accuracy = majority = None
-    if spec["task"] == "classification" and "accuracy" in results["eps_point"].columns:
+    if view.choice.task == "classification" and "accuracy" in view.results.eps_point.columns:
         from ui.pmt.compute.headline import rows
 
-        acc = rows(results, "accuracy")
+        acc = rows(view, "accuracy")
         accuracy = dict(zip(acc["method"], acc["median"].astype(float)))
         majority = C.majority_class_accuracy(prep)[1]
     ref = C.no_data_reference(prep, spec, metric)
     return _pmt_verdict(head, metric_label=plots.metric_label(metric), lower_better=lower_better,
-                        epsilon=float(spec["epsilon"]), n_priv=prep.n_priv, n_pub=prep.n_pub,
+                        epsilon=view.choice.epsilon, n_priv=prep.n_priv, n_pub=prep.n_pub,
                         kappa_raw=diag.get("kappa_raw"), kappa_pmt=diag.get("kappa_pmt"),
                         n_needed=C.n_needed(prep, diag), accuracy=accuracy, majority_accuracy=majority,
                         reference=None if ref is None else ref[0],
@@ -80,10 +81,10 @@ def non_private_badge(presenter: bool = False) -> None:
                help=NON_PRIVATE_NOTE + " " + VERDICT_NOTE)
 
 
-def data_line(results: dict, short: bool = False) -> None:
+def data_line(view: PMTView, short: bool = False) -> None:
     """One line under the verdict naming the data the numbers are computed on (the sidebar names the same);
     ``short`` for presenter mode (its larger text), where the sidebar is hidden."""
-    ds, prep = results["ds"], results["prep"]
+    ds, prep = view.ds, view.prep
     if short:
         st.caption(f":material/table: **{ds.name}**: {ds.n:,} rows, {prep.n_pub:,} public rows, {prep.n_priv:,} private")
         return

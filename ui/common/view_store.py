@@ -40,7 +40,7 @@ ENV = "EXPLORER_VIEW_STORE"
 DEFAULT_DIR = ROOT / ".cache" / "views"
 #: Page modules whose code decides what a spec computes (with every engine source).
 PAGE_SOURCES = ("ui/pmt/compute/core.py", "ui/pmt/compute/modes.py", "ui/pmt/compute/catalogue.py",
-                "ui/common/settings.py")
+                "ui/pmt/compute/view.py", "ui/common/settings.py")
 
 #: Hits and misses of this process (for tests and the benchmark's notes).
 STATS = {"hit": 0, "miss": 0}
@@ -81,13 +81,10 @@ def fingerprint() -> str:
 
 
 def _is_upload(spec_json: str) -> bool:
-    from ui.pmt.compute.core import uses_upload
+    """The view's own answer (:attr:`ui.pmt.compute.view.Choice.is_upload`); not a spec: never stored."""
+    from ui.pmt.compute.view import Choice
 
-    try:
-        spec = json.loads(spec_json)
-    except (TypeError, ValueError):
-        return True  # not a spec: never stored
-    return not isinstance(spec, dict) or uses_upload(spec)
+    return Choice.from_json(spec_json).is_upload
 
 
 def path_for(kind: str, data_key: str, spec_json: str) -> Path | None:

@@ -20,8 +20,9 @@ from ui.common import figure_cache as FC
 from ui.pmt.compute import core as C
 from ui.common.layout import NO_ARROW
 from ui.pmt.compute.headline import rows
-from ui.common.state import persist
+from ui.pmt.compute.view import PMTView
 from ui.common.settings import DEFAULTS
+from ui.common.settings import K
 
 ss = st.session_state
 
@@ -51,13 +52,13 @@ class Headline:
     ratio_help: str = ""
 
 
-def headline(results: dict, task: str, presenter: bool) -> Headline:
+def headline(view: PMTView, task: str, presenter: bool) -> Headline:
     """Draw the headline heading, the metric picker and the metrics row(s); return what the tabs reuse.
 
     Parameters
     ----------
-    results : dict
-        The view's results (:func:`ui.pmt.run.compute`).
+    view : PMTView
+        The view (:func:`ui.pmt.run.compute`).
     task : str
         The page's task (its metrics are offered).
     presenter : bool
@@ -67,17 +68,17 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     -------
     Headline
     """
-    spec = results["spec"]
-    metric_cols = [m for m in C.metrics_for(task) if m in results["eps"].columns]
+    choice = view.choice
+    metric_cols = [m for m in C.metrics_for(task) if m in view.results.eps.columns]
     # ---- headline metrics (above the fold at 1440 x 900: heading and metric picker share one row) ----
-    metric = ss.get("metric", DEFAULTS["metric"])
-    from_link = ss.pop("_url_metric_pending", False)
+    metric = ss.get(K.metric, DEFAULTS[K.metric])
+    from_link = ss.pop(K.url_metric_pending, False)
     if metric not in metric_cols:
         if from_link:  # a link's metric of another task: said, not replaced silently
             st.warning(f"The link's metric={md_escape(metric)} does not apply to {C.TASK_LABELS[task].lower()}; "
                        f"showing {metric_cols[0]} instead.", icon=":material/link_off:")
-        metric = ss["metric"] = metric_cols[0]
-    head = rows(results, metric)
+        metric = ss[K.metric] = metric_cols[0]
+    head = rows(view, metric)
     label = plots.metric_label(metric)
     unit = plots.METRICS.get(metric, ("", "", True))[1]
     lower_better = plots.METRICS.get(metric, ("", "", True))[2]
@@ -88,21 +89,21 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     from ui.common.verdict import data_line
 
     better = f"{'lower' if lower_better else 'higher'} is better"
-    n_warn = len(results["warnings"])
+    n_warn = len(view.warnings)
     # presenter mode (larger text): one line each, so that the figure stays on the first screen
     h_l.markdown(f"**Median {label[0].lower() + label[1:] if not label[:2].isupper() else label} at epsilon = "
-                 f"{spec['epsilon']:g}**" + ("" if presenter else f" ({better})")
+                 f"{choice.epsilon:g}**" + ("" if presenter else f" ({better})")
                  + (f" · :orange[**{n_warn} warning{'s' * (n_warn > 1)} "
                     f"{'below' if presenter else 'under the figure'}**]" if n_warn else ""),
-                 help=f"Median over {spec['seeds']} noise seeds at your epsilon ({better}). Unit: {unit}.")
+                 help=f"Median over {choice.seeds} noise seeds at your epsilon ({better}). Unit: {unit}.")
     # the data computed on, named where the numbers are (as the sidebar); presenter: short, beside the picker
     if presenter:
         with h_l:
-            data_line(results, short=True)
+            data_line(view, short=True)
     else:
-        data_line(results)
+        data_line(view)
     h_r.selectbox("Error metric", metric_cols, format_func=plots.metric_label,
-                  label_visibility="collapsed", **persist("metric"),
+                  label_visibility="collapsed", key=K.metric, persist_state="session",
                   help="The error metric of the headline numbers and the figures: "
                   + "; ".join(f"{plots.metric_label(m)}: {plots.METRICS.get(m, ('', ''))[1]}" for m in metric_cols))
     ratio_text = "n/a" if ratio is None else C.fmt_ratio(ratio[0])
@@ -112,9 +113,9 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     from ui.pmt.compute.trust import reference_diverged
 
     # the coefficient L2 error beside a prediction metric; a diverged logistic reference flagged beside L2 numbers
-    l2 = (None if metric in C.REFERENCE_IS_TARGET or "l2_error" not in results["eps_point"].columns else
-          rows(results, "l2_error").set_index("method")["median"])
-    ref_bad = task == "classification" and reference_diverged(results["eps_point"])
+    l2 = (None if metric in C.REFERENCE_IS_TARGET or "l2_error" not in view.results.eps_point.columns else
+          rows(view, "l2_error").set_index("method")["median"])
+    ref_bad = task == "classification" and reference_diverged(view.results.eps_point)
     row1 = st.columns(max(len(head), 1) + int(presenter))
     for c, (_, row) in zip(row1, head.iterrows()):
         short = row["method"].replace(" (oracle C, non-private tuning)", " oracle")
@@ -137,22 +138,22 @@ def headline(results: dict, task: str, presenter: bool) -> Headline:
     return Headline(metric=metric, label=label, head=head, ratio_text=ratio_text, ratio_help=ratio_help)
 
 
-def diagnostics(results: dict, hl: Headline, presenter: bool) -> None:
+def diagnostics(view: PMTView, hl: Headline, presenter: bool) -> None:
     """The second row of numbers (normal mode): PMT / best baseline, kappa after PMT (raw kappa beside it), the
     rows truncated and mu. Drawn under the tabs, so that the verdict, the method numbers and the main figure
     share the first screen at 1440 x 900; presenter mode shows the ratio in the first row instead."""
     if presenter:
         return
-    spec, diag = results["spec"], results["diag"]
+    choice, diag = view.choice, view.diag
     r1, r2, r3, r4 = st.columns(4)
     r1.metric("PMT / best baseline", hl.ratio_text, help=hl.ratio_help)
-    r2.metric("kappa after PMT", f"{diag['kappa_pmt']:.3g}", delta=f"raw kappa {diag['kappa_raw']:.3g}",
+    r2.metric("kappa after PMT", f"{diag.kappa_pmt:.3g}", delta=f"raw kappa {diag.kappa_raw:.3g}",
               delta_color="off", **NO_ARROW,
               help="Condition number (largest / smallest eigenvalue) of the private second-moment matrix "
               "X^T X after the PMT transform, and before it (raw). 1 = perfectly conditioned, like round data.")
-    r3.metric("rows truncated", f"{100 * diag['frac_truncated']:.2f}%",
-              help=f"Fraction of private rows longer than R = {diag['radius']:.3g} after whitening; they are "
+    r3.metric("rows truncated", f"{100 * diag.frac_truncated:.2f}%",
+              help=f"Fraction of private rows longer than R = {diag.radius:.3g} after whitening; they are "
               "scaled onto the sphere of radius R.")
-    r4.metric("mu (Gaussian DP)", f"{diag['mu']:.3g}",
-              help=f"The total Gaussian-differential-privacy budget that (epsilon = {spec['epsilon']:g}, delta = "
-              f"{spec['delta']:g}) converts to; every method spends exactly this (see the ledger).")
+    r4.metric("mu (Gaussian DP)", f"{diag.mu:.3g}",
+              help=f"The total Gaussian-differential-privacy budget that (epsilon = {choice.epsilon:g}, delta = "
+              f"{choice.delta:g}) converts to; every method spends exactly this (see the ledger).")

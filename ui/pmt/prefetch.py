@@ -49,26 +49,25 @@ def neighbour_epsilons(epsilon: float) -> list[float]:
     return [opts[j] for j in (i - 1, i + 1) if 0 <= j < len(opts)]
 
 
-def neighbours(results: dict, shared: bool, *, cached: dict) -> None:
-    """Ask the worker for the sweeps and fits at the neighbouring epsilons of ``results``' view.
+def neighbours(view, *, cached: dict) -> None:
+    """Ask the worker for the sweeps and fits at the neighbouring epsilons of ``view``.
 
     Parameters
     ----------
-    results : dict
-        The view (:func:`ui.pmt.run.compute`): its ``key``, ``prep`` and ``spec``.
-    shared : bool
-        False (an upload): nothing is done.
+    view : ui.pmt.compute.view.PMTView
+        The view (:func:`ui.pmt.run.compute`): its choice, its cache key and its prepared split. Derived from an
+        upload (:attr:`~ui.pmt.compute.view.PMTView.is_upload`): nothing is done.
     cached : dict
         ``{"sweep": f, "diagnostics": g}``: the page's shared cached functions, each called as
         ``f(key, prep, spec_json)`` (:data:`ui.pmt.run.PREFETCHED`).
     """
-    if not shared:
+    if view.is_upload:
         return
     from ui.pmt.compute import core as C
 
-    spec, key = results["spec"], results["key"]
+    spec, key = view.spec, view.key
     jobs = []
-    for eps in neighbour_epsilons(spec["epsilon"]):
+    for eps in neighbour_epsilons(view.choice.epsilon):
         at = {**spec, "epsilon": eps}
         jobs += [("sweep", C.dumps(C.sweep_spec(at, "epsilon", [eps]))), ("diagnostics", C.dumps(at))]
     jobs = [(key, kind, spec_json) for kind, spec_json in jobs]
@@ -77,7 +76,7 @@ def neighbours(results: dict, shared: bool, *, cached: dict) -> None:
         if not jobs:
             return
         _WAITING.clear()
-        _WAITING["request"] = (jobs, results["prep"], cached)
+        _WAITING["request"] = (jobs, view.prep, cached)
         _IDLE.clear()
         global _POOL
         if _POOL is None:

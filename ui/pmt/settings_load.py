@@ -14,11 +14,8 @@ from __future__ import annotations
 import json
 
 import streamlit as st
+from ui.common.settings import K
 
-#: Settings keys read with the page's link codec (the session key is the same).
-CODEC_KEYS = ("epsilon", "delta", "lam", "n_pub", "seeds", "eta", "clip_radius", "methods", "metric", "standardize",
-              "split_seed", "synthetic_kappa", "public_mode")
-PENDING = "_pmt_settings_pending"
 
 
 def state_from_settings(payload) -> tuple[dict, list[str]]:
@@ -42,14 +39,14 @@ def state_from_settings(payload) -> tuple[dict, list[str]]:
         raise ValueError('no "settings" object: is this the Export tab\'s pmt_settings.json?')
     up, problems = {}, []
     if s.get("task") in ("regression", "classification", "count"):
-        up["task"] = s["task"]
+        up[K.task] = s["task"]
     data = s.get("data")
     if data is not None:
         if str(data).startswith("upload:"):
             problems.append(f"The data set was an uploaded file ({str(data)[7:]!r}): upload it again.")
         else:
-            up["data"] = up["dataset_name"] = str(data)
-    for key in CODEC_KEYS:
+            up[K.data] = up[K.dataset_name] = str(data)
+    for key in K.settings_file_keys:  # the settings file's name is the session key
         if key not in s or s[key] is None:
             continue
         parse, fmt = URL_CODEC[key]
@@ -64,13 +61,13 @@ def state_from_settings(payload) -> tuple[dict, list[str]]:
             problems.append(f"The {what} {s[key].get('name', '')!r} is not in the settings file: upload it again.")
     for key in ("response_center", "response_scale"):
         if s.get(key) is not None:
-            up[f"pmt_{key}"] = float(s[key])
+            up[getattr(K, key)] = float(s[key])
     return up, problems
 
 
 def apply_pending() -> list[str]:
     """At the top of a run: the updates of a settings file loaded in the previous run; returns its messages."""
-    got = st.session_state.pop(PENDING, None)
+    got = st.session_state.pop(K.settings_pending, None)
     if got is None:
         return []
     up, problems = got
@@ -81,13 +78,13 @@ def apply_pending() -> list[str]:
 def uploader() -> None:
     """The settings-file upload: valid values are applied at the next run (a rerun now)."""
     f = st.file_uploader("Load a settings file (pmt_settings.json from the Export tab)", type=["json"],
-                         key="pmt_settings_file",
+                         key=K.settings_file,
                          help="Sets every control the file names; the data files are uploaded separately.")
-    if f is None or st.session_state.get("_pmt_settings_seen") == (f.name, f.size):
+    if f is None or st.session_state.get(K.settings_seen) == (f.name, f.size):
         return
-    st.session_state["_pmt_settings_seen"] = (f.name, f.size)
+    st.session_state[K.settings_seen] = (f.name, f.size)
     try:
-        st.session_state[PENDING] = state_from_settings(json.loads(f.getvalue()))
+        st.session_state[K.settings_pending] = state_from_settings(json.loads(f.getvalue()))
     except (ValueError, UnicodeDecodeError) as exc:
         st.error(f"**This settings file was not accepted.** {exc}", icon=":material/error:")
         return

@@ -25,7 +25,9 @@ from ui.pmt.compute import core as C
 from ui.pmt.compute import export as X
 from ui.pmt import run as R
 from ui.common.layout import FIGURE_HEIGHT, PLOTLY_CONFIG, presenter_fonts
+from ui.pmt.compute.view import PMTView
 from ui.pmt.headline import Headline
+from ui.common.settings import K
 
 ss = st.session_state
 
@@ -34,10 +36,10 @@ TAB_NAMES = ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning
 
 
 @dataclass
-class _View:
-    """What every tab of one panel run draws with: the results, the headline, and the two drawing helpers."""
+class _Panel:
+    """What every tab of one panel run draws with: the view, the headline, and the two drawing helpers."""
 
-    results: dict
+    view: PMTView
     task: str
     hl: Headline
     presenter: bool
@@ -50,7 +52,7 @@ class _View:
     @property
     def shared(self) -> bool:
         """Bundled data: tables and figures go through the cross-session cache (an upload's never do)."""
-        return not C.uses_upload(self.results["spec"])
+        return self.view.shared
 
     def summ(self, frame: pd.DataFrame, by: str, source: tuple | None = None) -> pd.DataFrame:
         """The bands of ``frame`` per method and ``by`` (:func:`ui.pmt.compute.core.summarize`); shared, read only.
@@ -99,28 +101,30 @@ def _styled(builder, style: tuple, hline: tuple | None, *args, **kwargs):
     return _style(fig, style)
 
 
-def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
+def tabs(view: PMTView, task: str, hl: Headline, presenter: bool, verdict) -> None:
     """Draw the tabs (the open one's figure only), the advisories under the main figure and the data caption.
 
     Parameters
     ----------
-    results : dict
-        The view's results (:func:`ui.pmt.run.compute`).
+    view : PMTView
+        The view (:func:`ui.pmt.run.compute`).
     task : str
         The page's task.
     hl : Headline
         The headline's metric, label, table and ratio (:func:`ui.pmt.headline.headline`).
     presenter : bool
         Presenter mode: larger figures, explanations hidden, no data caption.
+    verdict : engine.figures.verdict.Verdict
+        The verdict the page leads with (:func:`ui.common.verdict.pmt_verdict` of the headline's metric and rows).
     """
     # on_change="rerun" tracks the open tab, so only its figure is built (and the lam / n_pub sweeps run
     # only when their tab is opened): a slider change then recomputes just what is on screen
-    t = st.tabs(TAB_NAMES, key="pmt_tab", on_change="rerun")
+    t = st.tabs(TAB_NAMES, key=K.tab, on_change="rerun")
     # presenter mode hides the explanations (the audience hears them): a container that ui.common.layout's CSS hides
     _n_teach = iter(range(100))
     teach = ((lambda title: st.container(key=f"teach_{next(_n_teach)}")) if presenter  # noqa: E731
              else (lambda title: st.expander(title)))
-    v = _View(results=results, task=task, hl=hl, presenter=presenter, teach=teach)
+    v = _Panel(view=view, task=task, hl=hl, presenter=presenter, teach=teach)
 
     with t[0]:
         if t[0].open:
@@ -128,9 +132,7 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
     # the advisories (e.g. "noise-dominated: the public rows alone are better") right under the main figure,
     # so that the headline numbers and the figure keep the first screen (the heading counts them)
     # worded against the verdict the page leads with (same evaluation): the banner never contradicts it
-    from ui.common.verdict import pmt_verdict
-
-    for w in C.page_warnings(results, pmt_verdict(results, hl.metric, hl.head)):
+    for w in C.page_warnings(view, verdict):
         st.warning(w, icon=":material/warning:")
     with t[0]:
         _epsilon_notes(v)
@@ -152,29 +154,29 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
             X.warm_report()
         _export_tab(v)
     if not presenter:
-        ds, spec, prep = results["ds"], results["spec"], results["prep"]
+        ds, prep = view.ds, view.prep
         st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
                    f"{prep.n_pub} public rows ({'random split: a simulation' if prep.public_is_split else 'separate public file'}), "
-                   f"{prep.n_priv} private rows; {spec['seeds']} seeds per setting.")
+                   f"{prep.n_priv} private rows; {view.choice.seeds} seeds per setting.")
 
 
-def _epsilon_figure(v: _View) -> None:
-    results, metric = v.results, v.hl.metric
+def _epsilon_figure(v: _Panel) -> None:
+    view, metric = v.view, v.hl.metric
     hline = None
     if metric == "accuracy":  # a classifier is only useful above "always predict the majority class"
-        label_maj, acc_maj = C.majority_class_accuracy(results["prep"])
+        label_maj, acc_maj = C.majority_class_accuracy(view.prep)
         hline = (acc_maj, f"majority class ({label_maj}) {acc_maj:.3f}")
-    v.chart("fig_eps", plots.error_vs_epsilon_figure, v.summ(results["eps"], "epsilon", (results["key"], results["diag_json"], "eps")), metric=metric,
-            epsilon=results["spec"]["epsilon"], log_y=v.log_y, hline=hline)
+    v.chart("fig_eps", plots.error_vs_epsilon_figure, v.summ(view.results.eps, "epsilon", (view.key, view.choice.json, "eps")),
+            metric=metric, epsilon=view.choice.epsilon, log_y=v.log_y, hline=hline)
 
 
-def _planner_tab(v: _View) -> None:
+def _planner_tab(v: _Panel) -> None:
     """The planner's curves (public information only): which method pays off, from how many private rows; and the
     accuracy-first answer (the n and the epsilon each method needs for an error the user accepts)."""
     from engine.figures.pmt_plan import figure_plan
     from ui.pmt.planner import plan_and_answer
 
-    out = plan_and_answer(v.results["prep"], v.results["diag"])
+    out = plan_and_answer(v.view.prep, v.view.diag.values)
     if out is None:
         st.info("The planner needs labelled public rows (more of them than columns) and epsilon < inf.")
         return
@@ -184,11 +186,11 @@ def _planner_tab(v: _View) -> None:
     v.show(figure_plan(p), "fig_plan")
     at = p.at(p.n_user) if p.n_user else p.at(int(p.n[0]))
     target = st.number_input(f"Accuracy first: the held-out {metric} you can accept", min_value=0.0,
-                             value=float(f"{min(at.values()):.4g}"), format="%.4g", key="plan_target",
+                             value=float(f"{min(at.values()):.4g}"), format="%.4g", key=K.plan_target,
                              help="The planner answers with the private rows n (at your epsilon) and the epsilon (at "
                              "your n) each method needs for it. Public information only.")
     if target > 0:
-        _, answer = plan_and_answer(v.results["prep"], v.results["diag"], target)
+        _, answer = plan_and_answer(v.view.prep, v.view.diag.values, target)
         st.markdown("\n".join(f"- {line}" for line in answer["lines"]))
     with v.teach("How the planner predicts"):
         st.markdown("Predicted held-out error of each method against the number of private rows n, from the public "
@@ -200,10 +202,10 @@ def _planner_tab(v: _View) -> None:
                     "`docs/pmt_planner_check.md`.")
 
 
-def _epsilon_notes(v: _View) -> None:
+def _epsilon_notes(v: _Panel) -> None:
     with v.teach("What this shows, and what to try"):
         st.markdown(
-            f"Each line is the **median {v.hl.label.lower()}** over {v.results['spec']['seeds']} noise draws at each epsilon; "
+            f"Each line is the **median {v.hl.label.lower()}** over {v.view.choice.seeds} noise draws at each epsilon; "
             "the dark band holds the middle half of the draws (25-75 %), the light band 90 % (5-95 %). "
             "The error is heavy-tailed, so bands say more than averages. The dotted rule marks your epsilon.\n\n"
             "**Why PMT helps:** after whitening with the public second moment the private rows are round, so "
@@ -213,25 +215,24 @@ def _epsilon_notes(v: _View) -> None:
             "kappa = 1e4 and watch the baselines' error jump.")
 
 
-def _lam_tab(v: _View, is_open: bool) -> None:
-    spec = v.results["spec"]
+def _lam_tab(v: _Panel, is_open: bool) -> None:
     if is_open:
         try:
-            title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {spec['epsilon']:g}"
+            title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {v.view.choice.epsilon:g}"
             slot = st.empty()
 
             def part(frame, done, total):  # the chosen lam's point (the headline's runs) while the others compute
-                fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=spec["lam"],
+                fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=v.view.choice.lam,
                                                 log_y=v.log_y, title=f"{title} (your lam; the other {total - done} values "
                                                 "are being computed)")
                 with slot.container():
                     v.show(fig, "fig_lam_part")
 
             # ridge's lam sweep takes milliseconds: no partial figure; a noisy Newton / DP-GD sweep takes seconds
-            lam_frame = R.lazy_sweep(v.results, "lam", on_part=part if v.task != "regression" else None)
+            lam_frame = R.lazy_sweep(v.view, "lam", on_part=part if v.task != "regression" else None)
             with slot.container():
-                v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.results, "lam")),
-                        metric=v.hl.metric, lam=spec["lam"], log_y=v.log_y, title=title)
+                v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.view, "lam")),
+                        metric=v.hl.metric, lam=v.view.choice.lam, log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -243,27 +244,26 @@ def _lam_tab(v: _View, is_open: bool) -> None:
             "**Try:** a smaller epsilon, where the gap widens.")
 
 
-def _npub_tab(v: _View, is_open: bool) -> None:
-    spec = v.results["spec"]
-    if v.results["npub_grid"] is None:
+def _npub_tab(v: _Panel, is_open: bool) -> None:
+    if v.view.data.npub_grid is None:
         st.info("With a separate public file the public sample size is that file's length, so there is "
                 "nothing to sweep. Choose the random split to see this figure.")
     elif is_open:
         try:
-            title = f"{v.hl.label} vs the public sample size at epsilon = {spec['epsilon']:g}"
+            title = f"{v.hl.label} vs the public sample size at epsilon = {v.view.choice.epsilon:g}"
             slot = st.empty()
 
             def part(frame, done, total):  # the figure fills in while the other sizes are computed
-                fig = plots.error_vs_n_pub_figure(v.summ(frame, "n_pub"), metric=v.hl.metric, n_pub=spec["n_pub"],
+                fig = plots.error_vs_n_pub_figure(v.summ(frame, "n_pub"), metric=v.hl.metric, n_pub=v.view.choice.n_pub,
                                                   log_y=v.log_y, title=f"{title} ({done} of {total} sizes so far)")
                 with slot.container():
                     v.show(fig, f"fig_npub_part{done}")
 
-            npub_frame = R.lazy_sweep(v.results, "n_pub", on_part=part)
+            npub_frame = R.lazy_sweep(v.view, "n_pub", on_part=part)
             with slot.container():
                 v.chart("fig_npub", plots.error_vs_n_pub_figure,
-                        v.summ(npub_frame, "n_pub", (*R.sweep_args(v.results, "n_pub"), v.results["diag_json"])),
-                        metric=v.hl.metric, n_pub=spec["n_pub"], log_y=v.log_y, title=title)
+                        v.summ(npub_frame, "n_pub", (*R.sweep_args(v.view, "n_pub"), v.view.choice.json)),
+                        metric=v.hl.metric, n_pub=v.view.choice.n_pub, log_y=v.log_y, title=title)
         except (ValueError, TypeError) as exc:
             st.error(f"**Cannot compute the n_pub sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
@@ -275,9 +275,9 @@ def _npub_tab(v: _View, is_open: bool) -> None:
             "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
 
 
-def _conditioning_tab(v: _View, is_open: bool) -> None:
+def _conditioning_tab(v: _Panel, is_open: bool) -> None:
     if is_open:
-        cdiag = R.diag_with_fits(v.results)
+        cdiag = R.diag_with_fits(v.view)
         v.chart("fig_cond", plots.conditioning_figure, cdiag["kappas"], cdiag["spectra"],
                 labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"})
     with v.teach("What this shows, and what to try"):
@@ -293,15 +293,16 @@ def _conditioning_tab(v: _View, is_open: bool) -> None:
             "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
 
 
-def _truncation_tab(v: _View, is_open: bool) -> None:
-    diag, spec = v.results["diag"], v.results["spec"]
+def _truncation_tab(v: _Panel, is_open: bool) -> None:
+    diag = v.view.diag
     if is_open:
-        v.chart("fig_trunc", plots.truncation_figure, diag["raw_norms"], diag["pmt_norms"], radius=diag["radius"],
-                clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"])
-    by = (f"response bound B_y = {diag['B_y']:.4g} ({100 * diag['frac_y_clipped']:.2f}% of responses "
-          "clipped); " if np.isfinite(diag["B_y"]) else "")
-    st.caption(f"R = {diag['radius']:.4g} (public: depends only on d, n and eta = {spec['eta']:g}); {by}"
-               f"baseline clip radius C = {diag['clip_radius']:.4g}.")
+        v.chart("fig_trunc", plots.truncation_figure, diag.values["raw_norms"], diag.values["pmt_norms"],
+                radius=diag.values["radius"], clip_radius=diag.values["clip_radius"],
+                frac_truncated=diag.values["frac_truncated"])
+    by = (f"response bound B_y = {diag.B_y:.4g} ({100 * diag.frac_y_clipped:.2f}% of responses "
+          "clipped); " if np.isfinite(diag.B_y) else "")
+    st.caption(f"R = {diag.radius:.4g} (public: depends only on d, n and eta = {v.view.choice.eta:g}); {by}"
+               f"baseline clip radius C = {diag.clip_radius:.4g}.")
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "Left: the lengths of the private rows after centring and scaling by public statistics, with the "
@@ -329,22 +330,22 @@ def _ledger_table(frame: pd.DataFrame) -> None:
                  })
 
 
-def _ledger_tab(v: _View, is_open: bool) -> None:
-    results = v.results
-    spec, diag = results["spec"], results["diag"]
-    st.markdown(f"What each method released at epsilon = {spec['epsilon']:g}, delta = {spec['delta']:g} "
+def _ledger_tab(v: _Panel, is_open: bool) -> None:
+    view = v.view
+    spec, diag = view.spec, view.diag.values
+    st.markdown(f"What each method released at epsilon = {view.choice.epsilon:g}, delta = {view.choice.delta:g} "
                 "(replace-one neighbours), as recorded by the engine's privacy ledger.")
     ledger_methods = C.ledger_methods(spec, diag)
     if not ledger_methods:
         st.info("The engine does not report a ledger for this task yet.")
-    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key="pmt_ledger_method")
+    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key=K.ledger_method)
     # the ledger is converted (and, for tasks other than ridge, the noisy fits run) only when this tab is open
     if is_open and not ledger_methods:
         _ledger_table(pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring", "epsilon",
                                             "delta"]))
     elif is_open:
-        ldiag = R.diag_with_fits(results)
-        _ledger_table(R.ledger(results["key"], results["prep"], results["diag_json"], which))
+        ldiag = R.diag_with_fits(view)
+        _ledger_table(R.ledger(view, which))
         if ldiag.get("task") != "regression" and ldiag.get("eig_fixes"):
             st.caption(f"In this fit the noisy Hessian's eigenvalues were floored in {ldiag['eig_fixes']} "
                        "Newton step(s): the documented safeguard that keeps each noisy Newton step defined.")
@@ -356,27 +357,27 @@ def _ledger_tab(v: _View, is_open: bool) -> None:
             "is not listed as private: its clip radius was tuned on the error.")
 
 
-def _export_frames(results: dict) -> dict:
+def _export_frames(view: PMTView) -> dict:
     """Every sweep of the view, for the CSV download. Runs on click, in a thread without the Streamlit
     script context, so it calls the engine directly (the sweeps are deterministic: same numbers)."""
     from ui.pmt.compute.trust import flag_frame
 
-    frames = {"epsilon": results["eps"]}
+    frames = {"epsilon": view.results.eps}
     for kind in ("lam", "n_pub"):
-        args = R.sweep_args(results, kind)
-        frames[kind] = None if args is None else C.sweep(results["prep"], json.loads(args[1]))
-    return {k: flag_frame(f, results["spec"]["task"]) for k, f in frames.items()}  # logistic: reference_diverged
+        args = R.sweep_args(view, kind)
+        frames[kind] = None if args is None else C.sweep(view.prep, json.loads(args[1]))
+    return {k: flag_frame(f, view.choice.task) for k, f in frames.items()}  # logistic: reference_diverged
 
 
-def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:
+def _report(view: PMTView, head: pd.DataFrame, metric: str, ratio_text: str, public_name) -> str:
     """The HTML report (built on click, outside the script run: engine and figure builders only)."""
-    spec, diag = {**results["spec"], "metric": metric}, results["diag"]
+    spec, diag = {**view.spec, "metric": metric}, view.diag.values
     if diag["ledgers"] is None:  # tasks other than ridge: the noisy fits, as the page's tabs compute them
-        diag = C.with_fits(diag, C.estimator_fits(results["prep"], results["spec"]))
+        diag = C.with_fits(diag, C.estimator_fits(view.prep, view.spec))
     diag = {**diag, "ledgers": {m: C.ledger_frame(led) for m, led in diag["ledgers"].items()}}
-    summ = C.summarize(results["eps"], metric, "epsilon")
+    summ = C.summarize(view.results.eps, metric, "epsilon")
     # through the figure cache (bundled data): the error-vs-epsilon figure is the one on the page, built already
-    fig = functools.partial(FC.figure, shared=not C.uses_upload(results["spec"]))
+    fig = functools.partial(FC.figure, shared=view.shared)
     figs = [("Error vs epsilon (median, 50 % and 90 % bands over seeds)",
              fig(plots.error_vs_epsilon_figure, summ, metric=metric, epsilon=spec["epsilon"],
                  log_y=metric not in ("accuracy", "auc"))),
@@ -386,22 +387,22 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
                  clip_radius=diag["clip_radius"], frac_truncated=diag["frac_truncated"]))]
     from ui.common.verdict import pmt_verdict
 
-    verdict = pmt_verdict(results, metric, head)
-    return X.report_html(spec=spec, ds=results["ds"], prep=results["prep"], head=head,
+    verdict = pmt_verdict(view, metric, head)
+    return X.report_html(spec=spec, ds=view.ds, prep=view.prep, head=head,
                          metric_label=plots.metric_label(metric), ratio_text=ratio_text, diag=diag, figures=figs,
-                         public_name=public_name, verdict=verdict, warnings=C.page_warnings(results, verdict))
+                         public_name=public_name, verdict=verdict, warnings=C.page_warnings(view, verdict))
 
 
-def _export_tab(v: _View) -> None:
-    results, metric = v.results, v.hl.metric
-    ds, spec = results["ds"], results["spec"]
+def _export_tab(v: _Panel) -> None:
+    view, metric = v.view, v.hl.metric
+    ds, spec = view.ds, view.spec
     # the CSV (~0.5 MB, every sweep) and the report are built only when their button is clicked (deferred
     # callables); on_click="ignore": a download changes nothing on the page, so it reruns nothing
-    csv = functools.partial(lambda r: X.results_csv(_export_frames(r), data_name=r["ds"].name,
-                                                               target=r["ds"].target_name), results)
-    public_name = (ss.get("pmt_public_raw") or (None,))[0] if spec.get("public_source") == "file" else None
-    settings = X.settings_json({**spec, "metric": metric}, ds=ds, prep=results["prep"], public_name=public_name)
-    report = functools.partial(_report, results, v.hl.head, metric, v.hl.ratio_text, public_name)
+    csv = functools.partial(lambda w: X.results_csv(_export_frames(w), data_name=w.ds.name, target=w.ds.target_name),
+                            view)
+    public_name = (ss.get(K.public_raw) or (None,))[0] if view.choice.public_file else None
+    settings = X.settings_json({**spec, "metric": metric}, ds=ds, prep=view.prep, public_name=public_name)
+    report = functools.partial(_report, view, v.hl.head, metric, v.hl.ratio_text, public_name)
     st.download_button("Download report (HTML)", report, file_name="pmt_report.html", mime="text/html",
                        key="dl_report", on_click="ignore", type="primary", icon=":material/summarize:",
                        help="One self-contained HTML file to send after a demo: headline numbers, the figures "

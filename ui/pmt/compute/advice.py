@@ -75,7 +75,7 @@ def plan_for(data: PreparedData, diag: dict):
     # bundled data: one plan per view for every session (the cross-session cache); an upload's: this run's only
     p = FC.value(_plan, Xq, yq, epsilon=float(diag["epsilon"]), delta=float(diag["delta"]), lam=float(diag["lam"]),
                  eta=float(diag.get("eta", 0.05) or 0.05), n_user=int(data.n_priv), response=plan_response(diag),
-                 shared=bool(diag.get("shared_cache", False)))
+                 shared=bool(diag.get("shared_cache", False)))  # the view's (ui.pmt.compute.view.Diagnostics.of)
     diag["_plan"] = (data.key, p)  # diag belongs to one view (data, epsilon, delta, lam, eta): stored with it
     return p
 
@@ -202,13 +202,13 @@ def crossover_note(data: PreparedData, diag: dict) -> str | None:
     return None if p is None else p.crossover_note
 
 
-def page_warnings(results: dict, verdict) -> list[str]:
-    """The view's warnings (``results["warnings"]``) with the noise banner worded against ``verdict`` (the verdict
-    the page leads with, computed from the same evaluation): see :func:`noise_banner`. The list keeps its length
-    and order (the heading counts it before the verdict is drawn)."""
-    warnings_ = list(results.get("warnings") or [])
-    prep, diag = results.get("prep"), results.get("diag")
-    if prep is None or diag is None or verdict is None:
+def page_warnings(view, verdict) -> list[str]:
+    """The view's warnings (:class:`ui.pmt.compute.view.PMTView` ``warnings``) with the noise banner worded against
+    ``verdict`` (the verdict the page leads with, computed from the same evaluation): see :func:`noise_banner`. The
+    list keeps its length and order (the heading counts it before the verdict is drawn)."""
+    warnings_ = list(view.warnings)
+    prep, diag = view.prep, view.diag.values
+    if verdict is None:
         return warnings_
     old = noise_banner(prep, diag)
     if old is None or old not in warnings_:

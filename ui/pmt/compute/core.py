@@ -9,7 +9,6 @@ without a browser.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import dataclass
 
@@ -22,6 +21,9 @@ from ui.pmt.compute.advice import (  # noqa: F401 - re-exported: the advice move
     plan_response,
 )
 
+
+# The view's choice (and the one "derived from an upload?" answer) is a leaf of its own; re-exported here.
+from ui.pmt.compute.view import UPLOAD_KINDS, Choice, dumps  # noqa: E402,F401
 
 # The task and method catalogue is a leaf of its own (the modes module reads it too); re-exported here.
 from ui.pmt.compute.catalogue import (  # noqa: E402,F401
@@ -200,11 +202,6 @@ def spec_from_state(state, *, task: str) -> dict:
     return spec
 
 
-def dumps(spec: dict) -> str:
-    """Canonical JSON of a spec (sorted keys): a stable cache key."""
-    return json.dumps(spec, sort_keys=True, default=float)
-
-
 @dataclass(frozen=True, eq=False)
 class PreparedData:
     """The data a sweep runs on, and the split the diagnostics use.
@@ -318,51 +315,28 @@ def _sweep_kwargs(spec: dict) -> dict:
     )
 
 
-#: The kinds of upload a view can be derived from (docs/dev/threat_model.md; README "uploads stay in the session").
-UPLOAD_KINDS = ("data", "public file", "features-only public file", "moments file")
-
-
 def upload_kinds(spec: dict) -> list[str]:
-    """Which uploads (:data:`UPLOAD_KINDS`) the view's ``spec`` is derived from: the one encoding every "is this an
-    upload?" decision reads (the shared figure cache, the split memo, the shared ``st.cache_data``, the planner).
+    """Which uploads (:data:`UPLOAD_KINDS`) the view's ``spec`` is derived from: :attr:`Choice.upload_kinds
+    <ui.pmt.compute.view.Choice.upload_kinds>`, the one encoding every "is this an upload?" decision reads.
 
     Examples
     --------
     >>> upload_kinds({"data": "upload:x.csv"}), upload_kinds({"data": "bank", "public_features": {"n_pub": 3}})
     (['data'], ['features-only public file'])
     """
-    kinds = []
-    if str(spec.get("data", "")).startswith("upload:"):
-        kinds.append("data")
-    if spec.get("public_source") == "file":
-        kinds.append("public file")
-    if spec.get("public_features") is not None:
-        kinds.append("features-only public file")
-    if spec.get("moments") is not None:
-        kinds.append("moments file")
-    return kinds
+    return list(Choice(spec).upload_kinds)
 
 
 def uses_upload(spec: dict) -> bool:
-    """True when the view is derived from an uploaded file of any kind (:func:`upload_kinds`: the data, a public file,
-    a features-only public file, a moments file), which stays in the user's session only.
+    """True when the view is derived from an uploaded file of any kind: :attr:`Choice.is_upload
+    <ui.pmt.compute.view.Choice.is_upload>` of ``spec``.
 
     Examples
     --------
     >>> uses_upload({"data": "upload:x.csv", "public_source": "split"}), uses_upload({"data": "bank"})
     (True, False)
     """
-    return bool(upload_kinds(spec))
-
-
-def session_spec(state) -> dict:
-    """The upload-relevant part of a spec, read from the session state before the full spec exists (the same
-    encoding as the spec: a non-None ``moments`` / ``public_features`` entry for an uploaded moments / features
-    file), for :func:`uses_upload`."""
-    mode = state.get("public_mode")
-    return {"data": state.get("data", ""), "public_source": state.get("public_source"),
-            "moments": {} if mode == "moments" and state.get("pmt_moments_source") == "file" else None,
-            "public_features": {} if mode == "unlabelled" and state.get("pmt_rows_source") == "file" else None}
+    return Choice(spec).is_upload
 
 
 def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
@@ -380,7 +354,7 @@ def sweep(data: PreparedData, spec: dict) -> pd.DataFrame:
 
     # Multi-threaded BLAS on the n x d by d x runs products of DP-GD is up to 40x slower on a busy
     # 2-core machine (thread oversubscription); one thread per session is also fairer to other users.
-    keep = contextlib.nullcontext() if not uses_upload(spec) else split_memo.bypass()
+    keep = contextlib.nullcontext() if not Choice(spec).is_upload else split_memo.bypass()
     with threadpool_limits(limits=1, user_api="blas"), keep:
         return _sweep(data, spec)
 
@@ -494,8 +468,7 @@ def _diagnostics(data: PreparedData, spec: dict) -> dict:
     clip = spec.get("clip_radius") or None
     out = {"task": spec["task"], "eta": spec["eta"], "epsilon": spec["epsilon"], "delta": spec["delta"],
            "lam": spec["lam"], "neighbouring": "replace-one", "raw_norms": _baseline_norms(Xp, Xq, yq), "ledgers": {}, "eig_fixes": 0,
-           "B_y": math.nan, "frac_y_clipped": math.nan,
-           "shared_cache": not uses_upload(spec)}  # bundled data: what is derived from it may be shared (plan_for)
+           "B_y": math.nan, "frac_y_clipped": math.nan}
     if spec["task"] == "regression":
         pmt = PMTRidge(**common, response=spec.get("response", "auto")).fit(Xp, yp, X_pub=Xq, y_pub=yq)
         rep = pmt.report_

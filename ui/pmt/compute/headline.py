@@ -10,12 +10,12 @@ import pandas as pd
 
 from engine.figures import pmt as plots
 from ui.common import figure_cache as FC
-from ui.pmt.compute import core as C
+from ui.pmt.compute.view import PMTView
 
 
-def rows(results: dict, metric: str) -> pd.DataFrame:
+def rows(view: PMTView, metric: str) -> pd.DataFrame:
     """The headline rows of ``metric`` at the chosen epsilon (:func:`engine.figures.pmt.headline_table`): for
     bundled data through the cross-session cache (:func:`ui.common.figure_cache.value`; the same frame for every
     session, read only), for an upload computed for this run."""
-    return FC.value(plots.headline_table, results["eps_point"], metric=metric, epsilon=results["spec"]["epsilon"],
-                    shared=not C.uses_upload(results["spec"]), key=(results["key"], results["diag_json"], "eps_point", metric))
+    return FC.value(plots.headline_table, view.results.eps_point, metric=metric, epsilon=view.choice.epsilon,
+                    shared=view.shared, key=(view.key, view.choice.json, "eps_point", metric))
