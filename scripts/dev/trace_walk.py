@@ -11,6 +11,8 @@ every call and return of the project's own code (files under the checkout, not `
 - **functions**: the distinct functions called (comprehensions and generator expressions not counted);
 - **returns to a file already left**: returns from a project function to a caller in another project
   file (each is a step back up a chain of files the reader has to keep in mind);
+- **distinct returns**: the same returns, each (function returned from, file returned to) counted once: what a
+  reader walks, since a loop over seeds or steps repeats a return without adding code to read;
 - the same three counts for the dashboard's files alone (``ui/``, the pages, ``app.py``; a return counted
   there goes from one dashboard file to another);
 - **re-entries per file**: calls into a file from another project file, the most entered first.
@@ -57,6 +59,7 @@ class Walk:
         self.entries: collections.Counter = collections.Counter()  # calls into a file from another project file
         self.cross_returns = 0
         self.dashboard_returns = 0  # returns between two files of the dashboard (ui/, app_pages/, pages/, app.py)
+        self.return_edges: set = set()  # distinct (function returned from, file returned to): each read once
         self.lock = threading.Lock()
         self._own: dict = {}
 
@@ -84,6 +87,7 @@ class Walk:
                     self.entries[rel] += 1
             elif caller is not None and caller != rel:
                 self.cross_returns += 1
+                self.return_edges.add((rel, code.co_firstlineno, code.co_name, caller))
                 if _dashboard(rel) and _dashboard(caller):
                     self.dashboard_returns += 1
 
@@ -129,10 +133,13 @@ def main(argv=None) -> int:
     print(f"files: {len(hook.files)}")
     print(f"functions: {len(hook.functions)}")
     print(f"returns to a file already left: {hook.cross_returns}")
+    print(f"distinct returns (function returned from, file returned to; a loop's repeats not counted): "
+          f"{len(hook.return_edges)}")
     dash = [f for f in hook.files if _dashboard(f)]
+    dash_edges = sum(1 for e in hook.return_edges if _dashboard(e[0]) and _dashboard(e[3]))
     print(f"dashboard only (ui/, the pages, app.py): files: {len(dash)}, "
           f"functions: {sum(1 for f in hook.functions if _dashboard(f[0]))}, "
-          f"returns to a file already left: {hook.dashboard_returns}")
+          f"returns to a file already left: {hook.dashboard_returns}, distinct returns: {dash_edges}")
     print("re-entries per file (calls from another project file):")
     for rel, n in hook.entries.most_common(args.top):
         print(f"  {n:5d}  {rel}")
