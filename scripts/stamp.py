@@ -1,0 +1,109 @@
+"""The stamp of a generated results table: the commit and the date that made it.
+
+Every generator of a committed table under ``docs/`` passes its text through :func:`with_stamp` before writing
+it. The stamp is one line right under the title::
+
+    Stamp: generated at commit `0123456789ab`, 2026-12-06.
+
+followed, when the working tree differed from that commit in anything but ``docs/`` (the table was made by code
+that is not in the commit), by `` The working tree had uncommitted changes (...).``. A table stamped without
+rerunning its generator names the commit that last wrote it and says so (:func:`file_stamp`).
+
+:func:`strip_stamp` removes the line again, so that a test can compare a rerun with the committed table, and
+:func:`parse_stamp` reads it back. Standard library only; no git, no stamp: ``commit `unknown```.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The stamp line: commit (7 to 40 hex digits, or ``unknown``), ISO date, then an optional note.
+STAMP_RE = re.compile(r"^Stamp: generated at commit `(?P<commit>[0-9a-f]{7,40}|unknown)`, "
+                      r"(?P<date>\d{4}-\d{2}-\d{2})\.(?P<note>.*)$", re.M)
+#: What a stamp added afterwards (the generator not rerun) says.
+AFTERWARDS = " Stamped afterwards: the commit that last wrote this file; the generator was not rerun."
+
+
+def _git(*args: str, root: Path = ROOT) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.rstrip("\n") if out.returncode == 0 else None
+
+
+def stamp_line(root: Path = ROOT, today: _dt.date | None = None) -> str:
+    """The stamp for a table generated now: HEAD's commit (12 digits), today's date (UTC), and a note naming
+    the changed paths outside ``docs/`` when the working tree is not the commit's."""
+    commit = (_git("rev-parse", "--short=12", "HEAD", root=root) or "unknown").strip()
+    date = (today or _dt.datetime.now(_dt.timezone.utc).date()).isoformat()
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs", root=root)
+    note = ""
+    if changed:
+        paths = sorted({line[3:].split(" -> ")[-1] for line in changed.splitlines()})
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        note = f" The working tree had uncommitted changes ({shown})."
+    return f"Stamp: generated at commit `{commit}`, {date}.{note}"
+
+
+def file_stamp(path: Path, root: Path = ROOT) -> str:
+    """The stamp of a table not rerun: the last commit that wrote ``path`` and that commit's date."""
+    rel = str(Path(path).resolve().relative_to(root))
+    found = _git("log", "-1", "--format=%h %cs", "--abbrev=12", "--", rel, root=root)
+    if not found:
+        raise ValueError(f"{rel} has no commit to name")
+    commit, date = found.split()
+    return f"Stamp: generated at commit `{commit}`, {date}.{AFTERWARDS}"
+
+
+def parse_stamp(text: str) -> dict | None:
+    """``{"commit", "date", "note"}`` of the text's stamp line, or None without one."""
+    m = STAMP_RE.search(text)
+    return None if m is None else {"commit": m["commit"], "date": m["date"], "note": m["note"].strip()}
+
+
+def strip_stamp(text: str) -> str:
+    """The text without its stamp line (and the blank line after it)."""
+    return re.sub(STAMP_RE.pattern + r"\n\n?", "", text, count=1, flags=re.M)
+
+
+def with_stamp(text: str, line: str | None = None) -> str:
+    """``text`` with ``line`` (default: :func:`stamp_line` now) under its first ``# `` title, replacing any
+    earlier stamp; a text without a title gets it on top."""
+    line = line or stamp_line()
+    body = strip_stamp(text)
+    lines = body.split("\n")
+    at = next((i for i, ln in enumerate(lines) if ln.startswith("# ")), None)
+    if at is None:
+        return f"{line}\n\n{body}"
+    rest = lines[at + 1:]
+    while rest and rest[0] == "":
+        rest = rest[1:]
+    return "\n".join(lines[:at + 1] + ["", line, ""] + rest)
+
+
+def main(argv=None) -> int:
+    """``python scripts/stamp.py FILE...``: stamp committed tables without rerunning their generators (each
+    with the commit that last wrote it, :func:`file_stamp`); a file already stamped is left as it is."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path)
+    args = ap.parse_args(argv)
+    for path in args.files:
+        text = path.read_text()
+        if parse_stamp(text) is not None:
+            print(f"{path}: already stamped")
+            continue
+        path.write_text(with_stamp(text, file_stamp(path)))
+        print(f"{path}: {file_stamp(path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
