@@ -7,7 +7,7 @@ it. The stamp is one line right under the title::
 
 followed, when the working tree differed from that commit in anything but ``docs/`` (the table was made by code
 that is not in the commit), by `` The working tree had uncommitted changes (...).``. A table stamped without
-rerunning its generator names the commit that last wrote it and says so (:func:`file_stamp`).
+rerunning its generator names the last commit that changed its rows and says so (:func:`file_stamp`).
 
 :func:`strip_stamp` removes the line again, so that a test can compare a rerun with the committed table, and
 :func:`parse_stamp` reads it back. Standard library only; no git, no stamp: ``commit `unknown```.
@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STAMP_RE = re.compile(r"^Stamp: generated at commit `(?P<commit>[0-9a-f]{7,40}|unknown)`, "
                       r"(?P<date>\d{4}-\d{2}-\d{2})\.(?P<note>.*)$", re.M)
 #: What a stamp added afterwards (the generator not rerun) says.
-AFTERWARDS = " Stamped afterwards: the commit that last wrote this file; the generator was not rerun."
+AFTERWARDS = (" Stamped afterwards, without rerunning the generator: the last commit that changed this table's "
+              "rows.")
 
 
 def _git(*args: str, root: Path = ROOT) -> str | None:
@@ -51,13 +52,27 @@ def stamp_line(root: Path = ROOT, today: _dt.date | None = None) -> str:
     return f"Stamp: generated at commit `{commit}`, {date}.{note}"
 
 
-def file_stamp(path: Path, root: Path = ROOT) -> str:
-    """The stamp of a table not rerun: the last commit that wrote ``path`` and that commit's date."""
+def rows_commit(path: Path, root: Path = ROOT) -> tuple[str, str]:
+    """(commit, date) of the last commit, following renames, that changed a table row (a line starting with
+    ``|``) of ``path``: when its numbers were last written, not when a path in its prose was last edited."""
     rel = str(Path(path).resolve().relative_to(root))
-    found = _git("log", "-1", "--format=%h %cs", "--abbrev=12", "--", rel, root=root)
-    if not found:
-        raise ValueError(f"{rel} has no commit to name")
-    commit, date = found.split()
+    log = _git("log", "--follow", "--abbrev=12", "--format=@@C %h %cs", "-p", "--", rel, root=root) or ""
+    current = None
+    for line in log.splitlines():
+        if line.startswith("@@C "):
+            current = tuple(line[4:].split())
+        elif current and line[:2] in ("+|", "-|"):
+            return current
+    raise ValueError(f"{rel}: no commit changed its table rows")
+
+
+def file_stamp(path: Path, root: Path = ROOT, at: str | None = None) -> str:
+    """The stamp of a table not rerun: the last commit that changed its rows (:func:`rows_commit`), or the
+    commit ``at`` (for a table split off another file) and that commit's date."""
+    if at:
+        commit, date = (_git("log", "-1", "--abbrev=12", "--format=%h %cs", at, root=root) or "").split()
+    else:
+        commit, date = rows_commit(path, root)
     return f"Stamp: generated at commit `{commit}`, {date}.{AFTERWARDS}"
 
 
@@ -88,20 +103,22 @@ def with_stamp(text: str, line: str | None = None) -> str:
 
 
 def main(argv=None) -> int:
-    """``python scripts/stamp.py FILE...``: stamp committed tables without rerunning their generators (each
-    with the commit that last wrote it, :func:`file_stamp`); a file already stamped is left as it is."""
+    """``python scripts/stamp.py [--at COMMIT] FILE...``: stamp committed tables without rerunning their generators
+    (each with the last commit that changed its rows, :func:`file_stamp`); a file already stamped is left as it is."""
     import argparse
 
     ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--at", default=None, help="the commit that wrote the rows (a table split off another file)")
     args = ap.parse_args(argv)
     for path in args.files:
         text = path.read_text()
         if parse_stamp(text) is not None:
             print(f"{path}: already stamped")
             continue
-        path.write_text(with_stamp(text, file_stamp(path)))
-        print(f"{path}: {file_stamp(path)}")
+        line = file_stamp(path, at=args.at)
+        path.write_text(with_stamp(text, line))
+        print(f"{path}: {line}")
     return 0
 
 
