@@ -10,10 +10,10 @@ What this checks, and what it does not:
   the source, not a run) and the table names its generator; the stamp helpers themselves are checked on a small
   text. ``docs/nvdp_results.md`` is assembled by hand from several scripts' output and stamped as a whole.
 - **Reruns** (deterministic generators): the generator is run into a temporary file and its output must equal
-  the committed table line for line, apart from the stamp line and the run-time line. ``pmt_pooled_check`` and
-  ``pmt_poisson_results`` (seconds) run always; the others (``pmt_solver_check``, ``pmt_modes_table``,
-  ``pmt_flights_results``, ``pmt_ridge_results``, ``pmt_logistic_results``, ``check_planner``,
-  ``check_whiten_auto``: half a minute to many minutes each) only with ``-m slow``. A table that trails the code
+  the committed table line for line, apart from the stamp line and the run-time line. ``pmt_pooled_check``,
+  ``pmt_poisson_results`` and ``pmt_flights_results`` (seconds) run always; the others (``pmt_solver_check``,
+  ``pmt_modes_table``, ``pmt_ridge_results``, ``pmt_logistic_results``, ``check_planner``, ``check_whiten_auto``:
+  half a minute to many minutes each) only with ``-m slow``. A table that trails the code
   fails here; rerun its generator.
 - **Rendering on recorded inputs**: the drift table of ``docs/nvdp_results.md`` is
   ``scripts/nvdp_drift_trace.markdown`` of the committed trace ``assets/nvdp/drift_trace.json``.
@@ -56,7 +56,7 @@ TABLES = {
     "docs/nvdp_results.md": "scripts/nvdp_drift_trace.py",  # one section; the others are pasted runs
 }
 #: Deterministic generators rerun by the tests (the rest: marked slow).
-FAST = {"scripts/pmt_pooled_check.py", "scripts/pmt_poisson_results.py"}
+FAST = {"scripts/pmt_pooled_check.py", "scripts/pmt_poisson_results.py", "scripts/pmt_flights_results.py"}
 RERUN = ["scripts/pmt_pooled_check.py", "scripts/pmt_poisson_results.py", "scripts/pmt_solver_check.py",
          "scripts/pmt_modes_table.py", "scripts/pmt_flights_results.py", "scripts/pmt_ridge_results.py",
          "scripts/pmt_logistic_results.py", "scripts/check_planner.py", "scripts/check_whiten_auto.py"]
