@@ -5,8 +5,8 @@ it. The stamp is one line right under the title::
 
     Stamp: generated at commit `0123456789ab`, 2026-12-06.
 
-followed, when the working tree differed from that commit in anything but ``docs/`` (the table was made by code
-that is not in the commit), by `` The working tree had uncommitted changes (...).``. A table stamped without
+followed, when the working tree differed from that commit in the code or data a generator reads (``engine/``,
+``scripts/``, ``assets/``, ``requirements.txt``: the table was made by code that is not in the commit), by `` The working tree had uncommitted changes (...).``. A table stamped without
 rerunning its generator names the last commit that changed its rows and says so (:func:`file_stamp`).
 
 :func:`strip_stamp` removes the line again, so that a test can compare a rerun with the committed table, and
@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The stamp line: commit (7 to 40 hex digits, or ``unknown``), ISO date, then an optional note.
 STAMP_RE = re.compile(r"^Stamp: generated at commit `(?P<commit>[0-9a-f]{7,40}|unknown)`, "
                       r"(?P<date>\d{4}-\d{2}-\d{2})\.(?P<note>.*)$", re.M)
+#: The paths whose uncommitted changes can change a generated table (the stamp names them).
+WHAT_GENERATES = ("engine", "scripts", "assets", "requirements.txt")
 #: What a stamp added afterwards (the generator not rerun) says.
 AFTERWARDS = (" Stamped afterwards, without rerunning the generator: the last commit that changed this table's "
               "rows.")
@@ -40,10 +42,10 @@ def _git(*args: str, root: Path = ROOT) -> str | None:
 
 def stamp_line(root: Path = ROOT, today: _dt.date | None = None) -> str:
     """The stamp for a table generated now: HEAD's commit (12 digits), today's date (UTC), and a note naming
-    the changed paths outside ``docs/`` when the working tree is not the commit's."""
+    the changed paths among :data:`WHAT_GENERATES` when the working tree is not the commit's."""
     commit = (_git("rev-parse", "--short=12", "HEAD", root=root) or "unknown").strip()
     date = (today or _dt.datetime.now(_dt.timezone.utc).date()).isoformat()
-    changed = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs", root=root)
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", *WHAT_GENERATES, root=root)
     note = ""
     if changed:
         paths = sorted({line[3:].split(" -> ")[-1] for line in changed.splitlines()})
