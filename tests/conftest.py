@@ -2,7 +2,7 @@
 
 Set-up: offline model hub, repo root on sys.path, the prefetch worker idle between tests.
 
-Harness (plain functions for module-level helpers, and fixtures wrapping them):
+Harness (plain functions, ``from conftest import new_app`` in a module-level helper, and fixtures wrapping them):
 
 - ``new_app(page=None, *, timeout=APP_TIMEOUT, query=None, **settings)`` / fixture ``app_at``: an AppTest of
   ``app.py`` (the frame) with the given session settings and query parameters, switched to
@@ -25,6 +25,8 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+
+import pytest as _pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -53,17 +55,12 @@ def tiny_nvdp(seed: int, n: int, length: int = 9, d: int = 16):
     return model, states, y
 
 
-import sys as _sys
-
-import pytest as _pytest
-
-
 @_pytest.fixture(autouse=True)
 def _prefetch_done_before_the_next_test():
     """The PMT page's background worker (ui.pmt.prefetch) finishes a test's requests before the next test
     starts, so that no test sees another's computations (e.g. one that counts engine calls)."""
     yield
-    mod = _sys.modules.get("ui.pmt.prefetch")
+    mod = sys.modules.get("ui.pmt.prefetch")
     if mod is not None:
         mod.wait_idle(120)
 
