@@ -15,7 +15,9 @@ What this checks, and what it does not:
   ``pmt_poisson_results`` and ``pmt_flights_results`` (seconds) run always; the others (``pmt_solver_check``,
   ``pmt_modes_table``, ``pmt_ridge_results``, ``pmt_logistic_results``, ``check_planner``, ``check_whiten_auto``:
   half a minute to many minutes each) only with ``-m slow``. A table that trails the code
-  fails here; rerun its generator.
+  fails here; rerun its generator. The comparison is exact on the printed digits: the generators are seeded
+  (two reruns of the logistic table agreed to the byte here), but a machine whose floating-point libraries round
+  differently in a printed digit would also fail here (the message shows the first differing lines).
 - **Rendering on recorded inputs**: the drift table of ``docs/nvdp_results.md`` is
   ``scripts/nvdp_drift_trace.markdown`` of the committed trace ``assets/nvdp/drift_trace.json``.
 - **Not rerun**: ``docs/performance/current.md`` (timings of this machine), ``docs/audit.md`` (minutes, dated),
