@@ -25,6 +25,7 @@ from engine import audit as A  # noqa: E402
 from engine.audit.hooks import broken_applies  # noqa: E402
 from engine.audit.parameters import parameter_audit  # noqa: E402
 from engine.audit.stats import separation_power  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 TRIALS = 20_000
 EPSILONS = (1.0, 2.0, 4.0)
@@ -314,6 +315,7 @@ def main(argv=None) -> int:
     text += PARAM_HEADER.format(**fmt) + "\n".join(parow) + "\n" + FOOTER
     if args.quick:
         text = text.replace("# Empirical privacy audit", "# Empirical privacy audit (QUICK RUN: 10x fewer trials)", 1)
+    text = with_stamp(text)
     if args.out == "-":
         print(text)
     else:

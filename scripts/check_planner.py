@@ -47,6 +47,7 @@ from engine.pmt import (  # noqa: E402
 from engine.pmt.planner import CROSSOVER_MARGIN, plan, plan_inputs_from_public  # noqa: E402
 from engine.pmt.planner_logistic import plan_logistic  # noqa: E402
 from engine.pmt.sweep import sweep_split  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 RIDGE = [("ccpp", [1.0], [200, 1000, 2000, 5000, 10**9]), ("wine-red", [1.0], [200, 500, 1000, 10**9]),
          ("wine-white", [1.0], [200, 1000, 2000, 10**9]),
@@ -254,7 +255,7 @@ def main() -> int:
     lines += ["", "Model changes and the checks left red (why):", "", *WHY]
     lines += ["", f"{n_fail} check(s) outside the stated bounds; {n_unknown} crossover(s) answered \"unknown\".", "",
               f"Run time {time.time() - t0:.0f} s (load average {os.getloadavg()[0]:.1f})."]
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    Path(args.out).write_text(with_stamp("\n".join(lines) + "\n"))
     print("\n".join(lines))
     return 0
 

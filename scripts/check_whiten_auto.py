@@ -30,6 +30,7 @@ from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt.logistic import choose_whitening  # noqa: E402
 from engine.pmt.sweep import sweep_split  # noqa: E402
 from engine.pmt.sweep_logistic import pmt_runs, pmt_whitening, prepare_logistic_context  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 SETS = [("flights-late", [10000, 30000, 100000]), ("bank", [2000, 10000, 10**9])]
 
@@ -77,7 +78,7 @@ def main() -> int:
         print(f"{name} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     lines += ["", f"{fails} cell(s) where the auto choice loses more than 0.005 AUC.", "",
               f"Run time {time.time() - t0:.0f} s (load average {os.getloadavg()[0]:.1f})."]
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    Path(args.out).write_text(with_stamp("\n".join(lines) + "\n"))
     print("\n".join(lines))
     return 0
 

@@ -36,6 +36,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from scripts.stamp import with_stamp  # noqa: E402
 N_GRID = [10_000, 100_000, 1_000_000, 10_000_000]
 D_GRID = [10, 50, 100, 200, 400]
 ESTIMATORS = ["PMTRidge", "DPGDRidge", "PMTLogistic"]
@@ -222,7 +226,7 @@ def main(argv=None):
            "multiply by (load average / cores) when the machine is busier than it was here.", ""]
     out = Path(args.out)
     # the hand-written rounds (the browser, a room, the soak) live apart, in docs/performance/notebook.md
-    out.write_text("\n".join(md) + "\n")
+    out.write_text(with_stamp("\n".join(md) + "\n"))
     log(f"wrote {args.out} in {total:.0f} s")
 
 

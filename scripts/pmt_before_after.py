@@ -36,6 +36,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from scripts.stamp import with_stamp  # noqa: E402
+
 EPSILONS = [0.1, 1.0, 10.0]
 LAM = 1e-4
 CASES = ["wine-red", "wine-white", "ccpp", "bank", "small", "upload"]
@@ -167,7 +171,7 @@ def main(argv=None) -> int:
     text = render(before, after, args.seeds, f"main at {rev}", time.perf_counter() - t0)
     print(text)
     if args.out:
-        Path(args.out).write_text(text)
+        Path(args.out).write_text(with_stamp(text))
     return 0
 
 

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt.sweep import TASKS, run_methods, resolve_methods, sweep_split  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 SIZES = [10_000, 30_000, 100_000, None]  # None: every private training row
 METHODS = ["pmt", "pmt-clip", "pmt-pooled", "adassp", "dp-rr", "dp-gd", "public-only", "non-private"]
@@ -114,7 +115,7 @@ Predicting the public mean for every test row gives {const:.2f}.
   carry the dep_delay slope), and PMT-pooled pools that biased release.
 - AdaSSP is the standard private-only baseline; its bounds here are public (DP-RR's clip radius and B_y).
 """
-    Path(args.out).write_text(text)
+    Path(args.out).write_text(with_stamp(text))
     print(text)
 
 

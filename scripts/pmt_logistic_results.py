@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset, make_synthetic_logistic  # noqa: E402
 from engine.pmt.sweep import run_sweep, summarize, sweep_split  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 EPSILONS = [0.5, 1.0, 2.0, 5.0]
 LAMS = [0.0, 1e-4, 1e-2]
@@ -225,7 +226,7 @@ methods then diverge (the floor fires at almost every step and 1/1e-3 multiplies
 
 Reproduce: `python -m engine pmt --task logistic --dataset bank --standardize --epsilon 0.5 1 2 5 --seeds {n_seeds} --lam 0 1e-4 1e-2`.
 """
-    Path(args.out).write_text(doc)
+    Path(args.out).write_text(with_stamp(doc))
     print(f"wrote {args.out}")
 
 

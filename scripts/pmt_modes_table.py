@@ -44,6 +44,7 @@ from engine.pmt.sweep_modes import (  # noqa: E402
     simulate_public_info,
     summarize_modes,
 )
+from scripts.stamp import with_stamp  # noqa: E402
 
 PRIVATE = {"ridge": ("DP-RR", "DP-GD"), "logistic": ("DP-Newton", "DP-GD")}
 
@@ -100,7 +101,7 @@ def main() -> int:
                          f"{priv[best]:.4g} ({best}) | {cell('Non-private')} |")
             print(lines[-1], flush=True)
     lines += ["", f"Run time {time.time() - t0:.0f} s (load average {os.getloadavg()[0]:.1f}, shared machine)."]
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    Path(args.out).write_text(with_stamp("\n".join(lines) + "\n"))
     return 0
 
 

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.pmt.sweep import run_sweep, summarize  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 EPSILONS = [0.5, 1.0, 2.0, 5.0, 20.0]
 ORDER = ["PMT", "DP-Newton", "Public-only", "Non-private"]
@@ -95,7 +96,7 @@ would be needed.
 
 Runtime: {runtime:.1f} s.
 """
-    Path(args.out).write_text(doc)
+    Path(args.out).write_text(with_stamp(doc))
     print(doc)
     return 0
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt.sweep import run_sweep, summarize  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 EPSILONS = [0.1, 0.3, 1.0, 3.0, 10.0]
 METHODS = ["pmt-clip", "public-only", "pmt-pooled", "pmt"]
@@ -107,7 +108,7 @@ def main(argv=None) -> int:
         lines.append(f"| {r.data} | {r.epsilon:g} | {r.PMT:.4g} | {r[3]:.4g} | {r[4]:.4g} | {r[5]:.3f} | "
                      f"{'yes' if r[6] else ''} | {r[7]:.4g} |")
     lines += ["", f"Runtime of the whole script: {runtime:.1f} s.", ""]
-    Path(args.out).write_text("\n".join(lines))
+    Path(args.out).write_text(with_stamp("\n".join(lines)))
     print("\n".join(lines))
     return 0 if (ok_all and ok_some) else 1
 

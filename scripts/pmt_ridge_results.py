@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt.sweep import run_sweep, summarize, sweep_split  # noqa: E402
 from engine.pmt import pmt_transform  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 DATASETS = [
     ("wine-red", {}),
@@ -265,7 +266,7 @@ zero instead of inverting noise: its error stays bounded (compare the paper solv
 PMT-pooled (or public-only) is the method to use. When the ratio is well below 1, PMT's
 well-conditioned statistics pay off. DP-RR uses the paper's fixed floor.
 """
-    Path(args.out).write_text(doc)
+    Path(args.out).write_text(with_stamp(doc))
     print(f"wrote {args.out}")
 
 

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.datasets import load_dataset  # noqa: E402
 from engine.pmt.sweep import run_sweep  # noqa: E402
+from scripts.stamp import with_stamp  # noqa: E402
 
 EPSILONS = [0.05, 0.1, 0.3, 1.0, 3.0, 10.0, 20.0]
 METHODS = ["pmt", "pmt-paper", "dp-gd", "non-private"]
@@ -118,7 +119,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t = table(args.seeds)
     text = markdown(t, args.seeds)
-    Path(args.out).write_text(text)
+    Path(args.out).write_text(with_stamp(text))
     print(text)
     return 0 if bool(t["ok"].all()) else 1
 

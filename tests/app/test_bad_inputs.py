@@ -28,6 +28,9 @@ from engine.cli import main as cli_main
 from engine.privacy import PrivacyLeakWarning
 from engine.pmt import DPGDRidge, DPRidge, DPRidgeOracle, PMTRidge, RidgeReference
 
+from conftest import new_app  # the harness: tests/conftest.py
+
+
 ROOT = Path(__file__).resolve().parents[2]
 BAD = Path(__file__).parents[1] / "data" / "bad"
 GOOD = Path(__file__).parents[1] / "data" / "upload_good.csv"
@@ -314,10 +317,7 @@ WIDGET_PREFIXES = ("data_upload_", "up_target_", "up_features_", "up_task_", "_u
 
 
 def test_bad_uploads_on_the_data_page_change_no_session_data():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
+    at = new_app().run()
     at.switch_page("app_pages/data.py").run()
     at.selectbox(key="data_active_choice").select("wine-red").run()
     assert not at.exception

@@ -3,12 +3,7 @@ story links open in the same tab and carry presenter mode (ui.common.class_mode,
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
 
 
 def _markdown(at) -> str:
@@ -16,9 +11,7 @@ def _markdown(at) -> str:
 
 
 def test_a_presenter_link_turns_presenter_mode_on_and_home_stories_carry_it():
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["presenter"] = "1"
-    at.run()
+    at = new_app(query={"presenter": "1"}).run()
     assert not at.exception
     assert at.session_state["presenter"] is True
     text = _markdown(at)
@@ -27,7 +20,7 @@ def test_a_presenter_link_turns_presenter_mode_on_and_home_stories_carry_it():
 
 
 def test_without_the_link_parameter_stories_do_not_force_presenter_mode():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = new_app().run()
     assert not at.exception
     assert not at.session_state["presenter"]
     text = _markdown(at)
@@ -35,9 +28,7 @@ def test_without_the_link_parameter_stories_do_not_force_presenter_mode():
 
 
 def test_presenter_mode_stays_in_the_address_and_keeps_a_page_menu_on_nvdp():
-    at = AppTest.from_file(APP, default_timeout=240)
-    at.query_params["presenter"] = "1"
-    at.switch_page("app_pages/nvdp.py").run()
+    at = new_app("nvdp", timeout=240, query={"presenter": "1"}).run()
     assert not at.exception
     assert at.query_params.get("presenter") in ("1", ["1"])  # the page's URL writer keeps it
     labels = [p.label for p in at.get("page_link")]
@@ -60,10 +51,7 @@ def test_the_class_plan_fills_fifty_minutes_with_every_lesson_and_story_linked()
 
 
 def test_a_lesson_link_opens_that_lesson_in_presenter_mode():
-    at = AppTest.from_file(APP, default_timeout=240)
-    at.query_params["lesson"] = "4"
-    at.query_params["presenter"] = "1"
-    at.switch_page("app_pages/learn.py").run()
+    at = new_app("learn", timeout=240, query={"lesson": "4", "presenter": "1"}).run()
     assert not at.exception
     assert at.session_state["learn_tab"].startswith("4 ·") and at.session_state["presenter"]
     assert any(e.label.startswith("Class plan: 50 minutes") for e in at.expander)
@@ -74,11 +62,7 @@ def test_a_story_link_states_its_point_until_a_setting_changes():
     from ui.common.presets import PRESETS
 
     story = next(p for p in PRESETS if p.key == "epsilon_cost")
-    at = AppTest.from_file(APP, default_timeout=240)
-    for k, v in {**story.params, "story": story.key}.items():
-        at.query_params[k] = v
-    at.session_state["seeds"] = 3
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=240, query={**story.params, "story": story.key}, seeds=3).run()
     assert not at.exception
     assert any(story.point in i.value for i in at.info), [i.value for i in at.info]
     assert at.query_params.get("story") in (story.key, [story.key])

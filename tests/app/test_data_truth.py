@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
+
+from conftest import new_app  # the harness: tests/conftest.py
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 TIMEOUT = 240
 
 
@@ -31,9 +31,7 @@ def _sidebar_text(at) -> str:
 
 
 def test_data_page_upload_as_classification_is_what_the_pmt_page_computes_on():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["seeds"] = 3
-    at.switch_page("app_pages/data.py").run()
+    at = new_app("data", timeout=TIMEOUT, seeds=3).run()
     at.file_uploader[0].set_value(("clicks.csv", _binary_csv(), "text/csv")).run()
     at.selectbox(key=[w.key for w in at.selectbox if str(w.key).startswith("up_task_")][0]).set_value(
         "classification").run()
@@ -53,11 +51,7 @@ def test_data_page_upload_as_classification_is_what_the_pmt_page_computes_on():
 
 
 def test_a_reload_that_lost_the_upload_says_so_and_the_sidebar_names_what_is_shown():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["seeds"] = 3
-    at.query_params["upload"] = "clicks.csv"
-    at.query_params["task"] = "classification"
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, query={"upload": "clicks.csv", "task": "classification"}, seeds=3).run()
     assert not at.exception, [e.message for e in at.exception]
     warn = " ".join(w.value for w in at.warning)
     shown = at.session_state["_computed_on"][0]
@@ -87,11 +81,8 @@ def test_an_all_zero_public_target_is_explained_in_the_page_terms():
 
     seed = next(s for s in range(50)  # a split whose 10 public rows all have target 0 (most do)
                 if not prepare(ds, standardize=False, n_pub=10, split_seed=s).y_pub.any())
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in dict(uploaded_dataset=ds, dataset_name=ds.name, data=ds.name, n_pub=10, seeds=2,
-                     standardize=False, split_seed=seed).items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, uploaded_dataset=ds, dataset_name=ds.name, data=ds.name, n_pub=10, seeds=2,
+                 standardize=False, split_seed=seed).run()
     errors = " ".join(e.value for e in at.error)
     assert "Cannot compute with these settings" in errors
     assert "response_bound=<float>" not in errors and "y_pub" not in errors

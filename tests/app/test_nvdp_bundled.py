@@ -12,6 +12,8 @@ import torch
 from engine.nvdp import bundled as B
 from engine.nvdp.explorer_models import ExploreData, ExploreSettings
 
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 def test_bundle_checksums_and_settings_are_the_page_defaults():
     B.verify_bundle()
@@ -91,7 +93,6 @@ def test_page_uses_a_matching_bundle_and_retrains_here_on_request(tmp_path, monk
     encoded), says so, and "Retrain here" trains and caches a local pair instead."""
     from pathlib import Path
 
-    from streamlit.testing.v1 import AppTest
 
     from engine.nvdp import explore as X
     from engine.nvdp.explorer_models import select_sentences, train_model
@@ -120,9 +121,7 @@ def test_page_uses_a_matching_bundle_and_retrains_here_on_request(tmp_path, monk
 
     st.cache_data.clear()  # the page's process-wide caches may hold these tiny settings' data from another test
     st.cache_resource.clear()
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300)
-    at.switch_page("app_pages/nvdp.py")
-    at.run()
+    at = new_app("nvdp", timeout=300).run()
     assert not at.exception, [e.message for e in at.exception]
     caps = " ".join(c.value for c in at.caption)
     assert "Shipped models" in caps and "Models ready (shipped)" in caps

@@ -21,6 +21,9 @@ from engine.nvdp.clipping import ClipConfig, finite_alpha_min, sigma_floor
 from engine.nvdp.hints import HINTS, hint
 from engine.nvdp.protocol import DEFAULT_PROTOCOL
 
+from conftest import new_app  # the harness: tests/conftest.py
+
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
 TESTED = {"c_mu", "order_floor", "alpha_min", "retrain"}
@@ -106,12 +109,8 @@ def test_hint_alpha_min_above_threshold_leaves_only_length_pairs_infinite(tiny):
 
 
 def test_hint_retrain_trains_a_clipped_model_with_the_sliders_and_caches_it(tiny):
-    from streamlit.testing.v1 import AppTest
-
     settings, data, _, _ = tiny
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.switch_page("app_pages/nvdp.py")
-    at.run()
+    at = new_app("nvdp", timeout=300).run()
     at.slider(key="nvdp_C_mu").set_value(3.0).run()
     at.slider(key="nvdp_alpha_max").set_value(0.9).run()
     at.button(key="nvdp_retrain").click().run()

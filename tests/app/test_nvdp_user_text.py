@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engine.nvdp.user_text import read_text_csv
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 WORDS = {"pos": ["great", "lovely", "excellent", "superb", "fine work"],
          "neg": ["awful", "broken", "terrible", "poor", "waste of money"],
@@ -66,15 +66,11 @@ def test_named_column_must_exist_and_row_cap():
 def test_upload_trains_in_session_and_shows_every_view(tmp_path, monkeypatch):
     """A tiny 3-class CSV: upload, encode, train (1 epoch), then the metrics, headline, tabs and export appear;
     nothing of the texts is written to the encoder cache."""
-    from streamlit.testing.v1 import AppTest
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("NVDP_CACHE_DIR", str(cache))
     monkeypatch.setenv("NVDP_PAGE_EPOCHS", "1")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.switch_page("app_pages/nvdp.py")
-    at.session_state["nvdp_source"] = "upload"
-    at.run()
+    at = new_app("nvdp", timeout=300, nvdp_source="upload").run()
     assert not at.exception, [e.message for e in at.exception]
     assert any("Upload a CSV" in i.value for i in at.info)
     at.file_uploader(key="nvdp_upload").set_value(("mine.csv", _csv(classes=("pos", "neg", "mid")), "text/csv")).run()

@@ -9,15 +9,16 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+
 from engine.figures.pmt import feature_scale_figure
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import new_app  # the harness: tests/conftest.py
+
 DATA = Path(__file__).parents[1] / "data"
 
 
 def _data_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
-    at.run()
+    at = new_app().run()
     at.switch_page("app_pages/data.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 
 
 def test_home_renders_with_one_click_link_to_pmt_and_settings_summary():
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = new_app().run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Privacy-utility explorer"
     links = [el for el in at.get("page_link")]
@@ -24,8 +24,7 @@ def test_home_renders_with_one_click_link_to_pmt_and_settings_summary():
 
 
 def test_about_page_lists_papers_citations_and_cli():
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("app_pages/about.py").run()
+    at = new_app("about").run()
     assert not at.exception, at.exception
     text = " ".join(md.value for md in at.markdown)
     for arxiv in ("2602.22282", "2508.18037", "2603.09583", "2601.02307"):

@@ -5,18 +5,16 @@ Only the open lesson is built (``st.tabs(..., on_change="rerun")``): a test open
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import new_app  # the harness: tests/conftest.py
 
 
 @pytest.fixture(scope="module")
 def learn():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
-    at.run()
+    at = new_app().run()
     at.switch_page("app_pages/learn.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
 
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+
 from engine.nvdp import explore as X
 from engine.nvdp.clipping import ClipConfig
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
+
 PAGE = "app_pages/nvdp.py"
 TIMEOUT = 240
 ENV = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
@@ -45,11 +45,7 @@ def tiny_cache(tmp_path_factory):
 
 
 def _app(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.switch_page(PAGE)
-    return at
+    return new_app("nvdp", timeout=TIMEOUT, **state)
 
 
 def _metrics(at) -> dict:
@@ -127,10 +123,7 @@ def test_alpha_min_above_alpha_max_is_explained_and_settings_are_kept(tiny_cache
 
 
 def test_shared_link_sets_the_sliders_and_bad_values_are_reported(tiny_cache):
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"C_mu": "2.5", "renyi_order": "1.5", "alpha_max": "99"})
-    at.switch_page(PAGE)
-    at.run()
+    at = new_app("nvdp", timeout=TIMEOUT, query={"C_mu": "2.5", "renyi_order": "1.5", "alpha_max": "99"}).run()
     _no_exceptions(at)
     assert at.session_state["nvdp_C_mu"] == 2.5 and at.session_state["nvdp_renyi_order"] == 1.5
     assert at.session_state["nvdp_alpha_max"] == 1.0

@@ -8,17 +8,17 @@ evaluates the drifted checkpoint live only on the bundled sentences' default spl
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+
 from engine.nvdp import drift as D
 from engine.nvdp import explore as X
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
+
 ENV = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
 
 
@@ -40,11 +40,7 @@ def tiny_cache(tmp_path_factory):
 
 
 def _app(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=240)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/nvdp.py")
-    return at
+    return new_app("nvdp", timeout=240, **state)
 
 
 def test_training_drift_tab_draws_the_shipped_trace(tiny_cache):
@@ -65,9 +61,6 @@ def test_schedule_control_and_link(tiny_cache):
     at = _app().run()
     assert not at.exception
     assert at.radio(key="nvdp_lr_schedule").value == "constant"
-    bad = AppTest.from_file(APP, default_timeout=240)
-    bad.query_params["lr"] = "cosine"
-    bad.switch_page("app_pages/nvdp.py")
-    bad.run()
+    bad = new_app("nvdp", timeout=240, query={"lr": "cosine"}).run()
     assert any("lr=cosine was ignored" in w.value for w in bad.warning)
     assert bad.session_state["nvdp_lr_schedule"] == "constant"

@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app, regression_csv  # the harness: tests/conftest.py
+
+
 PAGE = "app_pages/pmt.py"
-TIMEOUT = 180
 
 
 def _app(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.switch_page(PAGE)
-    return at
+    return new_app("pmt", **state)
 
 
 def _metrics(at) -> dict:
@@ -35,16 +30,6 @@ def _metrics(at) -> dict:
 
 def _num(text: str) -> float:
     return float(str(text).rstrip("x%").replace(",", ""))
-
-
-def _upload_csv(n=400, seed=0) -> bytes:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0]
-    y = X @ [2.0, -0.3, 0.01] + 5 + rng.normal(size=n)
-    lines = ["temp,speed,load,other_target,output"]
-    for row, t in zip(X, y):
-        lines.append(f"{row[0]:.5f},{row[1]:.5f},{row[2]:.5f},{rng.normal():.4f},{t:.5f}")
-    return ("\n".join(lines) + "\n").encode()
 
 
 # the download spy: tests/conftest.py (captured_downloads / downloads)
@@ -134,11 +119,7 @@ def test_epsilon_change_updates_metrics_summary_and_survives_page_switch():
 
 
 def test_url_query_parameter_sets_the_view():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["epsilon"] = "5"
-    at.query_params["eta"] = "7"
-    at.query_params["lam"] = "0"
-    at.switch_page(PAGE).run()
+    at = new_app("pmt", query={"epsilon": "5", "eta": "7", "lam": "0"}).run()
     assert not at.exception
     assert at.select_slider(key="epsilon").value == 5.0
     assert at.select_slider(key="lam").value == 0.0
@@ -373,11 +354,7 @@ def test_link_naming_a_classification_data_set_opens_the_logistic_task():
 
     if "classification" not in C.supported_tasks():
         pytest.skip("the engine registers no logistic task")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["data"] = "bank"
-    at.query_params["seeds"] = "1"
-    at.query_params["methods"] = "pmt,non-private"
-    at.switch_page(PAGE).run()
+    at = new_app("pmt", query={"data": "bank", "seeds": "1", "methods": "pmt,non-private"}).run()
     assert not at.exception
     assert at.session_state["task"] == "classification" and at.selectbox(key="data").value == "bank"
     assert at.session_state["methods"] == ["PMT", "Non-private"]  # the link's methods are kept
@@ -388,7 +365,7 @@ def test_link_naming_a_classification_data_set_opens_the_logistic_task():
 # Noise-dominated banner, public-share cap, public-only in the headline
 # ------------------------------------------------------------------------------------------------
 def _use_upload(at, n=400):
-    at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _upload_csv(n=n), "text/csv")).run()
+    at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", regression_csv(n=n), "text/csv")).run()
     at.multiselect(key="pmt_upload_features").set_value(["temp", "speed", "load"]).run()
     next(b for b in at.button if b.label == "Use this data").click().run()
     assert not at.exception, at.exception

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from conftest import new_app  # the harness: tests/conftest.py
+
+
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 TIMEOUT = 300
 
 
@@ -23,11 +25,7 @@ TIMEOUT = 300
 
 
 def _app(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py")
-    return at
+    return new_app("pmt", timeout=TIMEOUT, **state)
 
 
 def _metrics(at) -> dict:
@@ -225,17 +223,11 @@ def test_the_exported_command_reproduces_a_mode_headline(captured_downloads):
 
 
 def test_a_link_names_the_kind_of_public_information():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["public_mode"] = "unlabelled"
-    at.query_params["seeds"] = "3"
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, query={"public_mode": "unlabelled", "seeds": "3"}).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.radio(key="public_mode").value == "unlabelled" and "Public-only" not in _metrics(at)
     at.radio(key="public_mode").set_value("moments").run()
     assert at.query_params["public_mode"] == ["moments"] or at.query_params["public_mode"] == "moments"
-    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    bad.query_params["public_mode"] = "census"
-    bad.query_params["seeds"] = "3"
-    bad.switch_page("app_pages/pmt.py").run()
+    bad = new_app("pmt", timeout=TIMEOUT, query={"public_mode": "census", "seeds": "3"}).run()
     assert bad.radio(key="public_mode").value == "labelled"
     assert any("public_mode=census" in w.value for kind in (bad.warning, bad.caption, bad.info, bad.error) for w in kind)

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
+
+
 TIMEOUT = 300
 
 
 def _app(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py")
-    return at
+    return new_app("pmt", timeout=TIMEOUT, **state)
 
 
 def _metrics(at) -> dict:

@@ -8,21 +8,14 @@ the script has read it. Both must end with the new file as the data, never the r
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-TIMEOUT = 180
+from conftest import linear_csv, new_app  # the harness: tests/conftest.py
 
 
 def _csv(k: int, n: int) -> bytes:
-    rng = np.random.default_rng(k)
-    X = rng.normal(size=(n, 2))
-    y = X @ [1.0, -2.0] + rng.normal(size=n)
-    return ("a,b,y\n" + "".join(f"{a:.5f},{b:.5f},{t:.5f}\n" for (a, b), t in zip(X, y))).encode()
+    return linear_csv(n, seed=k)
 
 
 def _use(at):
@@ -32,9 +25,7 @@ def _use(at):
 
 
 def _page():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["seeds"] = "2"
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", query={"seeds": "2"}).run()
     at.file_uploader(key="pmt_upload_file").set_value(("first.csv", _csv(1, 300), "text/csv")).run()
     _use(at).click().run()
     assert not at.exception, at.exception

@@ -5,25 +5,21 @@ upload's figures and tables are never stored, and every session still draws exac
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+
 from ui.common import figure_cache as FC
 from ui.common import layout as L
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import linear_csv, new_app  # the harness: tests/conftest.py
+
 TIMEOUT = 240
 
 
 def _session(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["seeds"] = "2"
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, query={"seeds": "2"}, **state).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at
 
@@ -67,10 +63,7 @@ def test_a_second_session_on_the_same_view_reuses_the_first_sessions_figure_and_
 
 
 def _csv(n: int = 300) -> bytes:
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(n, 2))
-    y = X @ [1.0, -2.0] + rng.normal(size=n)
-    return ("a,b,y\n" + "".join(f"{p:.5f},{q:.5f},{t:.5f}\n" for (p, q), t in zip(X, y))).encode()
+    return linear_csv(n, seed=3)
 
 
 def test_an_uploads_figure_and_tables_are_never_stored():

@@ -11,6 +11,8 @@ import pytest
 
 from ui.pmt.compute import trust as T
 
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 def test_newton_dominance_is_the_estimators_ratio_in_whitened_coordinates():
     """The page's public ratio is what PMTLogistic reports when it runs fully whitened (curvature 1/4)."""
@@ -56,16 +58,12 @@ def test_a_diverged_reference_is_flagged_in_the_frame_and_the_note():
 def test_the_logistic_page_shows_the_newton_banner_and_the_l2_beside_the_auc():
     from pathlib import Path
 
-    from streamlit.testing.v1 import AppTest
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(600, 3))
     y = (rng.random(600) < 1 / (1 + np.exp(-(X @ [1.5, -0.4, 2.0])))).astype(int)
     raw = ("a,b,c,label\n" + "\n".join(f"{r[0]:.5f},{r[1]:.5f},{r[2]:.5f},{t}" for r, t in zip(X, y)) + "\n").encode()
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300)
-    at.session_state["seeds"] = 3
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    at = new_app("pmt", timeout=300, seeds=3).run()
     at.file_uploader(key="pmt_upload_file").set_value(("cls.csv", raw, "text/csv")).run()
     at.selectbox(key="pmt_upload_task").set_value("classification").run()
     next(b for b in at.button if b.label == "Use this data").click().run()

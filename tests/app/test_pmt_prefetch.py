@@ -5,17 +5,16 @@ gives; an upload is never prefetched."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+
 from ui.pmt.compute import core as C
 from ui.pmt import prefetch as P
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import linear_csv, new_app  # the harness: tests/conftest.py
 
 
 def test_neighbours_are_the_slider_values_next_to_epsilon():
@@ -45,11 +44,8 @@ def _metrics(at) -> dict:
 
 
 def _page(seeds: int, epsilon: float | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=240)
-    at.query_params["seeds"] = str(seeds)
-    if epsilon is not None:
-        at.query_params["epsilon"] = str(epsilon)
-    at.switch_page("app_pages/pmt.py").run()
+    query = {"seeds": str(seeds)} if epsilon is None else {"seeds": str(seeds), "epsilon": str(epsilon)}
+    at = new_app("pmt", timeout=240, query=query).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at
 
@@ -74,10 +70,7 @@ def test_the_next_epsilon_either_way_is_computed_ahead_and_equals_a_fresh_comput
 
 
 def _csv(n: int = 300) -> bytes:
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(n, 2))
-    y = X @ [1.0, -2.0] + rng.normal(size=n)
-    return ("a,b,y\n" + "".join(f"{p:.5f},{q:.5f},{t:.5f}\n" for (p, q), t in zip(X, y))).encode()
+    return linear_csv(n, seed=5)
 
 
 def test_an_upload_is_never_prefetched(counted):

@@ -14,6 +14,8 @@ from engine.pmt import LogisticReference, PMTLogistic, PMTRidge, RidgeReference,
 from engine.pmt.public_fit import fit_public
 from engine.pmt.public_info import PublicInfo, UnspannedWarning
 
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 def _reg(n=3000, seed=0):
     rng = np.random.default_rng(seed)
@@ -377,11 +379,7 @@ def test_page_banner_comes_from_the_planner_and_moves_with_n_pub():
 def test_page_planner_tab_apptest():
     from pathlib import Path
 
-    from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
-    at.session_state["pmt_tab"] = "Planner"
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    at = new_app("pmt", pmt_tab="Planner").run()
     assert not at.exception
     assert any("PMT would need about" in m.value or "does not beat" in m.value for m in at.markdown)

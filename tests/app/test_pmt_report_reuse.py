@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import new_app  # the harness: tests/conftest.py
 
 
 def test_ledger_rows_convert_each_distinct_mu_once_with_the_same_epsilons(monkeypatch):
@@ -71,7 +71,6 @@ def test_the_reports_figures_through_the_cache_equal_the_directly_built_ones(ccp
 
 def test_the_first_pmt_run_has_the_browser_load_the_chart_and_metric_code_first_then_not_again():
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
     from ui.common import layout as R
 
@@ -79,10 +78,7 @@ def test_the_first_pmt_run_has_the_browser_load_the_chart_and_metric_code_first_
     assert {n.split(".")[0] for n in names} == set(R.WARM_CHUNKS)  # this Streamlit's files are found
     folder = Path(st.__file__).parent / "static" / "static" / "js"
     assert all((folder / n).is_file() for n in names)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.session_state["seeds"] = 2
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    at = new_app("pmt", timeout=300, seeds=2).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     scripts = [h.proto.body for h in at.get("html") if "import(new URL(" in h.proto.body]
     assert len(scripts) == 1 and all(json.dumps(n) in scripts[0] for n in names)

@@ -10,29 +10,14 @@ from __future__ import annotations
 import io
 import json
 from contextlib import redirect_stdout
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import new_app  # the harness: tests/conftest.py
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    from streamlit.runtime.media_file_manager import MediaFileManager
-
-    seen = {}
-    orig_deferred = MediaFileManager.add_deferred
-
-    def spy_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        if file_name in ("pmt_view.py", "pmt_view.ipynb"):
-            seen[file_name] = data_callable()
-        return orig_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kw)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
-    return seen
+# the download spy: tests/conftest.py (captured_downloads / downloads)
 
 
 def _run_snippet(code: str) -> dict:
@@ -54,10 +39,7 @@ def test_snippet_and_notebook_print_the_page_numbers_for_an_upload(downloads, tm
     X = rng.normal(size=(500, 3)) * [1.0, 5.0, 0.2]
     y = X @ [1.0, -0.5, 3.0] + rng.normal(size=500)
     raw = ("a,b,c,y\n" + "\n".join(f"{r[0]:.5f},{r[1]:.5f},{r[2]:.5f},{t:.5f}" for r, t in zip(X, y)) + "\n").encode()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
-    at.session_state["seeds"] = 3
-    at.session_state["epsilon"] = 2.0
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=240, seeds=3, epsilon=2.0).run()
     at.file_uploader(key="pmt_upload_file").set_value(("my data.csv", raw, "text/csv")).run()
     at.button[[b.label for b in at.button].index("Use this data")].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -16,6 +16,8 @@ import pytest
 
 from engine.privacy.labels import DIAGNOSTIC, DP, PUBLIC
 
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 def _reg(n=200, seed=0):
     rng = np.random.default_rng(seed)
@@ -125,15 +127,7 @@ def test_page_keeps_every_privacy_label_in_both_modes(presenter):
     """Presenter mode used to hide the "n is public" caption and the "non-private diagnostic" badge while the
     verdict and the error numbers stayed; now both modes show the unit of privacy, the neighbouring relation,
     the verdict's label and the badge."""
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
-    app = str(Path(__file__).resolve().parents[2] / "app.py")
-    at = AppTest.from_file(app, default_timeout=240)
-    at.query_params["seeds"] = "2"
-    at.session_state["presenter"] = presenter
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=240, query={"seeds": "2"}, presenter=presenter).run()
     assert not at.exception, at.exception
     captions = " ".join(c.value for c in at.caption)
     markdown = " ".join(m.value for m in at.markdown)

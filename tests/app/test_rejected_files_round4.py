@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
+
+from conftest import linear_csv, new_app  # the harness: tests/conftest.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hostile_round4 as gen  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 TIMEOUT = 300
 
 
@@ -36,16 +35,11 @@ def _metrics(at) -> dict:
 
 
 def _good_csv(n=300, seed=0) -> bytes:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = X @ [1.5, -2.0] + rng.normal(size=n)
-    return ("temp,load,output\n" + "".join(f"{a:.5f},{b:.5f},{t:.5f}\n" for (a, b), t in zip(X, y))).encode()
+    return linear_csv(n, seed, coef=(1.5, -2.0), header="temp,load,output")
 
 
 def test_pmt_csv_upload_keeps_the_accepted_file():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["seeds"] = "2"
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, query={"seeds": "2"}).run()
     at.file_uploader(key="pmt_upload_file").set_value(("plant.csv", _good_csv(), "text/csv")).run()
     at.button[[b.label for b in at.button].index("Use this data")].click().run()
     assert not at.exception and at.session_state["data"] == "upload:plant.csv"
@@ -76,10 +70,7 @@ def test_pmt_moments_upload_keeps_the_accepted_file():
     X, y = ds.to_numpy()
     Xq = sweep_split(X, y, n_pub=200, split_seed=0, test_size=0.2)[0]
     good = json.dumps(PublicInfo.from_rows(Xq, columns=list(ds.feature_names)).to_dict()).encode()
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in {"seeds": 2, "public_mode": "moments", "metric": "rmse"}.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, seeds=2, public_mode="moments", metric="rmse").run()
     at.radio(key="pmt_moments_source").set_value("file").run()
     at.file_uploader(key="pmt_moments_file").set_value(("moments.json", good, "application/json")).run()
     at.number_input(key="pmt_response_scale").set_value(17.0).run()
@@ -103,10 +94,7 @@ def test_nvdp_text_upload_keeps_the_trained_texts(tmp_path, monkeypatch):
     monkeypatch.setenv("NVDP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("NVDP_PAGE_EPOCHS", "1")
     good = next(raw for kind, name, raw, expect in gen.nvdp_cases() if kind == "quoted_comma")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.switch_page("app_pages/nvdp.py")
-    at.session_state["nvdp_source"] = "upload"
-    at.run()
+    at = new_app("nvdp", timeout=TIMEOUT, nvdp_source="upload").run()
     at.file_uploader(key="nvdp_upload").set_value(("mine.csv", good, "text/csv")).run()
     at.button(key="nvdp_upload_go").click().run()
     assert not at.exception, [e.message for e in at.exception]

@@ -16,19 +16,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 import html as html_lib
 
 from engine.figures.report import fmt_ratio, html_report, neutralise_cell, safe_csv
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+from conftest import CHROMIUM, CHROMIUM_ARGS, needs_chromium, new_app  # the harness: tests/conftest.py
+
 EVIL_IMG = "<img src=x onerror=alert(1)>"
-needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed at "
-                                    "/usr/bin/chromium (apt-get install chromium)")
 
 
 def _evil_csv(n=300, seed=5) -> bytes:
@@ -129,10 +123,7 @@ def test_html_report_escapes_every_string():
 @needs_chromium
 @pytest.mark.browser
 def test_pmt_report_and_csv_from_a_hostile_upload(downloads, tmp_path):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.session_state["seeds"] = 4
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    at = new_app("pmt", seeds=4).run()
     at.file_uploader(key="pmt_upload_file").set_value(("@evil.csv", _evil_csv(), "text/csv")).run()
     at.selectbox(key="pmt_upload_target").set_value("=1+1").run()
     at.multiselect(key="pmt_upload_features").set_value([EVIL_IMG, "y"]).run()
@@ -165,10 +156,7 @@ def test_pmt_report_and_csv_from_a_hostile_upload(downloads, tmp_path):
 
 
 def test_pmt_report_for_bundled_data_names_source_and_licence(downloads):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.session_state["seeds"] = 3
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    at = new_app("pmt", seeds=3).run()
     assert not at.exception and not at.error
     html = _text(downloads["pmt_report.html"])
     assert "CC BY 4.0" in html and "https://doi.org/10.24432/C5002N" in html
@@ -177,10 +165,7 @@ def test_pmt_report_for_bundled_data_names_source_and_licence(downloads):
 
 
 def test_bad_data_in_a_link_names_the_link():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params["data"] = "nope"
-    at.query_params["seeds"] = "2"
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", query={"data": "nope", "seeds": "2"}).run()
     assert not at.exception
     msgs = [w.value for w in at.warning]
     shown = at.session_state["data"]
@@ -213,11 +198,7 @@ def tiny_nvdp(tmp_path_factory):
 @pytest.mark.browser
 def test_nvdp_report_offline_with_a_typed_script_sentence(tiny_nvdp, downloads, tmp_path):
     evil = "<script>alert(1)</script> =1+1"
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
-    at.session_state["nvdp_sent_a"] = evil
-    at.session_state["nvdp_tab"] = "Export"  # only the open tab is built; the report still holds every figure
-    at.switch_page("app_pages/nvdp.py")
-    at.run()
+    at = new_app("nvdp", timeout=240, nvdp_sent_a=evil, nvdp_tab="Export").run()  # only the open tab is built; the report still holds every figure
     assert not at.exception, [e.message for e in at.exception]
     metrics = {m.label: m.value for m in at.metric}
     html = _text(downloads["nvdp_report.html"])
@@ -280,10 +261,7 @@ def test_pmt_report_leads_with_the_verdict_and_the_page_warnings_and_stays_small
     """The CCPP view at epsilon 0.5 (the default view at epsilon 1 has no warning: PMT wins there): the verdict and
     every warning of the page come first, worded alike (the noise banner against the verdict), the DP-GD ledger's
     identical steps are one row with their count, and the file stays under 2 MB (plotly.js compressed)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.session_state["epsilon"] = 0.5
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    at = new_app("pmt", epsilon=0.5).run()
     assert not at.exception and not at.error
     html = _text(downloads["pmt_report.html"])
     page_warnings = [w.value for w in at.warning]

@@ -4,15 +4,12 @@ come back), and the CLI reads the same file (tests/test_export_one_truth.py runs
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from ui.pmt.settings_load import state_from_settings
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
 
 
 def test_values_are_checked_with_the_link_rules_and_files_are_asked_for():
@@ -35,10 +32,7 @@ def test_the_exported_settings_file_restores_the_view():
     from ui.pmt.compute import export as X
     from ui.pmt.compute import core as C
 
-    at = AppTest.from_file(APP, default_timeout=240)
-    for k, v in {"seeds": 3, "epsilon": 2.0, "lam": 0.01, "n_pub": 300, "methods": ["PMT", "DP-RR"]}.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=240, seeds=3, epsilon=2.0, lam=0.01, n_pub=300, methods=["PMT", "DP-RR"]).run()
     assert not at.exception and not at.error
     want = _metrics(at)
     spec = C.spec_from_state(at.session_state, task="regression")
@@ -48,8 +42,7 @@ def test_the_exported_settings_file_restores_the_view():
     prep = C.prepare(ds, standardize=spec["standardize"], n_pub=spec["n_pub"], split_seed=spec["split_seed"])
     raw = X.settings_json({**spec, "metric": "rmse"}, ds=ds, prep=prep).encode()
 
-    fresh = AppTest.from_file(APP, default_timeout=240)
-    fresh.switch_page("app_pages/pmt.py").run()
+    fresh = new_app("pmt", timeout=240).run()
     assert _metrics(fresh) != want  # the defaults show another view
     fresh.file_uploader(key="pmt_settings_file").set_value(("pmt_settings.json", raw, "application/json")).run()
     fresh.run()

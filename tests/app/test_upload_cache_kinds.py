@@ -3,15 +3,14 @@ public file that used to put upload-derived tables and a figure into the cross-s
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ui.pmt.compute import core as C
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
+
 
 BUNDLED = {"data": "ccpp", "public_source": "split", "moments": None, "public_features": None}
 KINDS = {
@@ -40,7 +39,6 @@ def test_a_features_only_public_upload_puts_nothing_into_the_shared_figure_cache
     """The leak: one run with an uploaded features-only public file stored 4 upload-derived entries (the headline
     table twice, the summary table, a figure) in the cache every session shares."""
     import pandas as pd
-    from streamlit.testing.v1 import AppTest
 
     from engine.datasets import load_dataset
     from ui.common import figure_cache as FC
@@ -50,10 +48,7 @@ def test_a_features_only_public_upload_puts_nothing_into_the_shared_figure_cache
     rng = np.random.default_rng(3)
     Xf = X[rng.choice(len(X), 200, replace=False)] * (1 + 0.01 * rng.standard_normal((200, X.shape[1])))
     csv = pd.DataFrame(Xf, columns=list(ds.feature_names)).to_csv(index=False).encode()
-    at = AppTest.from_file(APP, default_timeout=300)
-    for k, v in {"seeds": 2, "public_mode": "unlabelled", "metric": "rmse"}.items():
-        at.session_state[k] = v
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=300, seeds=2, public_mode="unlabelled", metric="rmse").run()
     at.radio(key="pmt_rows_source").set_value("file").run()
     at.file_uploader(key="pmt_public_features_file").set_value(("covariates.csv", csv, "text/csv")).run()
     at.number_input(key="pmt_response_center").set_value(454.0).run()

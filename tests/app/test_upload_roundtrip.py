@@ -11,25 +11,17 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 180
+from conftest import new_app, regression_csv  # the harness: tests/conftest.py
 
 
 def _csv(n=420, seed=3) -> bytes:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0]
-    y = X @ [2.0, -0.3, 0.01] + 5 + rng.normal(size=n)
-    lines = ["temp,speed,load,unused,output"]
-    for row, t in zip(X, y):
-        lines.append(f"{row[0]:.5f},{row[1]:.5f},{row[2]:.5f},{rng.normal():.4f},{t:.5f}")
-    return ("\n".join(lines) + "\n").encode()
+    return regression_csv(n, seed, header="temp,speed,load,unused,output")
 
 
 # the download spy: tests/conftest.py (captured_downloads / downloads)
@@ -45,11 +37,8 @@ def test_exported_command_reproduces_the_page_numbers_from_the_uploaded_file(pub
     from engine.cli import main
 
     raw = _csv()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    at.session_state["seeds"] = 4
-    at.session_state["epsilon"] = 0.7  # not on the coarse grid: the page computes it as a separate point
-    at.switch_page("app_pages/pmt.py")
-    at.run()
+    # epsilon 0.7 is not on the coarse grid: the page computes it as a separate point
+    at = new_app("pmt", seeds=4, epsilon=0.7).run()
     at.file_uploader(key="pmt_upload_file").set_value(("my plant.csv", raw, "text/csv")).run()
     at.multiselect(key="pmt_upload_features").set_value(["temp", "speed", "load"]).run()
     next(b for b in at.button if b.label == "Use this data").click().run()

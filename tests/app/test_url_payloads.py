@@ -8,15 +8,15 @@ The real browser's DOM is read in tests/browser/test_browser_url_payloads.py.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+
 from engine.markup import md_escape, md_name
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from conftest import new_app  # the harness: tests/conftest.py
+
 TIMEOUT = 240
 
 #: Markdown that would make a link, an image, an HTML tag or a Streamlit directive, unescaped.
@@ -51,10 +51,7 @@ def test_md_escape_leaves_no_markup():
 @pytest.mark.parametrize("key", list(PAYLOADS))
 def test_a_hostile_link_value_is_shown_as_text_and_the_page_works(key):
     value, fragment = PAYLOADS[key]
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["seeds"] = 2
-    at.query_params[key] = value
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, query={key: value}, seeds=2).run()
     assert not at.exception, [e.message for e in at.exception]
     texts = _texts(at)
     notes = [t for t in texts if fragment in t]
@@ -75,10 +72,7 @@ def test_a_hostile_link_value_is_shown_as_text_and_the_page_works(key):
     ("metric", "auc", "metric=auc does not apply to"),  # a classification metric on the regression page
 ])
 def test_an_out_of_range_link_value_is_ignored_with_a_note(key, value, fragment):
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["seeds"] = 2
-    at.query_params[key] = value
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=TIMEOUT, query={key: value}, seeds=2).run()
     assert not at.exception, [e.message for e in at.exception]
     warnings = [w.value for w in at.warning]
     assert sum(fragment in w for w in warnings) == 1, warnings
@@ -87,9 +81,7 @@ def test_an_out_of_range_link_value_is_ignored_with_a_note(key, value, fragment)
 
 
 def test_nvdp_link_value_is_escaped():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["C_mu"] = "[x](https://example.org)"
-    at.switch_page("app_pages/nvdp.py").run()
+    at = new_app("nvdp", timeout=TIMEOUT, query={"C_mu": "[x](https://example.org)"}).run()
     assert not at.exception, [e.message for e in at.exception]
     notes = [w.value for w in at.warning if "was ignored" in w.value]
     assert notes and all(not MARKUP.search(n) for n in notes), notes

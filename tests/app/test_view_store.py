@@ -15,6 +15,9 @@ import pytest
 
 from ui.common import view_store
 
+from conftest import new_app  # the harness: tests/conftest.py
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -153,8 +156,6 @@ def _check_view(store, task, state):
 
 
 def test_small_logistic_bank_view_is_bit_identical_and_the_page_reads_it(store):
-    from streamlit.testing.v1 import AppTest
-
     entries = _check_view(store, "classification", {"data": "bank", "seeds": 2})
     assert {e[1] for e in entries} == {"sweep", "diagnostics"}
     # the page asks for exactly these entries: a fresh server process reads its first view from the store
@@ -162,10 +163,7 @@ def test_small_logistic_bank_view_is_bit_identical_and_the_page_reads_it(store):
 
     st.cache_data.clear()
     view_store.STATS.update(hit=0, miss=0)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-    at.query_params["data"] = "bank"
-    at.query_params["seeds"] = "2"
-    at.switch_page("app_pages/pmt.py").run()
+    at = new_app("pmt", timeout=600, query={"data": "bank", "seeds": "2"}).run()
     assert not at.exception and not at.error
     assert at.session_state["task"] == "classification"
     assert view_store.STATS["hit"] >= len(entries), view_store.STATS  # the three first-view stages, from disk

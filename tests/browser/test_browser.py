@@ -11,27 +11,16 @@ Needs ``/usr/bin/chromium`` (``apt-get install chromium``; ``.ci/run`` installs 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, needs_chromium, ROOT, served_app  # the harness: tests/conftest.py
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
-                       "(apt-get install chromium; .ci/run does this)"),
+    needs_chromium,
 ]
 
 FIGURE_STATE_JS = """() => {
@@ -44,49 +33,9 @@ FIGURE_STATE_JS = """() => {
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def _streamlit_server(log_name: str, extra_env: dict | None = None):
-    """Run the server as ``run.sh`` does (``python -m launcher.serve app.py``: the preload, then ``streamlit run``) on a
-    free localhost port until the block ends; yields its URL."""
-    port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(extra_env or {}))
-    cmd = [sys.executable, "-m", "launcher.serve", "app.py", "--server.port", str(port), "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / log_name, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + float(os.environ.get("EXPLORER_TEST_START_S", "90"))  # more on a loaded machine
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"streamlit did not start (see {log.name})")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-
-
 @pytest.fixture(scope="module")
 def server():
-    with _streamlit_server("streamlit_server.log") as url:
+    with served_app("streamlit_server.log") as url:
         yield url
 
 
@@ -190,7 +139,7 @@ def nvdp_server(tmp_path_factory):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    with _streamlit_server("streamlit_server_nvdp.log", {"NVDP_CACHE_DIR": str(cache), **NVDP_ENV}) as url:
+    with served_app("streamlit_server_nvdp.log", {"NVDP_CACHE_DIR": str(cache), **NVDP_ENV}) as url:
         yield url
 
 

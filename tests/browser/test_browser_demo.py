@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _streamlit_server  # tests/ is on sys.path (rootdir conftest)
+from conftest import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_app  # the harness: tests/conftest.py
 
 SHOTS = Path(os.environ.get("DEMO_SHOTS", "/tmp/shots"))
 VIEW = {"width": 1440, "height": 900}
@@ -28,7 +28,7 @@ TINY = {"NVDP_PAGE_N_SENTENCES": "60", "NVDP_PAGE_EPOCHS": "1"}
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+    needs_chromium,
 ]
 
 #: Text elements of widget labels, metric labels, buttons and tabs whose content is wider than their box.
@@ -123,7 +123,7 @@ def server(tmp_path_factory):
             for k, v in old.items():
                 os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
         env = dict(TINY, NVDP_CACHE_DIR=str(path))
-    with _streamlit_server("streamlit_demo.log", extra_env=env) as url:
+    with served_app("streamlit_demo.log", extra_env=env) as url:
         yield url
 
 

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _streamlit_server  # noqa: E402
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_app  # the harness: tests/conftest.py
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+    needs_chromium,
 ]
 
 SIZES = [(1440, 900), (390, 844)]
@@ -48,7 +48,7 @@ def _overlap(a, b) -> bool:
 
 @pytest.fixture(scope="module")
 def server():
-    with _streamlit_server("streamlit_room.log") as url:
+    with served_app("streamlit_room.log") as url:
         yield url
 
 

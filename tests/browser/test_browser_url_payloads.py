@@ -8,18 +8,16 @@ watched too: nothing is fetched from ``example.org``.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served_app  # the harness: tests/conftest.py
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, _free_port, pytestmark  # noqa: E402, F401
+from test_browser import pytestmark  # noqa: E402, F401
 
 PAYLOADS = [
     ("upload", "[Upload it again here](https://example.org)", "Upload it again here"),
@@ -40,34 +38,10 @@ OUTSIDE_JS = """() => ({
 
 @pytest.fixture(scope="module")
 def server():
-    """``streamlit run app.py`` on a free localhost port (no preload; up to 5 minutes to start on a loaded machine)."""
-    port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", EXPLORER_PRELOAD="none")
-    cmd = [sys.executable, "-m", "launcher.serve", "app.py", "--server.port", str(port), "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit_server_url_payloads.log", "w") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.time() + 300
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"streamlit did not start (see {log.name})")
-                time.sleep(0.5)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    """The app (``launcher.serve app.py``) on a free localhost port, no preload; up to 5 minutes to start on a
+    loaded machine."""
+    with served_app("streamlit_server_url_payloads.log", {"EXPLORER_PRELOAD": "none"}, start_s=300) as url:
+        yield url
 
 
 def test_link_payloads_leave_no_link_image_or_markup(server):
