@@ -132,7 +132,9 @@ def precompute(names=tuple(VIEWS), *, tabs: bool = True, keys: bool = True, log=
             log(f"{name:14s} {label:36s} {'(already stored)' if row['stored_before'] else '':17s} "
                 f"{row['wall_s']:6.2f} s wall, {row['cpu_s']:6.2f} s CPU, load {os.getloadavg()[0]:.1f}")
     if tuple(names) == tuple(VIEWS) and tabs and keys:
-        stamp_path().write_text(time.strftime("%Y-%m-%d %H:%M:%S UTC\n", time.gmtime()))
+        stamp = stamp_path()
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(time.strftime("%Y-%m-%d %H:%M:%S UTC\n", time.gmtime()))
     return rows
 
 
@@ -153,6 +155,9 @@ def main(argv=None) -> int:
         return 0
     if args.if_missing and stamp_path().is_file():
         return 0
+    if args.if_missing:
+        print("[precompute_views] the bundled views are not stored for this code and machine yet: computing them once "
+              f"(a few minutes; {view_store.ENV}=off skips)", flush=True)
     print(f"store: {view_store.folder()} (key {view_store.fingerprint()[:12]}...); load {os.getloadavg()}", flush=True)
     t0 = time.perf_counter()
     rows = precompute(args.views, tabs=not args.no_tabs, keys=not args.no_keys)

@@ -227,3 +227,20 @@ def test_the_key_does_not_depend_on_what_was_imported_first():
             for pre in ("", "import scipy.linalg, scipy.special; import numba; ")]
     assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
     assert outs[0].stdout.strip() == outs[1].stdout.strip() != ""
+
+
+def test_if_missing_computes_only_without_this_codes_stamp(store, monkeypatch):
+    """run.sh's ``precompute_views.py --if-missing``: nothing when the stamp of this code's fingerprint is there, the
+    whole precompute otherwise; a partial precompute (--no-keys, one view) writes no stamp."""
+    mod = _script()
+    calls = []
+    monkeypatch.setattr(mod, "entries", lambda task, state, **kw: calls.append((task, kw)) or [])
+    assert mod.main(["--if-missing"]) == 0 and len(calls) == len(mod.VIEWS)
+    assert all(kw["tabs"] and kw["keys"] for _, kw in calls)
+    stamp = mod.stamp_path()
+    assert stamp.name.startswith(".complete-") and view_store.fingerprint()[:24] in stamp.name and stamp.is_file()
+    calls.clear()
+    assert mod.main(["--if-missing"]) == 0 and calls == []  # stamped: nothing computed
+    stamp.unlink()
+    mod.main(["--no-keys"])
+    assert len(calls) == len(mod.VIEWS) and not stamp.is_file()  # a partial fill is not "every view stored"
