@@ -150,7 +150,7 @@ def tabs(results: dict, task: str, hl: Headline, presenter: bool) -> None:
     with t[7]:
         if t[7].open:
             X.warm_report()
-        _export_tab(v)
+        _export_tab(v, t[7].open)
     if not presenter:
         ds, spec, prep = results["ds"], results["spec"], results["prep"]
         st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
@@ -392,7 +392,9 @@ def _report(results: dict, head: pd.DataFrame, metric: str, ratio_text: str, pub
                          public_name=public_name, verdict=verdict, warnings=C.page_warnings(results, verdict))
 
 
-def _export_tab(v: _View) -> None:
+def _export_tab(v: _View, is_open: bool = True) -> None:
+    """The downloads; while the tab is open, also the Python snippet and the CLI commands (code blocks: drawn on a
+    hidden tab they had the browser load and run its 1.6 MB syntax highlighter before the first figure)."""
     results, metric = v.results, v.hl.metric
     ds, spec = results["ds"], results["spec"]
     # the CSV (~0.5 MB, every sweep) and the report are built only when their button is clicked (deferred
@@ -424,6 +426,8 @@ def _export_tab(v: _View) -> None:
                        functools.partial(S.notebook, py_spec, ds=ds, public_name=public_name),
                        file_name="pmt_view.ipynb", mime="application/x-ipynb+json", key="dl_ipynb",
                        help="The snippet and the error-vs-epsilon figure in cells.")
+    if not is_open:
+        return
     with st.expander("The same in Python (the engine's public API)"):
         st.code(S.snippet(py_spec, ds=ds, public_name=public_name), language="python")
     why_not = X.cli_supported(spec)
