@@ -489,6 +489,35 @@ def bench_cli(repo: Path, repeat: int) -> None:
     _row("python -m engine pmt (ccpp ...): computation+output", rests, "-")
 
 
+_STORE_NOTE = """
+import os, sys
+sys.path.insert(0, os.getcwd())
+try:
+    from ui.common import view_store as v
+except ImportError:
+    print("none (this checkout has no ui/common/view_store.py)"); raise SystemExit
+if os.environ.get("BENCH_VIEW_STORE"):
+    os.environ[v.ENV] = os.environ["BENCH_VIEW_STORE"]
+os.environ.setdefault(v.ENV, str(v.DEFAULT_DIR))
+f = v.folder()
+if f is None:
+    print("off"); raise SystemExit
+n = len(list(f.glob("*.pkl"))) if f.is_dir() else 0
+stamp = f / (".complete-" + v.fingerprint()[:24])
+print(f"{f}: {n} entries; every bundled view of this code {'stored' if stamp.is_file() else 'NOT stored (run scripts/precompute_views.py)'}")
+"""
+
+
+def store_note(repo: Path) -> str:
+    """What the served checkout's view store (:mod:`ui.common.view_store`) holds for its code: the first views, tabs and
+    slider keys read from disk, or computed on the page (``scripts/precompute_views.py`` fills it)."""
+    py = repo / ".venv" / "bin" / "python"
+    env = dict(os.environ, BENCH_VIEW_STORE=VIEW_STORE[0] or "")
+    res = subprocess.run([str(py if py.exists() else sys.executable), "-c", _STORE_NOTE], cwd=repo, env=env,
+                         capture_output=True, text=True, timeout=300)
+    return (res.stdout.strip() or res.stderr.strip()[-200:]).splitlines()[-1] if (res.stdout or res.stderr) else "?"
+
+
 def _guarded(name: str, fn) -> None:
     """Run one group of rows; a failure is printed and the other groups still run."""
     try:
@@ -520,6 +549,8 @@ def main() -> None:
     print(f"checkout {repo} ({head}); cpus {os.cpu_count()}; {_load()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
           f"{'; server options ' + ' '.join(SERVER_ARGS) if SERVER_ARGS else ''}",
           flush=True)
+    if rows & {"pmt", "logistic"}:
+        print(f"view store: {store_note(repo)}", flush=True)
     if "cli" in rows:
         bench_cli(repo, args.repeat)
     if rows & {"pmt", "logistic", "learn", "nvdp"}:

@@ -20,6 +20,11 @@ mkdir -p "$RUN"/{client_body,proxy,fastcgi,uwsgi,scgi}
 if [ "$(id -u)" = 0 ]; then chmod 755 "$RUN"; chmod 1777 "$RUN"/{client_body,proxy,fastcgi,uwsgi,scgi}; fi  # workers: nobody
 command -v nginx >/dev/null || { echo "room.sh: nginx is not installed (apt-get install nginx-light)" >&2; exit 2; }
 
+# the bundled views' numbers into .cache/views once per machine and engine version (as run.sh; nothing when stored)
+if [ "${EXPLORER_VIEW_STORE:-}" != "off" ]; then
+  .venv/bin/python scripts/precompute_views.py --if-missing || echo "room.sh: precompute_views failed: views computed on demand"
+fi
+
 pids=()
 cleanup() {
   trap - EXIT INT TERM

@@ -53,6 +53,9 @@ def test_exported_command_reproduces_the_page_numbers_from_the_uploaded_file(pub
         at.number_input(key="clip_radius").set_value(float(rng.choice([2.5, 3.0]))).run()
         assert not at.exception and not at.error, [e.value for e in at.error]
     page_metrics = {m.label: m.value for m in at.metric}
+    at.session_state["pmt_tab"] = "Export"  # its code blocks are drawn while it is open
+    at.run()
+    assert {m.label: m.value for m in at.metric} == page_metrics
     codes = [c.value for c in at.code if "-m engine pmt" in c.value]
     assert len(codes) == 2, "the Export tab shows the headline command and the figure's command"
     argvs = [shlex.split(c) for c in codes]

@@ -169,6 +169,46 @@ def test_small_logistic_bank_view_is_bit_identical_and_the_page_reads_it(store):
     assert view_store.STATS["hit"] >= len(entries), view_store.STATS  # the three first-view stages, from disk
 
 
+def test_a_key_press_on_a_bundled_view_reads_the_store_and_equals_a_fresh_computation(store, monkeypatch):
+    """The slider positions scripts/precompute_views.py stores (keys=True) are what one epsilon / lam press asks for:
+    bit for bit a fresh computation, and the page's press reads every one of them from disk (nothing computed)."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.pmt import prefetch
+
+    mod = _script()
+    state = {"data": "bank", "seeds": 2}
+    first = mod.entries("classification", state, tabs=False)
+    keyed = mod.entries("classification", state, tabs=False, keys=True, epsilons=[1.0, 1.5], lams=[1e-4, 1e-3])
+    extra = keyed[len(first):]
+    # the view's own epsilon and lam add nothing; each other position: its stages (epsilon 2, lam 3)
+    assert [e[1] for e in extra] == ["sweep", "diagnostics", "sweep", "sweep", "diagnostics"], [e[0] for e in extra]
+    assert "1.5" in extra[0][0] and json.loads(extra[0][3])["values"] == [1.5]
+    assert json.loads(extra[2][3])["lam"] == 1e-3 and len(json.loads(extra[2][3])["values"]) > 1
+    for _, kind, key, spec_json, prep in keyed:
+        view_store.through(kind, key, spec_json, lambda: mod.compute_entry(kind, key, spec_json, prep))
+    for _, kind, key, spec_json, prep in extra:
+        _equal(view_store.load(kind, key, spec_json), mod.compute_entry(kind, key, spec_json, prep))
+
+    monkeypatch.setattr(prefetch, "neighbours", lambda *a, **k: None)  # only the page's own requests are counted
+    import streamlit as st
+
+    st.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at.query_params["data"] = "bank"
+    at.query_params["seeds"] = "2"
+    at.switch_page("app_pages/pmt.py").run()
+    assert not at.exception and not at.error
+    view_store.STATS.update(hit=0, miss=0)
+    at.select_slider(key="epsilon").set_value(1.5).run()
+    assert not at.exception and view_store.STATS == {"hit": 2, "miss": 0}, view_store.STATS
+    at.select_slider(key="epsilon").set_value(1.0).run()  # back: the page's own cache, no disk
+    at.select_slider(key="lam").set_value(1e-3).run()
+    assert not at.exception and view_store.STATS == {"hit": 5, "miss": 0}, view_store.STATS
+    at.select_slider(key="epsilon").set_value(2.0).run()  # a position not stored: computed (and stored)
+    assert view_store.STATS["miss"] == 2
+
+
 @pytest.mark.slow
 def test_logistic_bank_first_view_is_bit_identical(store):
     _check_view(store, "classification", {"data": "bank"})
@@ -185,3 +225,20 @@ def test_the_key_does_not_depend_on_what_was_imported_first():
             for pre in ("", "import scipy.linalg, scipy.special; import numba; ")]
     assert all(o.returncode == 0 for o in outs), [o.stderr[-500:] for o in outs]
     assert outs[0].stdout.strip() == outs[1].stdout.strip() != ""
+
+
+def test_if_missing_computes_only_without_this_codes_stamp(store, monkeypatch):
+    """run.sh's ``precompute_views.py --if-missing``: nothing when the stamp of this code's fingerprint is there, the
+    whole precompute otherwise; a partial precompute (--no-keys, one view) writes no stamp."""
+    mod = _script()
+    calls = []
+    monkeypatch.setattr(mod, "entries", lambda task, state, **kw: calls.append((task, kw)) or [])
+    assert mod.main(["--if-missing"]) == 0 and len(calls) == len(mod.VIEWS)
+    assert all(kw["tabs"] and kw["keys"] for _, kw in calls)
+    stamp = mod.stamp_path()
+    assert stamp.name.startswith(".complete-") and view_store.fingerprint()[:24] in stamp.name and stamp.is_file()
+    calls.clear()
+    assert mod.main(["--if-missing"]) == 0 and calls == []  # stamped: nothing computed
+    stamp.unlink()
+    mod.main(["--no-keys"])
+    assert len(calls) == len(mod.VIEWS) and not stamp.is_file()  # a partial fill is not "every view stored"

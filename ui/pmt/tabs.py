@@ -152,7 +152,7 @@ def tabs(view: PMTView, task: str, hl: Headline, presenter: bool, verdict) -> No
     with t[7]:
         if t[7].open:
             X.warm_report()
-        _export_tab(v)
+        _export_tab(v, t[7].open)
     if not presenter:
         ds, prep = view.ds, view.prep
         st.caption(f"**{ds.name}**: {ds.n} rows, {ds.d} features, target **{ds.target_name}**; "
@@ -393,7 +393,9 @@ def _report(view: PMTView, head: pd.DataFrame, metric: str, ratio_text: str, pub
                          public_name=public_name, verdict=verdict, warnings=C.page_warnings(view, verdict))
 
 
-def _export_tab(v: _Panel) -> None:
+def _export_tab(v: _Panel, is_open: bool = True) -> None:
+    """The downloads; while the tab is open, also the Python snippet and the CLI commands (code blocks: drawn on a
+    hidden tab they had the browser load and run its 1.6 MB syntax highlighter before the first figure)."""
     view, metric = v.view, v.hl.metric
     ds, spec = view.ds, view.spec
     # the CSV (~0.5 MB, every sweep) and the report are built only when their button is clicked (deferred
@@ -425,6 +427,8 @@ def _export_tab(v: _Panel) -> None:
                        functools.partial(S.notebook, py_spec, ds=ds, public_name=public_name),
                        file_name="pmt_view.ipynb", mime="application/x-ipynb+json", key="dl_ipynb",
                        help="The snippet and the error-vs-epsilon figure in cells.")
+    if not is_open:
+        return
     with st.expander("The same in Python (the engine's public API)"):
         st.code(S.snippet(py_spec, ds=ds, public_name=public_name), language="python")
     why_not = X.cli_supported(spec)
