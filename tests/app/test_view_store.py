@@ -190,7 +190,11 @@ def test_a_key_press_on_a_bundled_view_reads_the_store_and_equals_a_fresh_comput
     for _, kind, key, spec_json, prep in extra:
         _equal(view_store.load(kind, key, spec_json), mod.compute_entry(kind, key, spec_json, prep))
 
-    monkeypatch.setattr(prefetch, "neighbours", lambda *a, **k: None)  # only the page's own requests are counted
+    # only the page's own requests are counted (ui.pmt.run holds the function by name)
+    from ui.pmt import run
+
+    monkeypatch.setattr(prefetch, "neighbours", lambda *a, **k: None)
+    monkeypatch.setattr(run, "neighbours", lambda *a, **k: None)
     import streamlit as st
 
     st.cache_data.clear()
