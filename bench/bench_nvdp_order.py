@@ -102,8 +102,11 @@ def main(argv=None) -> int:
     for name, r in runs.items():
         _summary(name, r)
     if "before" in runs:
-        same = all(runs["before"][0][k]["values"] == runs["after"][0][k]["values"] for k in runs["after"][0])
-        print(f"values identical before and after: {same}")
+        def same(a, b):  # NaN (e.g. a mean over no finite pair) equals NaN
+            return all(x == y or (x != x and y != y) for x, y in zip(a, b)) and len(a) == len(b)
+
+        diff = [k for k in runs["after"][0] if not same(runs["before"][0][k]["values"], runs["after"][0][k]["values"])]
+        print(f"values identical before and after: {not diff}" + (f" (differ: {diff})" if diff else ""))
     print("load average %.2f %.2f %.2f" % os.getloadavg())
     return 0
 
