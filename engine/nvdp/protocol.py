@@ -198,21 +198,6 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
     ValueError
         Fewer than 2 inputs.
     """
-    import torch
-
-    from engine.nvdp.rd_kernel import _single_intraop_thread
-
-    # The pair kernels share their chunks among as many Python threads as torch's intra-op count; the
-    # rest (the NaN-mean repair, the Dirichlet and accountant terms: many small element-wise passes) runs
-    # with one intra-op thread. With two, each of those small ops waited on its second thread: on a loaded
-    # 2-core machine an order move then took up to 7x the CPU time (bench/bench_nvdp_order.py); element-wise
-    # ops and per-row sums give the same values on any number of threads.
-    workers = torch.get_num_threads()
-    with _single_intraop_thread():
-        return _evaluate_bounds(post, renyi_order, protocol, n_latent, with_bdp, memo, memo_key, memo_mu_key, workers)
-
-
-def _evaluate_bounds(post, renyi_order, protocol, n_latent, with_bdp, memo, memo_key, memo_mu_key, workers) -> Bounds:
     from engine.nvdp.bdp import bdp_from_posteriors
     from engine.nvdp.divergence import pairwise_rd_bound
     from engine.nvdp.layer import Posteriors
@@ -236,7 +221,7 @@ def _evaluate_bounds(post, renyi_order, protocol, n_latent, with_bdp, memo, memo
         if memo_key is not None and memo_mu_key is not None:
             mt = mt + (b"mukey:%d:%d:" % (n, k) + bytes(memo_mu_key),)
     rd_exact = pairwise_rd_bound(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, form="exact",
-                                 padding=protocol.padding, memo=mt, n_workers=workers)
+                                 padding=protocol.padding, memo=mt)
     # the paper form and its accountant on whole eval batches only (see Bounds.n_paper)
     n_paper = n - n % protocol.batch_size if n >= protocol.batch_size else n
     pp = p if n_paper == n else Posteriors(p.mu[:n_paper], p.sigma[:n_paper], p.alpha[:n_paper], p.mask[:n_paper])
@@ -244,12 +229,11 @@ def _evaluate_bounds(post, renyi_order, protocol, n_latent, with_bdp, memo, memo
     rd_paper = pairwise_rd_bound(pp.mu, pp.sigma, pp.alpha, pp.mask, renyi_order=renyi_order, form="paper",
                                  batch_size=protocol.batch_size, outlier_z=protocol.outlier_z,
                                  outlier_ddof=protocol.outlier_ddof, undefined=protocol.paper_undefined,
-                                 n_latent=n_latent, memo=mtp, n_workers=workers)
+                                 n_latent=n_latent, memo=mtp)
     bdp = bdp_paper = None
     if with_bdp:
         bdp, _ = bdp_from_posteriors(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, delta=protocol.delta,
-                                     form="exact", batch_size=protocol.batch_size, padding=protocol.padding, memo=mt,
-                                     n_workers=workers)
+                                     form="exact", batch_size=protocol.batch_size, padding=protocol.padding, memo=mt)
         bdp_paper = paper_bdp(pp.mu, pp.sigma, pp.alpha, pp.mask, renyi_order=renyi_order, delta=protocol.delta,
                               batch_size=protocol.batch_size, n_eval=n_paper, subsample=protocol.subsample,
                               n_latent=n_latent, memo=mtp)
