@@ -12,9 +12,12 @@ alternating the two ``--rounds`` times, so "before" and "after" see the same mac
 
 Run: ``.venv/bin/python bench/bench_nvdp_order.py [--ref HEAD~1] [--rounds 2]``.
 
-Figures (2026-12-06 21:45 UTC, 2 shared cores, load average 11-13 from other jobs): see CHANGELOG.md /
-the commit that added this script (the order move's bounds with one intra-op thread outside the pair
-kernels' workers: clipped model at order 3, 0.39 s CPU vs 2.7 s before).
+Figures (2026-12-06, 2 shared cores; before = 6a12970, after = the NaN-mean repair with one intra-op
+thread): at load 11-15 the repair alone took 9.5-12.5 s wall / 1.9-2.7 s CPU with torch's 2 intra-op
+threads vs 0.94-1.18 s wall / 0.12-0.14 s CPU with one (same values); at load 4 the clipped model's order
+moves are about the same before and after (median 0.11-1.13 s vs 0.16-0.80 s wall over two runs: the
+load, not the code, sets them). The before code gave one 1-ulp different order-1.01 mean in one run and
+not in four direct runs: that last bit is not deterministic run to run in either version.
 """
 
 from __future__ import annotations
@@ -106,7 +109,9 @@ def main(argv=None) -> int:
             return all(x == y or (x != x and y != y) for x, y in zip(a, b)) and len(a) == len(b)
 
         diff = [k for k in runs["after"][0] if not same(runs["before"][0][k]["values"], runs["after"][0][k]["values"])]
-        print(f"values identical before and after: {not diff}" + (f" (differ: {diff})" if diff else ""))
+        print(f"values identical before and after: {not diff}")
+        for k in diff:
+            print(f"  {k}: before {runs['before'][0][k]['values']}, after {runs['after'][0][k]['values']}")
     print("load average %.2f %.2f %.2f" % os.getloadavg())
     return 0
 
