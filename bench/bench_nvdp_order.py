@@ -13,7 +13,7 @@ alternating the two ``--rounds`` times, so "before" and "after" see the same mac
 Run: ``.venv/bin/python bench/bench_nvdp_order.py [--ref HEAD~1] [--rounds 2]``.
 
 Figures (2026-12-06, 2 shared cores; before = 6a12970, after = the NaN-mean repair with one intra-op
-thread): at load 11-15 the repair alone took 9.5-12.5 s wall / 1.9-2.7 s CPU with torch's 2 intra-op
+thread; the evaluator's clipping as before): at load 11-15 the repair alone took 9.5-12.5 s wall / 1.9-2.7 s CPU with torch's 2 intra-op
 threads vs 0.94-1.18 s wall / 0.12-0.14 s CPU with one (same values); at load 4 the clipped model's order
 moves are about the same before and after (median 0.11-1.13 s vs 0.16-0.80 s wall over two runs: the
 load, not the code, sets them). The before code gave one 1-ulp different order-1.01 mean in one run and

@@ -320,10 +320,7 @@ class LiveEvaluator:
         ValueError
             Non-finite or out-of-range raw posteriors (on every call; see :class:`RepeatedClipper`).
         """
-        from engine.nvdp.rd_kernel import _single_intraop_thread
-
-        # element-wise clamps and scalings: one intra-op thread (same values; see evaluate_bounds)
-        with self._lock, _single_intraop_thread():
+        with self._lock:
             mu, sigma, alpha, stats = self.clipper(clip)
         return Posteriors(mu, sigma, alpha, self.raw.mask), stats
 
