@@ -56,7 +56,7 @@ from engine.nvdp.closed_forms import (  # noqa: F401  (re-exported: the public n
     validate_renyi_order,
 )
 from engine.nvdp.paper_protocol import outlier_filter
-from engine.nvdp.rd_kernel import (_gauss_pair_sums, _log_beta_masked, _nanmean_entries, _pair_rows, _sum_log_var,
+from engine.nvdp.rd_kernel import (_gauss_pair_sums, _log_beta_masked, _nanmean_entries, _pair_rows, _single_intraop_thread, _sum_log_var,
                                    memo_put)
 
 __all__ = [
@@ -291,7 +291,10 @@ def _gauss_terms(form, padding, nanmean, mu_w, sig_w, lam, mask, I, J, batch_ids
                 mask=mask, logvar_k=logvar_k, want_bad_bwd=nanmean, want_fwd=form == "exact")
     gs_fwd = torch.where(bad_fwd, math.inf, s_fwd)
     if nanmean and entries is not None and entries.numel():
-        fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, sig_w, mask, lam, D)
+        # many small float64 passes: with torch's intra-op threads each waited on the other thread (on a loaded
+        # 2-core machine up to 10x the time of one thread); element-wise ops and per-row sums, the same values
+        with _single_intraop_thread():
+            fix = _nanmean_entries(entries[:, 0], entries[:, 1], I, J, mu_w, sig_w, mask, lam, D)
         gs_bwd = s_bwd.index_add(0, entries[:, 0], fix)
         gs_bwd = torch.where(torch.isfinite(gs_bwd), gs_bwd, math.inf)
     else:

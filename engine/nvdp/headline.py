@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.nvdp.reproduce import marginal_sentence
+
 __all__ = ["PairedComparison", "paired_comparison", "headline_verdict", "accuracy_interval", "rule_effects",
            "bdp_floor", "seed_headline", "HEADLINE_PRIVACY"]
 
@@ -246,7 +248,9 @@ def seed_headline(summary: dict) -> str:
     Mean ± sample sd over the seeds of the worst case over the evaluated pairs, the authors'
     outlier-filtered maximum (labelled), the paper-form mean, the accuracy and the BDP, clipped vs
     unclipped, with the number of seeds in which clipping lowers each; then in how many seeds the papers'
-    direction (worst case and mean lower, accuracy within 1 point) holds.
+    direction (worst case and mean lower, accuracy within 1 point) holds; with the per-seed figures, which
+    seeds are marginal for each count (:func:`engine.nvdp.reproduce.marginal_sentence`: another CPU may
+    count them the other way).
     """
     S, D = summary["summary"], summary["direction"]
     n = D["n_seeds"]
@@ -274,4 +278,5 @@ def seed_headline(summary: dict) -> str:
             f"{ms('unclipped', 'bdp_paper', 1, 4)}, both at the floor. The papers' direction "
             + ("(worst case and mean lower, accuracy within 1 point) "
                + (f"**holds in every seed** ({k} of {n})." if k == n else f"**holds in {k} of {n} seeds**"
-                  + ("" if per else " at most") + ".")))
+                  + ("" if per else " at most") + "."))
+            + (" " + marginal_sentence(per) if per and marginal_sentence(per) else ""))
