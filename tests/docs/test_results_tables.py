@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from scripts.stamp import AFTERWARDS, STAMP_RE, parse_stamp, strip_stamp, with_stamp  # noqa: E402
