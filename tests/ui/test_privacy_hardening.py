@@ -408,7 +408,7 @@ def test_page_clip_radius_input_is_bounded_and_delta_advisory():
 
     assert CLIP_RADIUS_MAX == F32_BOUND_RANGE[1]
     src = (ROOT / "ui" / "pmt" / "controls.py").read_text()  # the PMT page's controls
-    assert "min_value=0.0, max_value=CLIP_RADIUS_MAX, **persist(\"clip_radius\")" in src
+    assert "min_value=0.0, max_value=CLIP_RADIUS_MAX, key=K.clip_radius" in src
     with pytest.raises(ValueError):
         URL_CODEC["clip_radius"][0]("1e200")
     data = SimpleNamespace(n_pub=50, d=2, standardize=True, y_train=np.zeros(80), public_is_split=False, n_total=130)
