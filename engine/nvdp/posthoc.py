@@ -287,8 +287,7 @@ class LiveEvaluator:
                 idx = order[s : s + batch_size]
                 h, m = _trimmed(states, idx)
                 raw = self.model.posteriors(h, m).detach()
-                # the attention's queries read the clean states only: fixed per model
-                self.batches.append((idx, h, m, raw, self.model.attn.q(h)))
+                self.batches.append((idx, h, m, raw))
                 raws.append(_pad_posteriors(raw, k))
         inv = torch.argsort(order)
         raw = Posteriors.cat(raws)
@@ -311,6 +310,17 @@ class LiveEvaluator:
         # the clipper's and the bounds' caches are shared by the page's thread and a prefetch
         # (:meth:`prefetch_bounds`) on another: one at a time (re-entrant)
         self._lock = threading.RLock()
+        # the attention's queries read the clean states only: fixed per model, computed with the first
+        # accuracy (the bounds never need them, so the page's first bounds do not wait for them)
+        self._queries: list | None = None
+
+    def queries(self) -> list:
+        """The attention's queries of each batch (``model.attn.q`` of its clean states), computed once."""
+        with self._lock:
+            if self._queries is None:
+                with torch.no_grad():
+                    self._queries = [self.model.attn.q(h) for _, h, _, _ in self.batches]
+            return self._queries
 
     def clip(self, clip: ClipConfig) -> tuple[Posteriors, ClipStats]:
         """``self.raw.clip(clip)``, the same values, with the rules' outputs reused across calls.
@@ -416,8 +426,9 @@ class LiveEvaluator:
         noise = self._noise.get(nkey)
         gen = torch.Generator().manual_seed(int(seed)) if noise is None else None
         fresh = []
+        queries = self.queries()
         with torch.no_grad():
-            for b, (idx, h, mask, raw, q) in enumerate(self.batches):
+            for b, ((idx, h, mask, raw), q) in enumerate(zip(self.batches, queries)):
                 if stop is not None and stop.is_set():
                     raise AccuracyCancelled("superseded by a newer request; nothing was memoised")
                 k = raw.mu.shape[1]  # rows idx, first k positions of the clipped padded posteriors (same values)
