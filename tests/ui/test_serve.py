@@ -97,3 +97,25 @@ def test_streamlit_reads_the_room_settings_from_the_checkouts_config():
                "print([c.get_option(k) for k in ('runner.postScriptGC', 'server.fileWatcherType', "
                "'server.maxUploadSize', 'server.disconnectedSessionTTL', 'server.headless')])")
     assert out.stdout.strip() == "[False, 'none', 50, 120, True]", out.stderr
+
+
+def test_the_launcher_makes_openmp_threads_wait_passively_unless_the_environment_names_a_policy(monkeypatch):
+    import launcher.serve as S
+
+    seen = []
+    monkeypatch.setattr(S, "preload_in_thread", lambda parts: seen.append(os.environ.get("OMP_WAIT_POLICY")) or {})
+    import streamlit.web.cli as cli
+
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    monkeypatch.setenv("EXPLORER_PRELOAD", "nvdp")
+    from ui.common.view_store import ENV
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))  # main hands streamlit its own argv: restored afterwards
+    monkeypatch.setenv(ENV, os.environ.get(ENV, ""))  # main's default store folder: restored afterwards
+    for given, expected in ((None, "PASSIVE"), ("ACTIVE", "ACTIVE")):
+        if given is None:
+            monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+        else:
+            monkeypatch.setenv("OMP_WAIT_POLICY", given)
+        assert S.main(["app.py"]) == 0
+    assert seen == ["PASSIVE", "ACTIVE"]  # set before the preload loads PyTorch; a user's own policy is kept
