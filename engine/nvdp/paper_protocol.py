@@ -210,7 +210,7 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         Latent positions per input (default K); posteriors are padded with alpha 0 to it.
     confidence, alpha_cutoff : float
         Per-batch confidence (1 - 1e-16) and the pseudo-count cut-off (1e-4), the authors' values.
-    memo : (dict, bytes) or (dict, bytes, bytes) or None
+    memo : (dict, bytes), (dict, bytes, bytes), (dict, bytes, bytes, bytes) or None
         Reuse of the squared distances between calls with the same ``mu`` and ``mask``: a dict
         owned by the caller and a digest of the content of ``mu``, ``sigma`` and ``mask`` that the
         caller vouches for (:func:`engine.nvdp.protocol.evaluate_bounds`), optionally followed by
@@ -219,7 +219,9 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
         with the kept components, so a hit gives the values a recomputation would. The Dirichlet
         terms of each batch and order are kept there too, keyed by a SHA-256 digest of the batch's
         kept pseudo-counts (they depend on nothing else): a C_mu or order move reuses them. Each
-        kind of entry is bounded by itself (:func:`engine.nvdp.rd_kernel.memo_put`).
+        kind of entry is bounded by itself (:func:`engine.nvdp.rd_kernel.memo_put`). A fourth element, the
+        caller's key for the content of ``sigma`` alone, keeps each batch's sigma_R (keyed with the kept
+        components): a C_mu move reuses it.
 
     Returns
     -------
@@ -242,12 +244,12 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
 
     lam = validate_renyi_order(renyi_order)
     delta = validate_delta(delta)
-    mu_in = mu
+    mu_in, sigma_in = mu, sigma
     mu = None  # float64 and masked below, only if some batch's squared distances are not in the memo
-    sigma = torch.as_tensor(sigma).to(torch.float64).numpy()
+    sg = None  # likewise, only if some batch's sigma_R is not in the memo
     alpha = torch.as_tensor(alpha).to(torch.float64).numpy()
     mask = torch.as_tensor(mask).numpy().astype(bool)
-    B, K, D = sigma.shape
+    B, K, D = tuple(np.shape(sigma_in))
     if tuple(np.shape(mu_in)) != (B, K, D):
         raise ValueError(f"mu must have the shape of sigma {(B, K, D)}; got {tuple(np.shape(mu_in))}")
     n_latent = K if n_latent is None else int(n_latent)
@@ -259,7 +261,7 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
     q = min(1.0, batch_size / n_eval) if subsample else 1.0
     keep = mask & (alpha > alpha_cutoff)
     al = np.where(keep, alpha, 0.0)
-    sg = np.where(keep[..., None], sigma, 1.0)
+    sigma_key = memo[3] if memo is not None and len(memo) > 3 else None
     lg_al = torch.lgamma(torch.as_tensor(al, dtype=torch.float64)).numpy()  # ln|Gamma| per input, gathered per pair
     moment = int(lam + 1.0)
     k = np.arange(moment + 1, dtype=np.float64)
@@ -274,7 +276,15 @@ def paper_bdp(mu, sigma, alpha, mask, *, renyi_order: float = 1.1, delta: float 
             continue
         # sigma_R: mean std over the batch, every position of the padded latent and every dim
         pad = (n_latent - K) * D * (stop - start)
-        s_r = float((sg[start:stop].sum() + pad) / ((stop - start) * n_latent * D))
+        rkey = (("paper_sigma_r", sigma_key, keep[start:stop].tobytes(), start, stop, n_latent, (B, K, D))
+                if sigma_key is not None else None)
+        s_r = memo[0].get(rkey) if rkey is not None else None
+        if s_r is None:
+            if sg is None:
+                sg = np.where(keep[..., None], torch.as_tensor(sigma_in).to(torch.float64).numpy(), 1.0)
+            s_r = float((sg[start:stop].sum() + pad) / ((stop - start) * n_latent * D))
+            if rkey is not None:
+                memo_put(memo[0], rkey, s_r)
         s_l = 1.0
         I, J = np.triu_indices(stop - start, 1)
         I, J = I + start, J + start

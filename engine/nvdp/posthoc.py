@@ -477,7 +477,8 @@ class LiveEvaluator:
                 self._memo.clear()
             # the mu-only key: what depends on mu alone (the paper accountant's distances) outlives an order move
             out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey,
-                                  memo_mu_key=repr(self.clipper.mu_key(clip)).encode())
+                                  memo_mu_key=repr(self.clipper.mu_key(clip)).encode(),
+                                  memo_sigma_key=repr(self.clipper.sigma_key(clip)).encode())
             if len(self._bounds_cache) > 32:
                 self._bounds_cache.clear()
             self._bounds_cache[key] = out

@@ -157,7 +157,8 @@ class Bounds:
 
 def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_PROTOCOL, *,
                     n_latent: int | None = None, with_bdp: bool = True, memo: dict | None = None,
-                    memo_key: bytes | None = None, memo_mu_key: bytes | None = None) -> Bounds:
+                    memo_key: bytes | None = None, memo_mu_key: bytes | None = None,
+                    memo_sigma_key: bytes | None = None) -> Bounds:
     """RD bounds (both forms) and BDP epsilons (both) of clipped posteriors under ``protocol``.
 
     Parameters
@@ -188,6 +189,10 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
         Likewise, the caller's key for the content of the evaluated mu and mask alone (with ``memo_key``):
         the paper accountant's squared distances depend on nothing else, so a move of the Renyi
         order (which moves the sigma floor) reuses them. Without it they are keyed as the rest.
+    memo_sigma_key : bytes, optional
+        Likewise, the caller's key for the content of the evaluated sigma alone (with ``memo_key`` and
+        ``memo_mu_key``): the paper accountant's batch-mean blur sigma_R depends on sigma and the kept
+        components alone, so a C_mu move reuses it (keyed with the kept components).
 
     Returns
     -------
@@ -214,12 +219,14 @@ def evaluate_bounds(post, renyi_order: float, protocol: EvalProtocol = DEFAULT_P
     if memo is None:
         # a memo private to this call (its inputs do not change within it): the three pair computations
         # share what depends on mu, sigma and the mask alone (the finiteness check, sum_d ln sigma^2)
-        memo, memo_key, memo_mu_key = {}, b"this call", b"this call"
+        memo, memo_key, memo_mu_key, memo_sigma_key = {}, b"this call", b"this call", b"this call"
     mt = None
     if memo is not None:
         mt = (memo, _digest(p.mu, p.sigma, p.mask) if memo_key is None else b"key:%d:%d:" % (n, k) + bytes(memo_key))
         if memo_key is not None and memo_mu_key is not None:
             mt = mt + (b"mukey:%d:%d:" % (n, k) + bytes(memo_mu_key),)
+            if memo_sigma_key is not None:
+                mt = mt + (b"sigmakey:%d:%d:" % (n, k) + bytes(memo_sigma_key),)
     rd_exact = pairwise_rd_bound(p.mu, p.sigma, p.alpha, p.mask, renyi_order=renyi_order, form="exact",
                                  padding=protocol.padding, memo=mt)
     # the paper form and its accountant on whole eval batches only (see Bounds.n_paper)

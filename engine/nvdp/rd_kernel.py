@@ -19,7 +19,7 @@ import torch
 from engine.nvdp import _rd_numba
 
 #: Most entries of one kind (a memo key's first element) that :func:`memo_put` keeps in a caller's memo.
-MEMO_LIMITS = {"gauss": 64, "finite_mu_sigma": 64, "logvar": 8, "paper_d2": 64, "paper_dir": 128}
+MEMO_LIMITS = {"gauss": 64, "finite_mu_sigma": 64, "logvar": 8, "paper_d2": 64, "paper_dir": 128, "paper_sigma_r": 128}
 
 
 def memo_put(memo: dict, key: tuple, value) -> None:

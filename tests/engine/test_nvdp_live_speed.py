@@ -215,3 +215,27 @@ def test_paper_accountant_reuses_its_dirichlet_terms_across_mean_and_order_moves
     # Dirichlet term: 1/(k-1))
     cols = [set(v) for k, v in memo.items() if k[0] == "paper_dir"]
     assert cols and all(c == {0.0, 2.0, 3.0, 4.0} for c in cols)
+
+
+def test_paper_accountant_reuses_its_batch_mean_blur_across_mean_moves_with_the_same_values(tiny_live):
+    """sigma_R of each batch depends on sigma and the kept components alone: a C_mu move reuses it (no new
+    entry), an order move (the sigma floor) computes new ones, and every batch cost is that of a fresh call."""
+    model, states, y = tiny_live
+    live = LiveEvaluator(model, states, y, batch_size=16)
+    proto = EvalProtocol(n_eval=20, batch_size=5)
+
+    def entries():
+        return {k for k in live._memo if k[0] == "paper_sigma_r"}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        seen = []
+        for c_mu, lam in [(3.0, 1.1), (2.0, 1.1), (1.0, 1.1), (1.0, 2.0)]:
+            clip = ClipConfig(C_mu=c_mu, alpha_min=0.3, alpha_max=0.9, renyi_order=lam)
+            got = live.bounds(clip, proto).bdp_paper
+            post, _ = live.raw.clip(clip)
+            ref = evaluate_bounds(post, lam, proto).bdp_paper
+            assert got["batch_costs"] == ref["batch_costs"] and got.epsilon == ref.epsilon, (c_mu, lam)
+            seen.append(entries())
+    assert seen[0] and seen[1] == seen[0] and seen[2] == seen[0]  # C_mu moves: the same entries, none added
+    assert seen[3] > seen[0]  # an order move moves the sigma floor: new entries
