@@ -24,8 +24,9 @@ names a policy. PyTorch's OpenMP threads (the NVDP page) otherwise spin on a cor
 operations; on a small machine that also runs the browser (a laptop; the 2-core test machine) they then
 compete with the browser's own work on a first visit, which is when it loads the chart code. Passive
 threads sleep instead. It changes how threads wait, never a computed value. Measured with
-``bench/browser_timeline.py /nvdp`` (2 cores, quiet): the first NVDP visit's script reached its headline
-after 1.8-1.9 s instead of 2.2-2.5 s.
+``bench/bench_browser.py --only floor,nvdp`` (2 cores, load 1.2-3.5, five runs each, alternating with the
+previous main): the first NVDP visit's accuracy on screen after 4.27-4.38 s instead of 4.71-5.35 s; its
+bounds after 2.91-3.85 s instead of 3.41-3.86 s (they race the browser's own loading of the chart code).
 """
 
 from __future__ import annotations
