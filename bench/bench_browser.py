@@ -343,7 +343,7 @@ def bench_pmt(browser, url: str, repeat: int, server_s: float) -> None:
         lam = _slider(page, "lam (ridge penalty")
         lam_keys = (["ArrowRight"] * 2 + ["ArrowLeft"] * 3) * (repeat // 5 + 1)  # 1e-4 -> 1e-3 -> 1e-2 -> ... -> 1e-5
         lams = [p.timed(HEADLINE, _press(lam, k)) for k in lam_keys[:repeat]]
-        _row("PMT lam key -> new headline (new values)", lams, "<= 0.4 s")
+        _row("PMT lam key -> new headline (new values)", lams, "<= 0.3 s")
         # the report: Export tab, then the download button
         page.get_by_role("tab", name="Export").click()
         p.settle(0.6)
@@ -375,7 +375,7 @@ def bench_logistic(browser, url: str, repeat: int) -> None:
         page = p.page
         eps = _slider(page, "epsilon (privacy budget")
         ch = [p.timed(HEADLINE, _press(eps, "ArrowRight")) for _ in range(repeat)]
-        _row("logistic bank: epsilon key -> new headline", ch, "<= 0.8 s")
+        _row("logistic bank: epsilon key -> new headline", ch, "<= 0.3 s")
         for tab, word, goal in (("Error vs lam", "lam", "<= 1.5 s"), ("Error vs n_pub", "n_pub", "<= 1.5 s")):
             try:
                 t = p.timed(f"() => {VISIBLE_PLOT_TITLED}('{word}')",
@@ -422,8 +422,8 @@ def bench_learn_nvdp(browser, url: str, repeat: int, server_s: float, rows: set)
             ts = [p.timed(bounds, _press(sl, key if i < 4 or not label.startswith("Renyi") else "ArrowLeft"),
                           settle_extra=computing) for i in range(n)]
             allm += ts
-            _row(f"NVDP {label.split(':')[0]} key -> new bounds", ts, "<= 0.4 s")
-        _row("NVDP slider key -> new bounds (all moves)", allm, "<= 0.4 s")
+            _row(f"NVDP {label.split(':')[0]} key -> new bounds", ts, "<= 0.3 s")
+        _row("NVDP slider key -> new bounds (all moves)", allm, "<= 0.3 s")
     finally:
         p.close()
 
