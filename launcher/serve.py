@@ -125,7 +125,52 @@ def preload(parts: tuple[str, ...] = PARTS) -> dict[str, float]:
         from engine.nvdp.divergence import warm_kernels as warm_rd
 
         step("Renyi-bound kernels", warm_rd)
+    step("page modules", lambda: import_page_modules(parts))
     return times
+
+
+#: The dashboard's own modules each part's pages import (every module under these packages).
+PAGE_PACKAGES = {"pmt": ("ui.common", "ui.pmt"), "nvdp": ("ui.common", "ui.nvdp")}
+
+
+def import_page_modules(parts: tuple[str, ...] = PARTS) -> list[str]:
+    """Import every module of the dashboard's packages the pages of ``parts`` use (:data:`PAGE_PACKAGES`), and
+    Streamlit's emoji table (``app.py``'s page icon is checked against it).
+
+    Otherwise the first visitor's run imports them (about 0.5 s of the server's time before the page's first
+    element, measured in the server's first run on the 2-core machine). Their ``st.cache_data`` decorators check their parameters against a storage manager at import; before
+    the server runs there is none and Streamlit logs "No runtime found" once per decorated function. The caches
+    themselves are made when first called, inside the server, so that message says nothing about them: it is
+    silenced for this step only. Nothing is computed and no cache is filled.
+
+    Returns
+    -------
+    list of str
+        The imported module names, in import order.
+    """
+    import importlib
+    import logging
+    import pkgutil
+
+    import streamlit.runtime.caching  # noqa: F401 - creates (and sets the level of) the logger silenced below
+
+    log = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    level, done = log.level, []
+    log.setLevel(logging.ERROR)
+    try:
+        # app.py's st.set_page_config checks its emoji icon against Streamlit's emoji table, whose import compiles
+        # a large regular expression (0.2-0.3 s; every page's first run in a new process would wait for it)
+        importlib.import_module("streamlit.emojis")
+        done.append("streamlit.emojis")
+        for pkg_name in dict.fromkeys(p for part in parts for p in PAGE_PACKAGES[part]):
+            pkg = importlib.import_module(pkg_name)
+            done.append(pkg_name)
+            for mod in pkgutil.walk_packages(pkg.__path__, pkg_name + "."):
+                importlib.import_module(mod.name)
+                done.append(mod.name)
+    finally:
+        log.setLevel(level)
+    return done
 
 
 def preload_in_thread(parts: tuple[str, ...] = PARTS) -> dict[str, float]:

@@ -249,9 +249,17 @@ def test_after_the_first_view_the_unclipped_bounds_of_every_order_are_prefetched
     import engine.nvdp.posthoc as PH
     from engine.nvdp.background import PREFETCH
 
+    import threading
+
     calls = []
     orig = PH.evaluate_bounds
-    monkeypatch.setattr(PH, "evaluate_bounds", lambda post, lam, *a, **k: calls.append(lam) or orig(post, lam, *a, **k))
+
+    def counted(post, lam, *a, **k):  # the page's own computations (the prefetch worker's are not the move's)
+        if not threading.current_thread().name.startswith("nvdp-accuracy"):
+            calls.append(lam)
+        return orig(post, lam, *a, **k)
+
+    monkeypatch.setattr(PH, "evaluate_bounds", counted)
     at = _app(nvdp_C_mu=4.4).run()  # caps of its own: nothing of them cached by other tests
     assert PREFETCH.wait(timeout=120)
     calls.clear()
@@ -259,3 +267,47 @@ def test_after_the_first_view_the_unclipped_bounds_of_every_order_are_prefetched
     _no_exceptions(at)
     assert calls == [3.0]  # the clipped model's bounds; the unclipped ones at 3.0 were prefetched
     assert _metrics(at)["RD worst case"][1].startswith("unclipped")
+
+
+def test_after_a_move_the_clipped_bounds_one_key_press_away_are_prefetched(tiny_cache, monkeypatch):
+    """From the session's second run on, the page computes the clipped model's bounds at the slider positions one
+    arrow-key press away (ui.nvdp.controls.neighbour_clips) on the prefetch worker: the next press finds them."""
+    import engine.nvdp.posthoc as PH
+    from engine.nvdp.background import PREFETCH
+
+    calls = []
+    orig = PH.evaluate_bounds
+    monkeypatch.setattr(PH, "evaluate_bounds", lambda post, lam, *a, **k: calls.append(lam) or orig(post, lam, *a, **k))
+    at = _app(nvdp_C_mu=4.6).run()  # caps of their own: nothing of them cached by other tests
+    assert PREFETCH.wait(timeout=120)
+    calls.clear()
+    at.select_slider(key="nvdp_renyi_order").set_value(1.2).run()  # the first move: computed here
+    _no_exceptions(at)
+    assert calls == [1.2]
+    assert PREFETCH.wait(timeout=120)
+    # its neighbours, the moved slider's first: order 1.5 (1.1 is the first view's, cached), then at order 1.2 the caps
+    # one step away: C_mu 4.5 and 4.7, alpha_min 0.01 (not -0.01), alpha_max 0.95 and 1.05
+    assert calls[1:] == [1.5] + [1.2] * 5
+    calls.clear()
+    at.select_slider(key="nvdp_renyi_order").set_value(1.5).run()  # one key press: nothing left to compute
+    _no_exceptions(at)
+    assert calls == []
+    assert PREFETCH.wait(timeout=120)
+    calls.clear()
+    at.slider(key="nvdp_C_mu").set_value(4.7).run()  # the C_mu slider's next step from 4.6 (its step is 0.1)
+    _no_exceptions(at)
+    assert calls == []
+
+
+def test_the_neighbouring_clippings_are_one_step_away_valid_and_the_moved_slider_first():
+    from engine.nvdp.clipping import ClipConfig
+    from ui.nvdp.controls import neighbour_clips
+
+    c = ClipConfig(enabled=True, C_mu=2.9, alpha_min=0.3, alpha_max=0.3, renyi_order=3.0, sigma_max=0.99)
+    got = [(n.C_mu, n.alpha_min, n.alpha_max, n.renyi_order) for n in neighbour_clips(c, (1.0, 2.95), "alpha_max")]
+    # C_mu 3.0 is beyond the slider's range; alpha_min 0.31 above alpha_max and alpha_max 0.25 below alpha_min are
+    # positions the page refuses; 3.0 is the last order; the sigma cap is kept
+    assert got == [(2.9, 0.3, 0.35, 3.0), (2.8, 0.3, 0.3, 3.0), (2.9, 0.29, 0.3, 3.0), (2.9, 0.3, 0.3, 2.0)]
+    assert all(n.sigma_max == 0.99 and n.enabled for n in neighbour_clips(c, (1.0, 5.0)))
+    # a value the slider sends after 0.1 + 0.2 (not 0.30000000000000004): the key of the press's own computation
+    assert neighbour_clips(ClipConfig(enabled=True, C_mu=0.2), (0.1, 1.0), "C_mu")[1].C_mu == 0.3

@@ -71,9 +71,15 @@ def test_bundled_default_draws_headline_metrics_and_ledger(captured_downloads):
     assert {"S = Z~^T Z~ (joint x, y)"} <= set(ledger["name"])  # the default (joint) form's one release
     assert [t.label for t in at.tabs] == ["Error vs epsilon", "Error vs lam", "Error vs n_pub", "Conditioning",
                                           "Truncation", "Privacy ledger", "Planner", "Export"]
-    # teaching: one expander under each figure tab
-    assert sum("What this shows" in e.label for e in at.expander) >= 6
-    # exports: the results CSV and the settings JSON
+    assert sum("What this shows" in e.label for e in at.expander) == 1  # the open tab's; a closed tab draws nothing
+    # teaching: one expander under each figure tab, drawn while it is open
+    for tab in ("Conditioning", "Truncation", "Error vs epsilon"):
+        at.session_state["pmt_tab"] = tab
+        at.run()
+        assert sum("What this shows" in e.label for e in at.expander) == 1, tab
+    # exports: the results CSV and the settings JSON (the Export tab's buttons)
+    at.session_state["pmt_tab"] = "Export"
+    at.run()
     csv = captured_downloads["pmt_results.csv"]
     csv = csv.decode() if isinstance(csv, bytes) else csv
     head = csv.splitlines()[0].split(",")
@@ -181,10 +187,10 @@ def test_upload_choose_target_plots_and_export(captured_downloads, upload_csv):
     assert up.feature_names == ("temp", "speed", "load") and up.target_name == "output"
     assert "PMT" in _metrics(at)
     assert any("upload:plant.csv" in c.value and "target **output**" in c.value for c in at.caption)
+    at.session_state["pmt_tab"] = "Export"  # its buttons and code blocks are drawn while it is open
+    at.run()
     settings = json.loads(captured_downloads["pmt_settings.json"])
     assert settings["data"]["features"] == ["temp", "speed", "load"] and settings["data"]["target"] == "output"
-    at.session_state["pmt_tab"] = "Export"  # its code blocks are drawn while it is open
-    at.run()
     cmd = next(c.value for c in at.code if "-m engine pmt" in c.value)
     assert "--data /path/to/plant.csv --target output --features temp speed load" in cmd  # placeholder folder
     # computations on the upload are memoised in this session only, never in the server-wide st.cache_data
@@ -236,6 +242,8 @@ def test_separate_public_file_and_a_mismatched_one():
                                                        "text/csv")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("150 public rows (separate public file)" in c.value for c in at.caption)
+    at.session_state["pmt_tab"] = "Error vs n_pub"
+    at.run()
     assert any("nothing to sweep" in i.value for i in at.info)  # the n_pub tab explains itself
     assert "PMT" in _metrics(at)
     # a public file without the target column is rejected with the column named; settings stay

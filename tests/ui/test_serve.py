@@ -41,24 +41,45 @@ def test_the_launcher_refuses_an_unknown_part_before_starting_anything():
     assert "unknown part(s) gpu" in out.stderr
 
 
-def test_the_pmt_preload_loads_the_pmt_libraries_and_kernels_and_not_torch_or_any_page_cache():
+def test_the_pmt_preload_loads_the_pmt_libraries_kernels_and_page_modules_and_not_torch_or_any_page_cache():
     code = (
-        "import sys\n"
+        "import sys, pkgutil, ui.common, ui.pmt\n"
         "from launcher.serve import preload\n"
         "times = preload(('pmt',))\n"
         "from engine.pmt import _gd_kernel as K\n"
+        "from ui.common import figure_cache as F, view_store as V\n"
         "print(list(times))\n"
         "print(K._compiled.cache_info().currsize, K.MAX_KERNEL_D)\n"
         "print(all(m in sys.modules for m in ('pandas', 'plotly.graph_objects', 'engine.pmt.sweep', 'engine.figures.pmt')))\n"
-        "print('torch' in sys.modules, any(m.startswith('ui.pmt') for m in sys.modules))\n"
+        "mods = [m.name for p in (ui.common, ui.pmt) for m in pkgutil.walk_packages(p.__path__, p.__name__ + '.')]\n"
+        "print(len(mods) > 20, all(m in sys.modules for m in mods), 'streamlit.emojis' in sys.modules)\n"
+        "print('torch' in sys.modules, any(m.startswith('ui.nvdp') for m in sys.modules), len(F._CACHE), V.STATS)\n"
     )
     out = _run(code)
     lines = out.stdout.strip().splitlines()
-    assert lines[0] == "['pmt imports', 'DP-GD kernels']", out.stderr
+    assert lines[0] == "['pmt imports', 'DP-GD kernels', 'page modules']", out.stderr
     compiled, max_d = map(int, lines[1].split())
     assert compiled == max_d  # one (m, d) kernel pair per d = 1 .. MAX_KERNEL_D (both dtypes share it)
     assert lines[2] == "True"
-    assert lines[3] == "False False"  # no PyTorch for a PMT-only preload, and no page module (no cache filled)
+    assert lines[3] == "True True True"  # every PMT page module (and Streamlit's emoji table) imported ahead
+    # no PyTorch and no NVDP page module for a PMT-only preload, and nothing computed: no cache entry, no store read
+    assert lines[4] == "False False 0 {'hit': 0, 'miss': 0}"
+    # the page modules' cache decorators run before the server exists: Streamlit's "No runtime found" is silenced
+    assert "No runtime found" not in out.stderr, out.stderr
+
+
+def test_the_page_modules_step_imports_each_parts_packages_and_logs_as_before():
+    import logging
+
+    import launcher.serve as S
+
+    log = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    level = log.level
+    done = S.import_page_modules(("nvdp",))
+    assert done[0] == "streamlit.emojis" and "ui.nvdp.headline" in done and "ui.common.state" in done
+    assert not any(m.startswith("ui.pmt") for m in done)
+    assert log.level == level  # the logger's level is restored after the step
+    assert set(S.PAGE_PACKAGES) == set(S.PARTS)
 
 
 def test_parts_are_the_documented_ones():

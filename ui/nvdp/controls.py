@@ -111,6 +111,47 @@ def clipping_controls(m, presenter: bool) -> tuple[str, float]:
     return which, lam
 
 
+#: The clipping sliders' arrow-key steps and ranges, (field, step, lowest, highest); C_mu's range is the model's
+#: (:func:`clipping_controls`), the Renyi order moves along :data:`ui.nvdp.state.RENYI_ORDERS`.
+SLIDER_STEPS = (("C_mu", 0.1, None, None), ("alpha_min", 0.01, 0.0, 2.0), ("alpha_max", 0.05, 0.05, 5.0))
+
+
+def neighbour_clips(clip: ClipConfig, c_mu_range: tuple[float, float], first: str | None = None) -> list[ClipConfig]:
+    """The clippings one arrow-key press away from ``clip`` on each clipping slider (both directions), valid ones
+    only; those of the slider ``first`` (a field name, e.g. the one the user moved last) first.
+
+    The page computes their bounds ahead of need (:func:`ui.nvdp.live.prefetch_neighbours`): the next key press on
+    a slider then finds them computed. Values are rounded to the step's decimals, as the slider sends them.
+
+    >>> c = ClipConfig(enabled=True, C_mu=3.4, alpha_min=0.0, alpha_max=1.0, renyi_order=1.1)
+    >>> [(n.C_mu, n.alpha_min, n.alpha_max, n.renyi_order) for n in neighbour_clips(c, (1.0, 5.0), "renyi_order")][:2]
+    [(3.4, 0.0, 1.0, 1.05), (3.4, 0.0, 1.0, 1.2)]
+    >>> len(neighbour_clips(c, (1.0, 5.0)))  # alpha_min cannot go below 0
+    7
+    """
+    import dataclasses
+
+    moves = []
+    for field, step, lo, hi in SLIDER_STEPS:
+        lo, hi = c_mu_range if field == "C_mu" else (lo, hi)
+        for sign in (-1, 1):
+            v = round(float(getattr(clip, field)) + sign * step, 10)
+            if lo - 1e-12 <= v <= hi + 1e-12:
+                moves.append((field, v))
+    orders = list(RENYI_ORDERS)
+    if clip.renyi_order in orders:
+        i = orders.index(clip.renyi_order)
+        moves += [("renyi_order", orders[j]) for j in (i - 1, i + 1) if 0 <= j < len(orders)]
+    moves.sort(key=lambda fv: fv[0] != first)  # stable: the slider moved last first
+    out = []
+    for field, v in moves:
+        try:
+            out.append(dataclasses.replace(clip, **{field: v}))
+        except (ValueError, TypeError):  # e.g. alpha_min above alpha_max: a position the page would refuse
+            pass
+    return out
+
+
 def clip_from_sliders(lam: float) -> tuple[ClipConfig | None, list[str]]:
     """The clipping on the sliders (kept for "Retrain"), or None and the problems that make it invalid."""
     problems = []

@@ -25,6 +25,7 @@ from engine.nvdp.headline import accuracy_interval, bdp_floor, headline_verdict
 from ui.nvdp import cache as K
 from ui.nvdp import live as L
 from ui.common.layout import NO_ARROW
+from ui.nvdp.controls import neighbour_clips
 from ui.nvdp.models import Models
 from ui.nvdp.state import N_EVAL, PROTOCOL, RENYI_ORDERS
 
@@ -93,6 +94,7 @@ def evaluate(m: Models, which: str, clip: ClipConfig, lam: float, presenter: boo
     models, data, seed = m.models, m.data, m.settings.seed
     # Live sliders: the bounds now, the accuracy of the new caps at the end of the run;
     # this session's accuracy jobs for settings it has left stop now.
+    L.keep_neighbour(K.evaluator(mkey, which, models, data), mkey, clip, PROTOCOL)
     L.retain({L.job_key(K.evaluator(mkey, which, models, data), mkey, which, clip, seed),
               L.job_key(K.evaluator(m.ukey, "unclipped", models, data), m.ukey, "unclipped", unclip, seed)})
     with st.spinner("Applying the clipping to the test sentences ..."):
@@ -273,3 +275,13 @@ def finish(v: View) -> None:
     m = v.m
     L.prefetch_bounds(K.evaluator(m.ukey, "unclipped", m.models, m.data), m.ukey,
                       [ClipConfig(enabled=False, renyi_order=o) for o in RENYI_ORDERS], PROTOCOL)
+    # then, from the session's second run on (the first view's own rendering in the browser is not slowed), the
+    # clipped model's bounds one key press away on each slider, the slider moved last first
+    prev, now = ss.get("_nvdp_prev_clip"), v.clip.to_dict()
+    ss["_nvdp_prev_clip"] = now
+    if prev is None:
+        return
+    moved = next((f for f in ("renyi_order", "C_mu", "alpha_min", "alpha_max") if prev.get(f) != now.get(f)), None)
+    live = K.evaluator(v.mkey, v.which, m.models, m.data)
+    L.prefetch_neighbours(live, v.mkey, neighbour_clips(v.clip, K.c_mu_range(v.mkey, v.which, m.models, m.data), moved),
+                          PROTOCOL)

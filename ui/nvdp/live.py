@@ -115,3 +115,32 @@ def prefetch_bounds(live: LiveEvaluator, key: str, clips, protocol) -> None:
         return
     PREFETCH.request(job, {job: lambda stop: live.prefetch_bounds(clips, protocol, stop=stop)})
 
+
+
+def _neighbour_slot() -> tuple:
+    return ("neighbours", _slot())
+
+
+def neighbour_key(live: LiveEvaluator, key: str, clip, protocol) -> tuple:
+    """The prefetch job of one neighbouring clipping's bounds (:func:`prefetch_neighbours`)."""
+    import json
+
+    return "neighbour", id(live), key, json.dumps(clip.to_dict(), sort_keys=True, default=float), repr(protocol)
+
+
+def prefetch_neighbours(live: LiveEvaluator, key: str, clips, protocol) -> None:
+    """Compute the bounds of ``clips`` (the slider positions one key press away, :func:`ui.nvdp.controls.neighbour_clips`)
+    on ``live`` ahead of need, on the prefetch worker, one job each, in the order given.
+
+    This session's earlier neighbours that are not among ``clips`` are cancelled. The values are those the page's own
+    :meth:`~engine.nvdp.posthoc.LiveEvaluator.evaluate` computes (the same call, memoised by the evaluator).
+    """
+    wanted = {neighbour_key(live, key, c, protocol): (lambda stop, c=c: live.prefetch_bounds([c], protocol, stop=stop))
+              for c in clips if not live.has_bounds(c, protocol)}
+    PREFETCH.request(_neighbour_slot(), wanted)
+
+
+def keep_neighbour(live: LiveEvaluator, key: str, clip, protocol) -> None:
+    """At the start of a run: stop this session's neighbour prefetch except the one for ``clip`` (the run's own
+    setting, if it is being computed ahead), so that it does not compete with the run for the cores."""
+    PREFETCH.retain(_neighbour_slot(), {neighbour_key(live, key, clip, protocol)})

@@ -102,7 +102,7 @@ def _styled(builder, style: tuple, hline: tuple | None, *args, **kwargs):
 
 
 def tabs(view: PMTView, task: str, hl: Headline, presenter: bool, verdict) -> None:
-    """Draw the tabs (the open one's figure only), the advisories under the main figure and the data caption.
+    """Draw the tabs (the open one's content only), the advisories under the main figure and the data caption.
 
     Parameters
     ----------
@@ -134,22 +134,30 @@ def tabs(view: PMTView, task: str, hl: Headline, presenter: bool, verdict) -> No
     # worded against the verdict the page leads with (same evaluation): the banner never contradicts it
     for w in C.page_warnings(view, verdict):
         st.warning(w, icon=":material/warning:")
+    # a closed tab draws nothing but the Export tab's buttons (the explanations and the ledger's method switch appear
+    # when it is opened): the browser's first view renders about 20 fewer elements before the figure
     with t[0]:
-        _epsilon_notes(v)
+        if t[0].open:
+            _epsilon_notes(v)
     with t[1]:
-        _lam_tab(v, t[1].open)
+        if t[1].open:
+            _lam_tab(v, True)
     with t[2]:
-        _npub_tab(v, t[2].open)
+        if t[2].open:
+            _npub_tab(v, True)
     with t[3]:
-        _conditioning_tab(v, t[3].open)
+        if t[3].open:
+            _conditioning_tab(v, True)
     with t[4]:
-        _truncation_tab(v, t[4].open)
+        if t[4].open:
+            _truncation_tab(v, True)
     with t[5]:
-        _ledger_tab(v, t[5].open)
+        if t[5].open:
+            _ledger_tab(v, True)
     with t[6]:
         if t[6].open:
             _planner_tab(v)
-    with t[7]:
+    with t[7]:  # the download buttons stay (a link to a file is cheap to draw); its code blocks wait for it
         if t[7].open:
             X.warm_report()
         _export_tab(v, t[7].open)
@@ -338,7 +346,8 @@ def _ledger_tab(v: _Panel, is_open: bool) -> None:
     ledger_methods = C.ledger_methods(spec, diag)
     if not ledger_methods:
         st.info("The engine does not report a ledger for this task yet.")
-    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key=K.ledger_method)
+    which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key=K.ledger_method,
+                     persist_state="session")  # kept while the tab is closed (a closed tab draws nothing)
     # the ledger is converted (and, for tasks other than ridge, the noisy fits run) only when this tab is open
     if is_open and not ledger_methods:
         _ledger_table(pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring", "epsilon",
