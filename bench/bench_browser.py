@@ -48,16 +48,17 @@ import argparse
 import contextlib
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from launcher.health import free_port, wait_healthy  # noqa: E402  (this checkout's; also for --repo)
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
@@ -124,12 +125,6 @@ FLOOR: dict = {"fresh": [], "warm": []}
 VIEW_STORE: list = [None]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def server(repo: Path, cache_dir: str):
     """The server from ``repo`` (its ``.venv``) until the block ends; yields (url, start-up s).
@@ -137,7 +132,7 @@ def server(repo: Path, cache_dir: str):
     ``python -m launcher.serve app.py`` (what ``run.sh`` starts: the preload, then ``streamlit run``) where the
     checkout has it and ``--plain`` is not given, else ``python -m streamlit run app.py``. The start-up is
     from the process start to the first healthy answer, the preload included."""
-    port = _free_port()
+    port = free_port()
     py = repo / ".venv" / "bin" / "python"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0",
                NVDP_CACHE_DIR=cache_dir)
@@ -160,17 +155,7 @@ def server(repo: Path, cache_dir: str):
     proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"streamlit did not start (see {log.name})")
-            time.sleep(0.1)
+        wait_healthy(url, proc, 120, poll_s=0.1, log=log.name)
         SERVER_PID[:] = [proc.pid]
         yield url, time.perf_counter() - t
     finally:

@@ -29,19 +29,20 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from launcher.health import free_port, wait_healthy  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
@@ -49,27 +50,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 #: balanced, so a long run never walks into an end of the slider, where a key press changes nothing).
 EPS_KEYS = ["ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft"]
 HEADLINE = {"pmt": "PMT", "nvdp": "RD filtered max"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc=None, timeout: float = 120) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError("the server exited")
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} did not become healthy")
 
 
 @contextlib.contextmanager
@@ -83,7 +63,7 @@ def served(timing_log: str, extra: list[str] | None = None):
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, proc)
+        wait_healthy(url, proc, 120, poll_s=0.3)
         yield url, proc.pid
     finally:
         proc.terminate()
@@ -106,7 +86,7 @@ def room_proxy(k: int):
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, proc, timeout=300)
+        wait_healthy(url, proc, 300, poll_s=0.3)
         ports = [port + i for i in range(1, k + 1)]
         pids = [int(Path(run, f"streamlit_{p}.pid").read_text()) for p in ports]
         yield url, pids, [os.path.join(run, f"timing_{p}.jsonl") for p in ports]

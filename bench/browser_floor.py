@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT  # noqa: E402  (the same browser, flags and window)
+from launcher.health import free_port, wait_healthy  # noqa: E402  (bench_browser put the checkout on the path)
 
 APPS = {
     "metric": 'import streamlit as st\nst.metric("PMT", "0.123")\n',
@@ -39,28 +38,19 @@ APPS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve(app: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
                              "--server.headless", "true", "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
                             cwd=app.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError(f"{app.name} did not start")
+    try:
+        wait_healthy(url, proc, 120)
+    except RuntimeError:
+        proc.kill()
+        raise
+    return proc, url
 
 
 def main(argv=None) -> int:

@@ -2,8 +2,9 @@
 
 ``python -m launcher.serve app.py [streamlit run options]`` is ``streamlit run app.py ...`` (``run.sh``,
 ``deploy/room.sh`` and the benchmarks use it) with one step in front: :func:`preload` imports the
-libraries the pages need (pandas, Plotly, SciPy, numba, PyTorch, the engine) and loads the compiled
-numba kernels from their on-disk cache, so the first visitor of a page does not wait for them.
+libraries the pages need (pandas, Plotly, SciPy, numba, PyTorch, the engine; then the dashboard's own page
+modules and Streamlit's emoji table, :func:`import_page_modules`) and loads the compiled numba kernels from
+their on-disk cache, so the first visitor of a page does not wait for them.
 Measured on the 2-core machine (``bench/bench_browser.py``): a plain ``streamlit run`` spends about
 2 s of the first PMT load and about 4 s of the first NVDP visit importing and loading kernels.
 

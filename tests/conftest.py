@@ -170,15 +170,6 @@ needs_chromium = _pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian
                                      "/usr/bin/chromium (apt-get install chromium; .ci/run does this)")
 
 
-def free_port() -> int:
-    """A free TCP port on localhost (the OS's choice)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def served_app(log_name: str, extra_env: dict | None = None, start_s: float | None = None):
     """Run the server as ``run.sh`` does (``python -m launcher.serve app.py``: the preload, then ``streamlit run``) on a
@@ -186,8 +177,8 @@ def served_app(log_name: str, extra_env: dict | None = None, start_s: float | No
     check (default: ``$EXPLORER_TEST_START_S`` or 90; more on a loaded machine); its output goes to
     ``ARTIFACTS/log_name``."""
     import subprocess
-    import time
-    import urllib.request
+
+    from launcher.health import free_port, wait_healthy
 
     port = free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(extra_env or {}))
@@ -200,17 +191,7 @@ def served_app(log_name: str, extra_env: dict | None = None, start_s: float | No
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + start_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"streamlit did not start (see {log.name})")
-            time.sleep(0.5)
+        wait_healthy(url, proc, start_s, poll_s=0.5, log=log.name)
         yield url
     finally:
         proc.terminate()

@@ -71,6 +71,8 @@ def test_the_pmt_preload_loads_the_pmt_libraries_kernels_and_page_modules_and_no
 def test_the_page_modules_step_imports_each_parts_packages_and_logs_as_before():
     import logging
 
+    import streamlit.runtime.caching  # noqa: F401 - Streamlit sets its logger's level on import
+
     import launcher.serve as S
 
     log = logging.getLogger("streamlit.runtime.caching.cache_data_api")
@@ -140,3 +142,32 @@ def test_the_launcher_makes_openmp_threads_wait_passively_unless_the_environment
             monkeypatch.setenv("OMP_WAIT_POLICY", given)
         assert S.main(["app.py"]) == 0
     assert seen == ["PASSIVE", "ACTIVE"]  # set before the preload loads PyTorch; a user's own policy is kept
+
+
+def test_wait_healthy_returns_on_200_and_says_why_it_gave_up():
+    import http.server
+    import threading
+
+    from launcher.health import free_port, wait_healthy
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/_stcore/health" else 404)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        wait_healthy(f"http://127.0.0.1:{srv.server_address[1]}", timeout_s=10)
+    finally:
+        srv.shutdown()
+    nobody = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(RuntimeError, match="within 0.3 s .see server.log."):
+        wait_healthy(nobody, timeout_s=0.3, poll_s=0.05, log="server.log")
+    gone = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    gone.wait()
+    with pytest.raises(RuntimeError, match="exited with status 3"):
+        wait_healthy(nobody, gone, timeout_s=30)
