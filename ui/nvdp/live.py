@@ -116,7 +116,6 @@ def prefetch_bounds(live: LiveEvaluator, key: str, clips, protocol) -> None:
     PREFETCH.request(job, {job: lambda stop: live.prefetch_bounds(clips, protocol, stop=stop)})
 
 
-
 def _neighbour_slot() -> tuple:
     return ("neighbours", _slot())
 
