@@ -12,6 +12,7 @@ import functools
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -26,6 +27,10 @@ from engine.nvdp.layer import Posteriors
 from engine.nvdp.protocol import DEFAULT_PROTOCOL, EvalProtocol, evaluate_bounds
 
 __all__ = ["AccuracyCancelled", "PosthocResult", "LiveEvaluator", "sample_latents_with", "raw_posteriors", "posthoc_evaluate", "posthoc_bounds", "mu_norm_range"]
+
+#: Bounds an evaluator keeps (least recently used dropped first; dropping all at once past 32, as before, also
+#: dropped settings a caller had just computed ahead with :meth:`LiveEvaluator.prefetch_bounds`).
+BOUNDS_CACHE_SIZE = 32
 
 
 class _LazyDistributions(Mapping):
@@ -302,7 +307,9 @@ class LiveEvaluator:
         self._raw_finite = self.clipper.validated()
         self._acc_cache: dict = {}
         self._noise: dict = {}
-        self._bounds_cache: dict = {}
+        # the bounds of the settings asked for last (least recently used dropped first, BOUNDS_CACHE_SIZE): e.g. a
+        # page's current ones and those it computed ahead (prefetch_bounds)
+        self._bounds_cache: OrderedDict = OrderedDict()
         self._before: dict = {}
         # pair terms that a slider move leaves unchanged (e.g. the Gaussian sums on an alpha move),
         # keyed by what the evaluated mu and sigma depend on (engine.nvdp.protocol.evaluate_bounds)
@@ -469,7 +476,9 @@ class LiveEvaluator:
     def _bounds_locked(self, clip: ClipConfig, post: Posteriors | None, protocol: EvalProtocol):
         key = self._bounds_key(clip, protocol)
         out = self._bounds_cache.get(key)
-        if out is None:
+        if out is not None:
+            self._bounds_cache.move_to_end(key)
+        else:
             # the memo's content key: the evaluated mu and sigma are functions of these settings alone
             mkey = repr((self.clipper.mu_key(clip), self.clipper.sigma_key(clip))).encode()
             post = self.clip(clip)[0] if post is None else post
@@ -479,9 +488,9 @@ class LiveEvaluator:
             out = evaluate_bounds(post, clip.renyi_order, protocol, memo=self._memo, memo_key=mkey,
                                   memo_mu_key=repr(self.clipper.mu_key(clip)).encode(),
                                   memo_sigma_key=repr(self.clipper.sigma_key(clip)).encode())
-            if len(self._bounds_cache) > 32:
-                self._bounds_cache.clear()
             self._bounds_cache[key] = out
+            while len(self._bounds_cache) > BOUNDS_CACHE_SIZE:
+                self._bounds_cache.popitem(last=False)
         return out
 
     def evaluate(self, clip: ClipConfig, *, protocol: EvalProtocol = DEFAULT_PROTOCOL, seed: int | None = None,

@@ -229,3 +229,24 @@ def test_cached_results_keep_no_clipped_tensors_and_their_lazy_distributions_mat
         got = r.distributions["after"]
         assert set(got) == set(ref) and all(np.array_equal(got[k], ref[k]) for k in ref)
         assert r.distributions["before"] is results[0].distributions["before"]  # once per evaluator
+
+
+def test_the_bounds_cache_drops_the_least_recently_used_setting_only(tiny_live, monkeypatch):
+    """Past BOUNDS_CACHE_SIZE settings the evaluator forgets the one used longest ago, not all of them (it used to
+    drop everything at once, also what a page had just computed ahead)."""
+    import warnings
+
+    import engine.nvdp.posthoc as PH
+    from engine.nvdp.protocol import EvalProtocol
+
+    monkeypatch.setattr(PH, "BOUNDS_CACHE_SIZE", 3)
+    model, states, y = tiny_live
+    proto = EvalProtocol(n_eval=24, batch_size=8)
+    live = LiveEvaluator(model, states, y, batch_size=16)
+    clips = [ClipConfig(C_mu=c, alpha_min=0.2, alpha_max=0.9, renyi_order=1.5) for c in (1.5, 2.0, 2.5, 3.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert live.prefetch_bounds(clips[:3], proto) == 3
+        live.evaluate(clips[0], protocol=proto, with_accuracy=False)  # used again: now the most recent
+        assert live.prefetch_bounds(clips[3:], proto) == 1
+    assert [live.has_bounds(c, proto) for c in clips] == [True, False, True, True]
