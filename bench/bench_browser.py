@@ -57,7 +57,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from launcher.health import free_port, wait_healthy  # noqa: E402  (this checkout's; also for --repo)
+from launcher.health import free_port, stop, wait_healthy  # noqa: E402  (this checkout's; also for --repo)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -159,12 +159,7 @@ def server(repo: Path, cache_dir: str):
         SERVER_PID[:] = [proc.pid]
         yield url, time.perf_counter() - t
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 15)
         log.close()
         os.unlink(log.name)
 

@@ -41,7 +41,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from launcher.health import free_port, wait_healthy  # noqa: E402
+from launcher.health import free_port, stop, wait_healthy  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -66,11 +66,7 @@ def served(timing_log: str, extra: list[str] | None = None):
         wait_healthy(url, proc, 120, poll_s=0.3)
         yield url, proc.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, 15)
         log.close()
 
 

@@ -1,8 +1,8 @@
-"""Waiting for a started Streamlit server: a free port, and its health check (tests, benchmarks).
+"""A Streamlit server started by the tests or the benchmarks: a free port, its health check, its stop.
 
 One copy of what the browser tests (``tests/conftest.py::served_app``) and the benchmarks (``bench/``) did each
 on their own: ask ``/_stcore/health`` until it answers 200, and give up with the reason when the process has
-exited or the time is up. Nothing here starts a server or reads data.
+exited or the time is up; stop the process (terminate, then kill). Nothing here starts a server or reads data.
 """
 
 from __future__ import annotations
@@ -54,3 +54,15 @@ def wait_healthy(url: str, proc=None, timeout_s: float = 120.0, *, poll_s: float
         if time.monotonic() > deadline:
             raise RuntimeError(f"streamlit did not answer its health check within {timeout_s:g} s{where}")
         time.sleep(poll_s)
+
+
+def stop(proc, timeout_s: float = 15.0) -> None:
+    """Stop a server process: terminate it, and kill it if it has not exited after ``timeout_s`` seconds."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

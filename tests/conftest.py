@@ -178,7 +178,7 @@ def served_app(log_name: str, extra_env: dict | None = None, start_s: float | No
     ``ARTIFACTS/log_name``."""
     import subprocess
 
-    from launcher.health import free_port, wait_healthy
+    from launcher.health import free_port, stop, wait_healthy
 
     port = free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(extra_env or {}))
@@ -194,9 +194,5 @@ def served_app(log_name: str, extra_env: dict | None = None, start_s: float | No
         wait_healthy(url, proc, start_s, poll_s=0.5, log=log.name)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, 10)
         log.close()

@@ -171,3 +171,17 @@ def test_wait_healthy_returns_on_200_and_says_why_it_gave_up():
     gone.wait()
     with pytest.raises(RuntimeError, match="exited with status 3"):
         wait_healthy(nobody, gone, timeout_s=30)
+
+
+def test_stop_terminates_a_server_process_and_kills_one_that_ignores_it():
+    from launcher.health import stop
+
+    polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stop(polite, 10)
+    assert polite.returncode is not None
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time, sys; "
+                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+                                 "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    assert stubborn.stdout.readline().strip() == "ready"  # its handler is installed before the terminate
+    stop(stubborn, 0.5)
+    assert stubborn.returncode == -9  # killed after the terminate was ignored
