@@ -141,19 +141,19 @@ def tabs(view: PMTView, task: str, hl: Headline, presenter: bool, verdict) -> No
             _epsilon_notes(v)
     with t[1]:
         if t[1].open:
-            _lam_tab(v, True)
+            _lam_tab(v)
     with t[2]:
         if t[2].open:
-            _npub_tab(v, True)
+            _npub_tab(v)
     with t[3]:
         if t[3].open:
-            _conditioning_tab(v, True)
+            _conditioning_tab(v)
     with t[4]:
         if t[4].open:
-            _truncation_tab(v, True)
+            _truncation_tab(v)
     with t[5]:
         if t[5].open:
-            _ledger_tab(v, True)
+            _ledger_tab(v)
     with t[6]:
         if t[6].open:
             _planner_tab(v)
@@ -223,26 +223,25 @@ def _epsilon_notes(v: _Panel) -> None:
             "kappa = 1e4 and watch the baselines' error jump.")
 
 
-def _lam_tab(v: _Panel, is_open: bool) -> None:
-    if is_open:
-        try:
-            title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {v.view.choice.epsilon:g}"
-            slot = st.empty()
+def _lam_tab(v: _Panel) -> None:
+    try:
+        title = f"{v.hl.label} vs the ridge penalty lam at epsilon = {v.view.choice.epsilon:g}"
+        slot = st.empty()
 
-            def part(frame, done, total):  # the chosen lam's point (the headline's runs) while the others compute
-                fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=v.view.choice.lam,
-                                                log_y=v.log_y, title=f"{title} (your lam; the other {total - done} values "
-                                                "are being computed)")
-                with slot.container():
-                    v.show(fig, "fig_lam_part")
-
-            # ridge's lam sweep takes milliseconds: no partial figure; a noisy Newton / DP-GD sweep takes seconds
-            lam_frame = R.lazy_sweep(v.view, "lam", on_part=part if v.task != "regression" else None)
+        def part(frame, done, total):  # the chosen lam's point (the headline's runs) while the others compute
+            fig = plots.error_vs_lam_figure(v.summ(frame, "lam"), metric=v.hl.metric, lam=v.view.choice.lam,
+                                            log_y=v.log_y, title=f"{title} (your lam; the other {total - done} values "
+                                            "are being computed)")
             with slot.container():
-                v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.view, "lam")),
-                        metric=v.hl.metric, lam=v.view.choice.lam, log_y=v.log_y, title=title)
-        except (ValueError, TypeError) as exc:
-            st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
+                v.show(fig, "fig_lam_part")
+
+        # ridge's lam sweep takes milliseconds: no partial figure; a noisy Newton / DP-GD sweep takes seconds
+        lam_frame = R.lazy_sweep(v.view, "lam", on_part=part if v.task != "regression" else None)
+        with slot.container():
+            v.chart("fig_lam", plots.error_vs_lam_figure, v.summ(lam_frame, "lam", R.sweep_args(v.view, "lam")),
+                    metric=v.hl.metric, lam=v.view.choice.lam, log_y=v.log_y, title=title)
+    except (ValueError, TypeError) as exc:
+        st.error(f"**Cannot compute the lam sweep.** {C.in_page_terms(str(exc))}", icon=":material/error:")
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "Error against the ridge penalty lam at your epsilon (lam = 0 is drawn at the left edge). "
@@ -252,11 +251,11 @@ def _lam_tab(v: _Panel, is_open: bool) -> None:
             "**Try:** a smaller epsilon, where the gap widens.")
 
 
-def _npub_tab(v: _Panel, is_open: bool) -> None:
+def _npub_tab(v: _Panel) -> None:
     if v.view.data.npub_grid is None:
         st.info("With a separate public file the public sample size is that file's length, so there is "
                 "nothing to sweep. Choose the random split to see this figure.")
-    elif is_open:
+    else:
         try:
             title = f"{v.hl.label} vs the public sample size at epsilon = {v.view.choice.epsilon:g}"
             slot = st.empty()
@@ -283,11 +282,10 @@ def _npub_tab(v: _Panel, is_open: bool) -> None:
             "**Try:** n_pub = 20 with a data set of many features (wine: 11).")
 
 
-def _conditioning_tab(v: _Panel, is_open: bool) -> None:
-    if is_open:
-        cdiag = R.diag_with_fits(v.view)
-        v.chart("fig_cond", plots.conditioning_figure, cdiag["kappas"], cdiag["spectra"],
-                labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"})
+def _conditioning_tab(v: _Panel) -> None:
+    cdiag = R.diag_with_fits(v.view)
+    v.chart("fig_cond", plots.conditioning_figure, cdiag["kappas"], cdiag["spectra"],
+            labels=None if v.task == "regression" else {"noisy": "noisy Hessian<br>(last step)"})
     with v.teach("What this shows, and what to try"):
         st.markdown(
             "**kappa** (condition number) = largest / smallest eigenvalue of a second-moment matrix. "
@@ -301,12 +299,11 @@ def _conditioning_tab(v: _Panel, is_open: bool) -> None:
             "**Try:** the synthetic data with kappa = 1e5; then a tiny n_pub.")
 
 
-def _truncation_tab(v: _Panel, is_open: bool) -> None:
+def _truncation_tab(v: _Panel) -> None:
     diag = v.view.diag
-    if is_open:
-        v.chart("fig_trunc", plots.truncation_figure, diag.values["raw_norms"], diag.values["pmt_norms"],
-                radius=diag.values["radius"], clip_radius=diag.values["clip_radius"],
-                frac_truncated=diag.values["frac_truncated"])
+    v.chart("fig_trunc", plots.truncation_figure, diag.values["raw_norms"], diag.values["pmt_norms"],
+            radius=diag.values["radius"], clip_radius=diag.values["clip_radius"],
+            frac_truncated=diag.values["frac_truncated"])
     by = (f"response bound B_y = {diag.B_y:.4g} ({100 * diag.frac_y_clipped:.2f}% of responses "
           "clipped); " if np.isfinite(diag.B_y) else "")
     st.caption(f"R = {diag.radius:.4g} (public: depends only on d, n and eta = {v.view.choice.eta:g}); {by}"
@@ -338,7 +335,7 @@ def _ledger_table(frame: pd.DataFrame) -> None:
                  })
 
 
-def _ledger_tab(v: _Panel, is_open: bool) -> None:
+def _ledger_tab(v: _Panel) -> None:
     view = v.view
     spec, diag = view.spec, view.diag.values
     st.markdown(f"What each method released at epsilon = {view.choice.epsilon:g}, delta = {view.choice.delta:g} "
@@ -348,11 +345,11 @@ def _ledger_tab(v: _Panel, is_open: bool) -> None:
         st.info("The engine does not report a ledger for this task yet.")
     which = st.radio("Method", ledger_methods or ["-"], horizontal=True, key=K.ledger_method,
                      persist_state="session")  # kept while the tab is closed (a closed tab draws nothing)
-    # the ledger is converted (and, for tasks other than ridge, the noisy fits run) only when this tab is open
-    if is_open and not ledger_methods:
+    # drawn (the ledger converted and, for tasks other than ridge, the noisy fits run) only while this tab is open
+    if not ledger_methods:
         _ledger_table(pd.DataFrame(columns=["name", "sensitivity", "sigma", "mu", "neighbouring", "epsilon",
                                             "delta"]))
-    elif is_open:
+    else:
         ldiag = R.diag_with_fits(view)
         _ledger_table(R.ledger(view, which))
         if ldiag.get("task") != "regression" and ldiag.get("eig_fixes"):
